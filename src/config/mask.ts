@@ -1,0 +1,101 @@
+// Printing the configuration without its secrets, and the list of secrets the logger scrubs.
+
+import YAML from 'yaml';
+import { formatDuration } from '../common/duration.js';
+import type { ExporterConfig } from './schema.js';
+import { COLLECTOR_NAMES } from './settings.js';
+
+export const MASK = '***';
+
+/** A copy with the token and the API key replaced by `***` (unset ones stay null). */
+export function maskConfig(config: ExporterConfig): ExporterConfig {
+  const mask = (secret: string | null): string | null => (secret === null ? null : MASK);
+  return {
+    ...structuredClone(config),
+    qstash: { ...config.qstash, token: mask(config.qstash.token) },
+    management: { ...config.management, apiKey: mask(config.management.apiKey) },
+  };
+}
+
+/**
+ * Every value that must never reach a log line: the token, the API key, and the Basic
+ * credentials the management client sends (base64 of `email:apiKey`).
+ */
+export function configSecrets(config: ExporterConfig): string[] {
+  const { token } = config.qstash;
+  const { email, apiKey } = config.management;
+  const secrets: string[] = [];
+  if (token !== null) secrets.push(token);
+  if (apiKey !== null) {
+    secrets.push(apiKey);
+    if (email !== null) secrets.push(Buffer.from(`${email}:${apiKey}`).toString('base64'));
+  }
+  return secrets;
+}
+
+function formatListen({ host, port }: ExporterConfig['listen']): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * The effective configuration as YAML in the config file's own keys (durations written back as
+ * durations), secrets masked, with the collectors' state as a leading comment. Apart from the
+ * masked secrets, the output is itself a valid configuration file.
+ */
+export function renderConfigYaml(config: ExporterConfig): string {
+  const masked = maskConfig(config);
+  const { qstash, management, http, logs, vector } = masked;
+  const optional = <T>(key: string, value: T | null): Record<string, T> => (value === null ? {} : { [key]: value });
+
+  const document = {
+    listen_address: formatListen(masked.listen),
+    qstash_url: qstash.url,
+    ...optional('qstash_token', qstash.token),
+    management_url: management.url,
+    ...optional('upstash_email', management.email),
+    ...optional('upstash_api_key', management.apiKey),
+    poll_interval: Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, formatDuration(masked.collectors[name].intervalMs)])),
+    disabled_collectors: COLLECTOR_NAMES.filter((name) => masked.collectors[name].disabledReason?.startsWith('switched off') === true),
+    state_file: masked.stateFile ?? 'none',
+    ...optional('web_config_file', masked.webConfigFile),
+    log_level: masked.log.level,
+    log_format: masked.log.format,
+    header_prefix: qstash.headerPrefix,
+    account_path: management.accountPath,
+    http: {
+      connect_timeout: formatDuration(http.timeouts.connectMs),
+      headers_timeout: formatDuration(http.timeouts.headersMs),
+      body_timeout: formatDuration(http.timeouts.bodyMs),
+      max_retries: http.retry.maxRetries,
+      retry_base_delay: formatDuration(http.retry.baseDelayMs),
+      retry_max_delay: formatDuration(http.retry.maxDelayMs),
+      max_rate_limit_wait: formatDuration(http.retry.maxRateLimitWaitMs),
+    },
+    logs: {
+      path: qstash.logsPath,
+      ingestion_delay: formatDuration(logs.ingestionDelayMs),
+      overlap: formatDuration(logs.overlapMs),
+      max_pages: logs.maxPagesPerCycle,
+      labels: logs.labels,
+      series_limit: logs.seriesLimit,
+      message_tracker_size: logs.messageTrackerSize,
+    },
+    vector: {
+      index_ids: vector.indexIds,
+      discovery: vector.discovery,
+      stats_period: vector.statsPeriod,
+    },
+  };
+
+  const doc = new YAML.Document(document);
+  const collectorLines = COLLECTOR_NAMES.map((name) => {
+    const { enabled, intervalMs, disabledReason } = masked.collectors[name];
+    return ` ${name}: ${enabled ? `on, every ${formatDuration(intervalMs)}` : `off (${disabledReason ?? 'disabled'})`}`;
+  });
+  doc.commentBefore = [
+    ` effective configuration${masked.configFile === null ? '' : ` (file ${masked.configFile})`}; secrets shown as ${MASK}`,
+    ' collectors:',
+    ...collectorLines.map((line) => ` ${line}`),
+  ].join('\n');
+  return doc.toString();
+}

@@ -1,0 +1,331 @@
+// The table of every setting: its YAML key, flag, environment variable, default and meaning.
+// The argv parser, the YAML key check, `--help` and the docs test all read this one table;
+// how each value is parsed lives in load.ts.
+
+export const COLLECTOR_NAMES = ['logs', 'schedules', 'account', 'search', 'vector'] as const;
+export type CollectorName = (typeof COLLECTOR_NAMES)[number];
+
+export const DEFAULT_POLL_INTERVALS: Record<CollectorName, string> = {
+  logs: '15s',
+  schedules: '60s',
+  account: '5m',
+  search: '5m',
+  vector: '60s',
+};
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+/** Periods of GET /v2/vector/index/{id}/stats (interface document 4.6). */
+export const VECTOR_STATS_PERIODS = ['1h', '3h', '12h', '1d', '3d', '7d', '30d'] as const;
+/** Log-event labels a user may opt into; each can raise cardinality a lot. */
+export const OPT_IN_LOG_LABELS = ['schedule_id', 'label', 'url'] as const;
+
+/** The section headings of the YAML file: settings whose key is `<section>.<name>`. */
+export const YAML_SECTIONS = ['http', 'logs', 'vector'] as const;
+
+export interface SettingSpec {
+  /** YAML key; dotted for keys inside a section (`http.connect_timeout`). */
+  key: string;
+  /** Long flag without the leading dashes. */
+  flag: string;
+  env: string;
+  /** Shown in --help, e.g. `<duration>`; empty for switches. */
+  valueHint: string;
+  /** The default as a user would write it, or a sentence when it is derived. */
+  defaultText: string;
+  help: string;
+  /** Also readable from a file: `--<flag>-file`, `<ENV>_FILE`, YAML `<key>_file`. */
+  secretFile?: boolean;
+  /** Flag may repeat; the variable is a comma list; YAML takes a list. */
+  repeatable?: boolean;
+  /** A switch: `--flag`, `--no-flag` or `--flag=true|false`; variable true|false. */
+  switch?: boolean;
+  /** Not a YAML key (the config file path itself). */
+  notInYaml?: boolean;
+}
+
+const DURATION = '<duration>';
+
+export const SETTINGS: readonly SettingSpec[] = [
+  {
+    key: 'config',
+    flag: 'config',
+    env: 'CONFIG_FILE',
+    valueHint: '<path>',
+    defaultText: 'none',
+    help: 'YAML configuration file; flags and environment variables override its values',
+    notInYaml: true,
+  },
+  {
+    key: 'listen_address',
+    flag: 'listen-address',
+    env: 'LISTEN_ADDRESS',
+    valueHint: '<host:port>',
+    defaultText: '0.0.0.0:9824',
+    help: 'address of the HTTP server (/metrics, health, landing page); [::]:9824 for IPv6',
+  },
+  {
+    key: 'qstash_url',
+    flag: 'qstash-url',
+    env: 'QSTASH_URL',
+    valueHint: '<url>',
+    defaultText: 'https://qstash.upstash.io',
+    help: 'base URL of the QStash (delivery) API',
+  },
+  {
+    key: 'qstash_token',
+    flag: 'qstash-token',
+    env: 'QSTASH_TOKEN',
+    valueHint: '<token>',
+    defaultText: 'none',
+    help: 'QStash token; enables the logs and schedules collectors',
+    secretFile: true,
+  },
+  {
+    key: 'management_url',
+    flag: 'management-url',
+    env: 'UPSTASH_MANAGEMENT_URL',
+    valueHint: '<url>',
+    defaultText: 'https://api.upstash.com',
+    help: 'base URL of the Upstash management (developer) API',
+  },
+  {
+    key: 'upstash_email',
+    flag: 'upstash-email',
+    env: 'UPSTASH_EMAIL',
+    valueHint: '<email>',
+    defaultText: 'none',
+    help: 'account email for the management API; with the API key enables account, search and vector',
+    secretFile: true,
+  },
+  {
+    key: 'upstash_api_key',
+    flag: 'upstash-api-key',
+    env: 'UPSTASH_API_KEY',
+    valueHint: '<key>',
+    defaultText: 'none',
+    help: 'management API key (used with the email as HTTP basic auth)',
+    secretFile: true,
+  },
+  {
+    key: 'poll_interval',
+    flag: 'poll-interval',
+    env: 'POLL_INTERVAL',
+    valueHint: '<duration|name=duration,...>',
+    defaultText: 'logs=15s, schedules=60s, account=5m, search=5m, vector=60s',
+    help: 'one duration for every collector, or name=duration pairs; YAML: a duration or a map by collector',
+    repeatable: true,
+  },
+  {
+    key: 'disabled_collectors',
+    flag: 'disable-collector',
+    env: 'DISABLED_COLLECTORS',
+    valueHint: '<name>',
+    defaultText: 'none',
+    help: 'switch a collector off although its credentials are set: logs, schedules, account, search, vector',
+    repeatable: true,
+  },
+  {
+    key: 'state_file',
+    flag: 'state-file',
+    env: 'STATE_FILE',
+    valueHint: '<path|none>',
+    defaultText: './upstash-exporter-state.json',
+    help: 'checkpoint of the log watermark and counters, so restarts neither lose nor recount events; none disables',
+  },
+  {
+    key: 'web_config_file',
+    flag: 'web-config-file',
+    env: 'WEB_CONFIG_FILE',
+    valueHint: '<path>',
+    defaultText: 'none',
+    help: 'TLS and basic auth for the HTTP server, in the Prometheus exporter-toolkit web-config format',
+  },
+  {
+    key: 'log_level',
+    flag: 'log-level',
+    env: 'LOG_LEVEL',
+    valueHint: '<level>',
+    defaultText: 'info',
+    help: `one of ${LOG_LEVELS.join(', ')}`,
+  },
+  {
+    key: 'log_format',
+    flag: 'log-format',
+    env: 'LOG_FORMAT',
+    valueHint: '<format>',
+    defaultText: 'json',
+    help: 'json (one object per line) or pretty (human-readable)',
+  },
+  {
+    key: 'header_prefix',
+    flag: 'header-prefix',
+    env: 'QSTASH_HEADER_PREFIX',
+    valueHint: '<prefix>',
+    defaultText: 'Upstash-',
+    help: 'prefix of the service-specific HTTP headers',
+  },
+  {
+    key: 'account_path',
+    flag: 'account-path',
+    env: 'UPSTASH_ACCOUNT_PATH',
+    valueHint: '<path>',
+    defaultText: '/v2/qstash/user',
+    help: 'path of the account record on the management API',
+  },
+  // HTTP client, for both upstream APIs.
+  {
+    key: 'http.connect_timeout',
+    flag: 'http-connect-timeout',
+    env: 'HTTP_CONNECT_TIMEOUT',
+    valueHint: DURATION,
+    defaultText: '5s',
+    help: 'time allowed to open a TCP/TLS connection',
+  },
+  {
+    key: 'http.headers_timeout',
+    flag: 'http-headers-timeout',
+    env: 'HTTP_HEADERS_TIMEOUT',
+    valueHint: DURATION,
+    defaultText: '10s',
+    help: 'time allowed from sending a request to receiving the response headers',
+  },
+  {
+    key: 'http.body_timeout',
+    flag: 'http-body-timeout',
+    env: 'HTTP_BODY_TIMEOUT',
+    valueHint: DURATION,
+    defaultText: '30s',
+    help: 'time allowed between two chunks of a response body',
+  },
+  {
+    key: 'http.max_retries',
+    flag: 'http-max-retries',
+    env: 'HTTP_MAX_RETRIES',
+    valueHint: '<count>',
+    defaultText: '3',
+    help: 'retries of a failed request (network error, timeout, 429, 5xx); 0 disables',
+  },
+  {
+    key: 'http.retry_base_delay',
+    flag: 'http-retry-base-delay',
+    env: 'HTTP_RETRY_BASE_DELAY',
+    valueHint: DURATION,
+    defaultText: '200ms',
+    help: 'delay before the first retry; later retries back off exponentially up to the max delay',
+  },
+  {
+    key: 'http.retry_max_delay',
+    flag: 'http-retry-max-delay',
+    env: 'HTTP_RETRY_MAX_DELAY',
+    valueHint: DURATION,
+    defaultText: '10s',
+    help: 'upper bound of one retry delay',
+  },
+  {
+    key: 'http.max_rate_limit_wait',
+    flag: 'http-max-rate-limit-wait',
+    env: 'HTTP_MAX_RATE_LIMIT_WAIT',
+    valueHint: DURATION,
+    defaultText: '30s',
+    help: 'longest wait honoured for a rate-limit reset before giving up until the next cycle',
+  },
+  // Walking the delivery logs.
+  {
+    key: 'logs.path',
+    flag: 'logs-path',
+    env: 'QSTASH_LOGS_PATH',
+    valueHint: '<path>',
+    defaultText: '/v2/logs',
+    help: 'path of the logs endpoint on the QStash API',
+  },
+  {
+    key: 'logs.ingestion_delay',
+    flag: 'logs-ingestion-delay',
+    env: 'LOGS_INGESTION_DELAY',
+    valueHint: DURATION,
+    defaultText: '10s',
+    help: 'read logs only up to now minus this delay (logs are written asynchronously)',
+  },
+  {
+    key: 'logs.overlap',
+    flag: 'logs-overlap',
+    env: 'LOGS_OVERLAP',
+    valueHint: DURATION,
+    defaultText: '2m',
+    help: 're-read this much before the watermark on each cycle; duplicates are dropped by event identity',
+  },
+  {
+    key: 'logs.max_pages',
+    flag: 'logs-max-pages',
+    env: 'LOGS_MAX_PAGES',
+    valueHint: '<count>',
+    defaultText: '200',
+    help: 'most log pages read in one cycle; the rest is read on the next cycles',
+  },
+  {
+    key: 'logs.labels',
+    flag: 'logs-label',
+    env: 'LOGS_LABELS',
+    valueHint: '<label>',
+    defaultText: 'none',
+    help: `opt-in labels on log-event metrics: ${OPT_IN_LOG_LABELS.join(', ')} (raise cardinality)`,
+    repeatable: true,
+  },
+  {
+    key: 'logs.series_limit',
+    flag: 'logs-series-limit',
+    env: 'LOGS_SERIES_LIMIT',
+    valueHint: '<count>',
+    defaultText: '2000',
+    help: 'most label sets per log metric; further ones fold into an overflow series',
+  },
+  {
+    key: 'logs.message_tracker_size',
+    flag: 'logs-message-tracker-size',
+    env: 'LOGS_MESSAGE_TRACKER_SIZE',
+    valueHint: '<count>',
+    defaultText: '100000',
+    help: 'most unfinished messages tracked for duration, attempts and in-flight metrics',
+  },
+  // Vector indexes.
+  {
+    key: 'vector.index_ids',
+    flag: 'vector-index',
+    env: 'UPSTASH_VECTOR_INDEX_IDS',
+    valueHint: '<id>',
+    defaultText: 'none',
+    help: 'vector index ids to read stats for, in addition to the discovered ones',
+    repeatable: true,
+  },
+  {
+    key: 'vector.discovery',
+    flag: 'vector-discovery',
+    env: 'UPSTASH_VECTOR_DISCOVERY',
+    valueHint: '',
+    defaultText: 'true',
+    help: 'add every vector index the management API lists (--no-vector-discovery to use only the given ids)',
+    switch: true,
+  },
+  {
+    key: 'vector.stats_period',
+    flag: 'vector-stats-period',
+    env: 'UPSTASH_VECTOR_STATS_PERIOD',
+    valueHint: '<period>',
+    defaultText: '1h',
+    help: `period asked of the stats endpoint: ${VECTOR_STATS_PERIODS.join(', ')}`,
+  },
+];
+
+export function settingByKey(key: string): SettingSpec {
+  const spec = SETTINGS.find((s) => s.key === key);
+  if (spec === undefined) throw new Error(`no setting ${key}`);
+  return spec;
+}
+
+/** Every key a YAML file may hold, with the `_file` variants of secrets. */
+export function yamlKeys(): string[] {
+  return SETTINGS.filter((s) => s.notInYaml !== true).flatMap((s) =>
+    s.secretFile === true ? [s.key, `${s.key}_file`] : [s.key],
+  );
+}

@@ -1,0 +1,87 @@
+// The logger factory: pino, JSON lines by default, pretty for people; secrets redacted twice,
+// once by key (redact paths) and once by value (a scrub of every serialized line).
+
+import pino, { type DestinationStream, type Level, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
+import { createScrubber, REDACTED } from './scrub.js';
+
+export type { Logger } from 'pino';
+export type LogLevelName = Level | 'silent';
+export type LogFormatName = 'json' | 'pretty';
+
+export interface LoggerOptions {
+  level: LogLevelName;
+  format: LogFormatName;
+  /** Values cut out of every line (tokens, API keys, Basic credentials). */
+  secrets?: readonly string[];
+  /** Where lines go; standard error when omitted. Tests pass a stream to capture output. */
+  destination?: DestinationStream;
+}
+
+/** Keys whose values are secrets wherever they appear (headers, upstream records, options). */
+const SECRET_KEYS = [
+  'authorization',
+  'Authorization',
+  'proxy-authorization',
+  'Proxy-Authorization',
+  'cookie',
+  'Cookie',
+  'set-cookie',
+  'token',
+  'Token',
+  'qstashToken',
+  'qstash_token',
+  'read_only_token',
+  'readOnlyToken',
+  'accessToken',
+  'access_token',
+  'apiKey',
+  'api_key',
+  'apikey',
+  'upstash_api_key',
+  'password',
+  'Password',
+  'secret',
+  'clientSecret',
+  'currentSigningKey',
+  'nextSigningKey',
+];
+
+/** How deep redaction by key reaches: `key`, `*.key`, `*.*.key`, ... (values deeper are still scrubbed). */
+const REDACT_DEPTH = 4;
+
+function redactPaths(): string[] {
+  return SECRET_KEYS.flatMap((key) => {
+    // fast-redact syntax: `a.b` for identifiers, `a["b-c"]` for other keys.
+    const leaf = /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `["${key}"]`;
+    return Array.from({ length: REDACT_DEPTH + 1 }, (_, depth) =>
+      depth === 0 ? leaf.replace(/^\./, '') : `${Array(depth).fill('*').join('.')}${leaf}`,
+    );
+  });
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const scrub = createScrubber(options.secrets ?? []);
+  const destination =
+    options.format === 'pretty'
+      ? pinoPretty({
+          destination: options.destination ?? 2,
+          sync: true,
+          colorize: options.destination === undefined && process.stderr.isTTY,
+          translateTime: 'SYS:standard',
+          ignore: 'pid,hostname',
+        })
+      : (options.destination ?? pino.destination({ dest: 2, sync: true }));
+
+  return pino(
+    {
+      level: options.level,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+      redact: { paths: redactPaths(), censor: REDACTED },
+      hooks: { streamWrite: scrub },
+    },
+    destination,
+  );
+}
