@@ -1,8 +1,26 @@
 // Contract between the emulator app (src/emulator/app) and its management interface.
-// The management engineer fills this in; the app only relies on the signature below.
-import { Router } from 'express';
+// The app mounts `router` at its root and `adminRouter` at /__emulator/management; `state` is
+// the same data for in-process use (the app's EmulatorHandle may expose it).
+import type { Router } from 'express';
+import { adminRouter } from './admin.js';
+import type { PlanProfile } from './plans.js';
+import { managementRouter } from './routes.js';
+import { ManagementState } from './state.js';
 
-export type PlanProfile = 'free' | 'payg' | 'fixed';
+export type { PlanProfile } from './plans.js';
+export { PLAN_PROFILES } from './plans.js';
+export { ManagementError, type ManagementErrorCode } from './errors.js';
+export { ManagementState, type ManagementSnapshot } from './state.js';
+export {
+  STATS_PERIODS,
+  type AccountPatch,
+  type NewSearchIndex,
+  type NewVectorIndex,
+  type StatsPeriod,
+  type VectorTraffic,
+} from './inputs.js';
+export type { AccountRecord, Point, ServedSearchIndex, ServedVectorIndex } from './records.js';
+export type { VectorStats, VectorStatsScalars } from './vector-stats.js';
 
 export interface ManagementOptions {
   /** Basic auth username (account email) and password (management API key). */
@@ -22,8 +40,15 @@ export interface Management {
   router: Router;
   /** Test-only routes (change plan, add/delete indexes), mounted at /__emulator/management. */
   adminRouter: Router;
+  /** The same state the routes serve, to read and change in process. */
+  state: ManagementState;
 }
 
-export function createManagement(_options: ManagementOptions): Management {
-  return { router: Router(), adminRouter: Router() };
+export function createManagement(options: ManagementOptions): Management {
+  const state = new ManagementState(options);
+  return {
+    router: managementRouter(state, options),
+    adminRouter: adminRouter(state),
+    state,
+  };
 }
