@@ -1,16 +1,126 @@
-// PLACEHOLDER, replaced in the next phase by the real daemon (collectors, HTTP server, state).
-// Only the signature is final: the CLI's `run` command calls it and closes it on SIGINT/SIGTERM.
-import type { ExporterConfig } from './config/index.js';
+// The daemon: self metrics, API clients (only those with credentials), collectors, the runner
+// polling them in the background, and the HTTP server reading their snapshots. close() lets the
+// poll in flight finish (collectors save their state in close) and stops the server, within 10 s.
+
+import { DeliveryClient } from './api/delivery.js';
+import type { RequestReport } from './api/http.js';
+import { ManagementClient } from './api/management.js';
+import { buildCollectors } from './collectors/index.js';
+import { CollectorRunner } from './collectors/runner.js';
+import { configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
+import { buildRevision, SelfMetrics } from './metrics/self.js';
+import { startServer, type ExporterView } from './server/index.js';
+import { VERSION } from './version.js';
 
 export interface ExporterHandle {
+  /** Base URL of the HTTP server (bound port included). */
+  url: string;
   close(): Promise<void>;
 }
 
-export function startExporter(config: ExporterConfig, logger: Logger): Promise<ExporterHandle> {
-  logger.warn(
-    { collectors: Object.entries(config.collectors).filter(([, c]) => c.enabled).map(([name]) => name) },
-    'exporter collectors not built yet',
+export async function startExporter(config: ExporterConfig, logger: Logger): Promise<ExporterHandle> {
+  const selfMetrics = new SelfMetrics({ version: VERSION, revision: buildRevision() });
+  // Cancels every upstream request and retry wait once the runner has given up on its polls.
+  const clientsShutdown = new AbortController();
+  const apiLogger = logger.child({ component: 'api' });
+  const onRequest = (report: RequestReport): void => {
+    selfMetrics.onRequest(report);
+    const ok = report.code.startsWith('2');
+    const fields = { api: report.api, method: report.method, endpoint: report.endpoint, code: report.code, durationSeconds: report.durationSeconds };
+    if (ok) apiLogger.trace(fields, 'upstream request');
+    else apiLogger.debug(fields, 'upstream request failed');
+  };
+  const common = {
+    timeouts: {
+      connectTimeoutMs: config.http.timeouts.connectMs,
+      headersTimeoutMs: config.http.timeouts.headersMs,
+      bodyTimeoutMs: config.http.timeouts.bodyMs,
+    },
+    retry: {
+      maxRetries: config.http.retry.maxRetries,
+      baseDelayMs: config.http.retry.baseDelayMs,
+      maxDelayMs: config.http.retry.maxDelayMs,
+      maxRateLimitWaitMs: config.http.retry.maxRateLimitWaitMs,
+    },
+    onRequest,
+    logger: apiLogger,
+    signal: clientsShutdown.signal,
+    userAgent: `upstash-exporter/${VERSION}`,
+  };
+  const delivery =
+    config.qstash.token === null
+      ? null
+      : new DeliveryClient({
+          ...common,
+          baseUrl: config.qstash.url,
+          token: config.qstash.token,
+          headerPrefix: config.qstash.headerPrefix,
+          logsPath: config.qstash.logsPath,
+        });
+  const management =
+    config.management.email === null || config.management.apiKey === null
+      ? null
+      : new ManagementClient({
+          ...common,
+          baseUrl: config.management.url,
+          email: config.management.email,
+          apiKey: config.management.apiKey,
+          accountPath: config.management.accountPath,
+        });
+  const closeClients = async (): Promise<void> => {
+    clientsShutdown.abort(new Error('exporter is stopping'));
+    await Promise.allSettled([delivery?.close(), management?.close()]);
+  };
+
+  const collectors = buildCollectors(config, { delivery, management, selfMetrics, logger });
+  const runner = new CollectorRunner({
+    collectors,
+    settings: config.collectors,
+    selfMetrics,
+    logger: logger.child({ component: 'runner' }),
+    secrets: configSecrets(config),
+  });
+  const view: ExporterView = {
+    version: VERSION,
+    registries: () => [{ name: 'self', registry: selfMetrics.registry }, ...runner.registries()],
+    status: () => runner.status(),
+    ready: () => runner.ready(),
+    waitingFor: () => runner.waitingFor(),
+  };
+
+  let server;
+  try {
+    server = await startServer({
+      listen: config.listen,
+      webConfigFile: config.webConfigFile,
+      view,
+      logger: logger.child({ component: 'http' }),
+    });
+  } catch (error) {
+    // Nothing polled yet; release what was built (collectors close, clients' pools).
+    await runner.stop(0);
+    await closeClients();
+    throw error;
+  }
+  runner.start();
+  logger.info(
+    { url: server.url, tls: server.tls, collectors: runner.enabled, version: VERSION },
+    `upstash-exporter listening on ${server.url} with collectors: ${runner.enabled.join(', ') || 'none'}`,
   );
-  return Promise.resolve({ close: () => Promise.resolve() });
+
+  let closing: Promise<void> | undefined;
+  const runningServer = server;
+  return {
+    url: server.url,
+    close: () => {
+      closing ??= (async () => {
+        const started = Date.now();
+        await Promise.all([runner.stop(), runningServer.close()]);
+        await closeClients();
+        logger.info({ durationMs: Date.now() - started }, 'upstash-exporter stopped');
+      })();
+      return closing;
+    },
+  };
 }

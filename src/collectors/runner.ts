@@ -1,0 +1,403 @@
+// Runs the collectors in the background: one poll of each at start, then one node-cron task per
+// collector (noOverlap, jitter). Records each poll in SelfMetrics and in a status the landing
+// page and the readiness probe read. A failing collector never affects another: each poll is
+// isolated, and its error ends up as a short sanitized text, never a thrown exception.
+
+import { performance } from 'node:perf_hooks';
+import { createTask, type ScheduledTask, type Logger as CronLogger } from 'node-cron';
+import type { Logger } from '../logging/index.js';
+import type { CollectorConfig } from '../config/schema.js';
+import type { SelfMetrics } from '../metrics/self.js';
+import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
+
+/** Time the polls in flight get to finish on stop() before they are aborted. */
+export const DEFAULT_STOP_DEADLINE_MS = 8_000;
+/** After the abort, how long stop() still waits for a poll to honour it. */
+const ABORT_GRACE_MS = 1_000;
+/** Upper bound of the random delay added to each scheduled poll. */
+const MAX_JITTER_MS = 5_000;
+const MAX_ERROR_TEXT = 300;
+
+export interface CollectorStatus {
+  name: CollectorName;
+  /** A collector object exists and is scheduled. */
+  enabled: boolean;
+  /** Why it is off (from the configuration), null when enabled. */
+  disabledReason: string | null;
+  /** A poll is in flight right now. */
+  running: boolean;
+  /** Effective interval (after rounding to a cron-expressible one), ms; null when disabled. */
+  intervalMs: number | null;
+  /** The cron expression scheduling it; null when disabled. */
+  schedule: string | null;
+  /** Result of the last finished poll; null before the first one ends. */
+  lastOutcome: 'success' | 'failure' | null;
+  /** When the last successful poll ended, unix ms. */
+  lastSuccess: number | null;
+  /** `CODE: message` of the last failed poll (sanitized, short); kept after a later success. */
+  lastError: string | null;
+  /** When the last failed poll ended, unix ms. */
+  lastErrorAt: number | null;
+  /** Duration of the last finished poll, seconds. */
+  lastDuration: number | null;
+  everSucceeded: boolean;
+}
+
+export interface CollectorRunnerOptions {
+  /** The enabled collectors (buildCollectors' result). */
+  collectors: readonly Collector[];
+  /** Per-collector settings of the configuration: interval, and why a collector is off. */
+  settings: Readonly<Record<CollectorName, CollectorConfig>>;
+  selfMetrics: SelfMetrics;
+  logger: Logger;
+  /** Default deadline of stop(), ms. */
+  stopDeadlineMs?: number;
+  /** Strings that must never appear in an error text (tokens, keys). */
+  secrets?: readonly string[];
+  now?: () => number;
+}
+
+interface InFlight {
+  promise: Promise<void>;
+  controller: AbortController;
+}
+
+interface Slot {
+  collector: Collector;
+  logger: Logger;
+  intervalMs: number;
+  schedule: string;
+  task?: ScheduledTask;
+  inFlight?: InFlight;
+  overlapWarned: boolean;
+  status: CollectorStatus;
+}
+
+export class CollectorRunner {
+  readonly #slots = new Map<CollectorName, Slot>();
+  readonly #settings: Readonly<Record<CollectorName, CollectorConfig>>;
+  readonly #self: SelfMetrics;
+  readonly #logger: Logger;
+  readonly #stopDeadlineMs: number;
+  readonly #secrets: readonly string[];
+  readonly #now: () => number;
+  #started = false;
+  #stopping: Promise<void> | undefined;
+  #firstPolls: Promise<void> = Promise.resolve();
+
+  constructor(options: CollectorRunnerOptions) {
+    this.#settings = options.settings;
+    this.#self = options.selfMetrics;
+    this.#logger = options.logger;
+    this.#stopDeadlineMs = options.stopDeadlineMs ?? DEFAULT_STOP_DEADLINE_MS;
+    this.#secrets = (options.secrets ?? []).filter((s) => s.length > 0);
+    this.#now = options.now ?? Date.now;
+
+    for (const collector of options.collectors) {
+      if (this.#slots.has(collector.name)) throw new Error(`collector ${collector.name} given twice`);
+      const wanted = options.settings[collector.name].intervalMs;
+      const plan = cronForInterval(wanted);
+      options.selfMetrics.addCollector(collector.name);
+      const logger = options.logger.child({ collector: collector.name });
+      if (!plan.exact) {
+        logger.warn(
+          { requestedMs: wanted, effectiveMs: plan.intervalMs, schedule: plan.expression },
+          `poll interval ${wanted} ms cannot be scheduled exactly (it must divide a minute, an hour or a day); using ${plan.intervalMs} ms`,
+        );
+      }
+      this.#slots.set(collector.name, {
+        collector,
+        logger,
+        intervalMs: plan.intervalMs,
+        schedule: plan.expression,
+        overlapWarned: false,
+        status: {
+          name: collector.name,
+          enabled: true,
+          disabledReason: null,
+          running: false,
+          intervalMs: plan.intervalMs,
+          schedule: plan.expression,
+          lastOutcome: null,
+          lastSuccess: null,
+          lastError: null,
+          lastErrorAt: null,
+          lastDuration: null,
+          everSucceeded: false,
+        },
+      });
+    }
+  }
+
+  /** Names of the collectors this runner polls. */
+  get enabled(): CollectorName[] {
+    return [...this.#slots.keys()];
+  }
+
+  /** The registries /metrics renders, one per enabled collector. */
+  registries(): { name: CollectorName; registry: Collector['registry'] }[] {
+    return [...this.#slots.values()].map((slot) => ({ name: slot.collector.name, registry: slot.collector.registry }));
+  }
+
+  /** Starts the first poll of every collector and the schedules; returns at once. */
+  start(): void {
+    if (this.#started) throw new Error('CollectorRunner already started');
+    this.#started = true;
+    const first: Promise<void>[] = [];
+    for (const slot of this.#slots.values()) {
+      first.push(this.#poll(slot));
+      const task = createTask(slot.schedule, () => this.#poll(slot), {
+        name: `upstash-exporter:${slot.collector.name}`,
+        noOverlap: true,
+        maxRandomDelay: Math.min(Math.round(slot.intervalMs * 0.1), MAX_JITTER_MS),
+        logger: this.#cronLogger(slot.logger),
+      });
+      task.on('execution:overlap', () => this.#onOverlap(slot));
+      task.on('execution:missed', (ctx) => {
+        this.#self.countMissedRun(slot.collector.name);
+        slot.logger.warn({ slot: ctx.date.toISOString() }, 'scheduled poll missed: the event loop was blocked');
+      });
+      slot.task = task;
+      void task.start();
+    }
+    this.#firstPolls = Promise.all(first).then(() => undefined);
+  }
+
+  /** Settles when the first poll of every collector has ended (success or failure). */
+  firstPolls(): Promise<void> {
+    return this.#firstPolls;
+  }
+
+  /** Every collector name, enabled or not, in the canonical order. */
+  status(): CollectorStatus[] {
+    return COLLECTOR_NAMES.map((name) => {
+      const slot = this.#slots.get(name);
+      if (slot !== undefined) return { ...slot.status, running: slot.inFlight !== undefined };
+      return {
+        name,
+        enabled: false,
+        disabledReason: this.#settings[name].disabledReason ?? 'not part of this build',
+        running: false,
+        intervalMs: null,
+        schedule: null,
+        lastOutcome: null,
+        lastSuccess: null,
+        lastError: null,
+        lastErrorAt: null,
+        lastDuration: null,
+        everSucceeded: false,
+      };
+    });
+  }
+
+  /** Every enabled collector has succeeded at least once (readiness). */
+  ready(): boolean {
+    return [...this.#slots.values()].every((slot) => slot.status.everSucceeded);
+  }
+
+  /** Enabled collectors that have not succeeded yet. */
+  waitingFor(): CollectorName[] {
+    return [...this.#slots.values()].filter((s) => !s.status.everSucceeded).map((s) => s.collector.name);
+  }
+
+  /**
+   * Stops scheduling, lets polls in flight finish up to `deadlineMs` (then aborts them and
+   * waits a short grace), then closes every collector. Idempotent.
+   */
+  stop(deadlineMs: number = this.#stopDeadlineMs): Promise<void> {
+    this.#stopping ??= this.#stop(deadlineMs);
+    return this.#stopping;
+  }
+
+  async #stop(deadlineMs: number): Promise<void> {
+    for (const slot of this.#slots.values()) {
+      void slot.task?.destroy();
+      slot.task = undefined;
+    }
+    const inFlight = (): InFlight[] =>
+      [...this.#slots.values()].flatMap((slot) => (slot.inFlight === undefined ? [] : [slot.inFlight]));
+
+    if (!(await settleWithin(inFlight().map((f) => f.promise), deadlineMs))) {
+      const late = [...this.#slots.values()].filter((s) => s.inFlight !== undefined).map((s) => s.collector.name);
+      this.#logger.warn({ collectors: late, deadlineMs }, 'polls still running at the stop deadline: aborting them');
+      for (const flight of inFlight()) flight.controller.abort(new Error('exporter is stopping'));
+      if (!(await settleWithin(inFlight().map((f) => f.promise), ABORT_GRACE_MS))) {
+        this.#logger.warn({ collectors: late }, 'polls ignored the abort; closing the collectors anyway');
+      }
+    }
+
+    await Promise.all(
+      [...this.#slots.values()].map(async (slot) => {
+        if (slot.collector.close === undefined) return;
+        try {
+          await slot.collector.close();
+        } catch (error) {
+          slot.logger.error({ error: describeError(error, this.#secrets) }, 'collector close failed');
+        }
+      }),
+    );
+  }
+
+  #poll(slot: Slot): Promise<void> {
+    if (this.#stopping !== undefined) return Promise.resolve();
+    if (slot.inFlight !== undefined) {
+      // node-cron only knows its own executions; this catches a tick during the first poll.
+      this.#onOverlap(slot);
+      return Promise.resolve();
+    }
+    const controller = new AbortController();
+    const promise = this.#runPoll(slot, controller.signal).finally(() => {
+      slot.inFlight = undefined;
+    });
+    slot.inFlight = { promise, controller };
+    return promise;
+  }
+
+  async #runPoll(slot: Slot, signal: AbortSignal): Promise<void> {
+    const name = slot.collector.name;
+    const started = performance.now();
+    let failure: unknown;
+    let ok = true;
+    try {
+      // Through a promise chain so a poll that throws synchronously is caught the same way.
+      await Promise.resolve().then(() => slot.collector.poll({ signal, now: this.#now, logger: slot.logger }));
+    } catch (error) {
+      ok = false;
+      failure = error;
+    }
+    const durationSeconds = (performance.now() - started) / 1000;
+    const finishedAtMs = this.#now();
+    this.#self.recordPoll({ collector: name, ok, durationSeconds, finishedAtMs });
+
+    const status = slot.status;
+    status.lastDuration = durationSeconds;
+    if (ok) {
+      if (status.lastOutcome === 'failure') slot.logger.info({ durationSeconds }, 'collector recovered');
+      else slot.logger.debug({ durationSeconds }, 'poll succeeded');
+      status.lastOutcome = 'success';
+      status.lastSuccess = finishedAtMs;
+      status.everSucceeded = true;
+    } else {
+      const text = describeError(failure, this.#secrets);
+      status.lastOutcome = 'failure';
+      status.lastError = text;
+      status.lastErrorAt = finishedAtMs;
+      slot.logger.warn({ error: text, durationSeconds }, 'poll failed; serving the previous snapshot');
+    }
+  }
+
+  #onOverlap(slot: Slot): void {
+    this.#self.countOverlap(slot.collector.name);
+    const message = 'scheduled poll skipped: the previous poll is still running (interval shorter than a poll?)';
+    if (slot.overlapWarned) {
+      slot.logger.debug(message);
+    } else {
+      slot.overlapWarned = true;
+      slot.logger.warn({ intervalMs: slot.intervalMs }, message);
+    }
+  }
+
+  /** node-cron's own warnings (overlap, missed) are counted and logged by us already. */
+  #cronLogger(logger: Logger): CronLogger {
+    return {
+      info: (message) => logger.debug({ source: 'node-cron' }, message),
+      warn: (message) => logger.debug({ source: 'node-cron' }, message),
+      debug: (message) => logger.debug({ source: 'node-cron' }, describeError(message, this.#secrets)),
+      error: (message, error) =>
+        logger.error({ source: 'node-cron' }, describeError(error ?? message, this.#secrets)),
+    };
+  }
+}
+
+async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {
+  if (promises.length === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([Promise.allSettled(promises).then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---- error text ---------------------------------------------------------------------------
+
+/**
+ * `CODE: message` of an error, on one line, short, with secrets removed: the configured ones
+ * (and their URL-encoded form), plus anything shaped like a credential (Authorization schemes,
+ * `user:password@` in URLs, `token=` query parameters). For the landing page and the logs.
+ */
+export function describeError(error: unknown, secrets: readonly string[] = []): string {
+  const code = errorCode(error);
+  const raw = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
+  let message = raw.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+  for (const secret of secrets) {
+    if (secret.length === 0) continue;
+    message = message.split(secret).join('***');
+    const encoded = encodeURIComponent(secret);
+    if (encoded !== secret) message = message.split(encoded).join('***');
+  }
+  message = message
+    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 ***')
+    .replace(/(\/\/)[^/@\s]*@/g, '$1***@')
+    .replace(/([?&](?:token|api_?key|password|key)=)[^&\s]*/gi, '$1***');
+  const text = message === '' ? code : `${code}: ${message}`;
+  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT - 3)}...` : text;
+}
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(code)) return code;
+  }
+  if (error instanceof Error) return error.name === 'Error' ? 'ERR_UNKNOWN' : error.name;
+  return 'ERR_UNKNOWN';
+}
+
+// ---- intervals as cron expressions ----------------------------------------------------------
+
+export interface CronPlan {
+  /** Six-field node-cron expression (with seconds). */
+  expression: string;
+  /** The interval that expression really gives, ms. */
+  intervalMs: number;
+  /** False when the requested interval had to be rounded. */
+  exact: boolean;
+}
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DIVISORS_OF_60 = [1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30];
+const DIVISORS_OF_24 = [1, 2, 3, 4, 6, 8, 12, 24];
+
+/**
+ * Every interval a cron step can give evenly: `*\/n` on seconds or minutes with n dividing 60,
+ * on hours with n dividing 24 (a step that does not divide its unit gives a short interval at
+ * each wrap, e.g. `*\/7` seconds fires at :56 then :00).
+ */
+const CRON_INTERVALS: readonly { ms: number; expression: string }[] = [
+  ...DIVISORS_OF_60.map((n) => ({ ms: n * SECOND, expression: n === 1 ? '* * * * * *' : `*/${n} * * * * *` })),
+  ...DIVISORS_OF_60.map((n) => ({ ms: n * MINUTE, expression: n === 1 ? '0 * * * * *' : `0 */${n} * * * *` })),
+  ...DIVISORS_OF_24.map((n) => ({
+    ms: n * HOUR,
+    expression: n === 24 ? '0 0 0 * * *' : n === 1 ? '0 0 * * * *' : `0 0 */${n} * * *`,
+  })),
+];
+
+/**
+ * The cron schedule of a poll interval: exact when the interval is one of CRON_INTERVALS,
+ * otherwise the nearest one (absolute difference; on a tie the longer interval, which is
+ * gentler on the rate-limited API). Below 1 s rounds up to 1 s, above 1 day down to 1 day.
+ */
+export function cronForInterval(intervalMs: number): CronPlan {
+  let best = CRON_INTERVALS[0]!;
+  for (const candidate of CRON_INTERVALS) {
+    const d = Math.abs(candidate.ms - intervalMs);
+    const bestD = Math.abs(best.ms - intervalMs);
+    if (d < bestD || (d === bestD && candidate.ms > best.ms)) best = candidate;
+  }
+  return { expression: best.expression, intervalMs: best.ms, exact: best.ms === intervalMs };
+}

@@ -1,0 +1,177 @@
+// The exporter's own metrics: one stable registry (never swapped) with every
+// upstash_exporter_* family that is not specific to the logs walk, plus prom-client's process
+// defaults. The runner reports polls here; the API clients report requests via `onRequest`.
+
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { RequestReport } from '../api/http.js';
+import type { CollectorName } from '../collectors/collector.js';
+import { createRegistry } from './snapshot.js';
+
+/** Upstream request latencies: loopback/fast answers up to slow retried pages near the timeouts. */
+export const API_DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface SelfMetricsOptions {
+  /** Collectors to pre-set now (the runner adds its own with addCollector). */
+  collectors?: readonly CollectorName[];
+  version: string;
+  /** Git revision of the build; see buildRevision(). */
+  revision?: string;
+  /** prom-client's process_* and nodejs_* defaults (on unless a test turns them off). */
+  processMetrics?: boolean;
+}
+
+export interface PollOutcome {
+  collector: CollectorName;
+  ok: boolean;
+  durationSeconds: number;
+  /** When the poll ended, unix milliseconds. */
+  finishedAtMs: number;
+}
+
+/** The revision label of build_info: UPSTASH_EXPORTER_REVISION (set at image build) or 'unknown'. */
+export function buildRevision(env: NodeJS.ProcessEnv = process.env): string {
+  const revision = env.UPSTASH_EXPORTER_REVISION?.trim();
+  return revision !== undefined && revision !== '' ? revision : 'unknown';
+}
+
+export class SelfMetrics {
+  readonly registry: Registry = createRegistry();
+
+  readonly buildInfo: Gauge<'version' | 'revision' | 'nodejs_version'>;
+  readonly collectorSuccess: Gauge<'collector'>;
+  readonly collectorDuration: Gauge<'collector'>;
+  readonly collectorLastSuccess: Gauge<'collector'>;
+  readonly collectorErrors: Counter<'collector'>;
+  readonly collectorOverlaps: Counter<'collector'>;
+  readonly collectorMissedRuns: Counter<'collector'>;
+  readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
+  readonly apiRequestDuration: Histogram<'api' | 'endpoint'>;
+  readonly rateLimitRemaining: Gauge<'api'>;
+  /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
+  readonly seriesDropped: Counter<'metric'>;
+  readonly #collectors = new Set<CollectorName>();
+
+  constructor(options: SelfMetricsOptions) {
+    const registers = [this.registry];
+    this.buildInfo = new Gauge({
+      name: 'upstash_exporter_build_info',
+      help: 'Build of the exporter; value 1, metadata in the labels',
+      labelNames: ['version', 'revision', 'nodejs_version'] as const,
+      registers,
+    });
+    this.collectorSuccess = new Gauge({
+      name: 'upstash_exporter_collector_success',
+      help: 'Whether the last poll of the collector succeeded (1) or failed (0); metrics are served from the last successful poll',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorDuration = new Gauge({
+      name: 'upstash_exporter_collector_duration_seconds',
+      help: 'Duration of the last poll of the collector',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorLastSuccess = new Gauge({
+      name: 'upstash_exporter_collector_last_success_timestamp_seconds',
+      help: 'When the last successful poll of the collector ended (0: never)',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorErrors = new Counter({
+      name: 'upstash_exporter_collector_errors_total',
+      help: 'Polls of the collector that failed',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorOverlaps = new Counter({
+      name: 'upstash_exporter_collector_overlaps_total',
+      help: 'Scheduled polls skipped because the previous poll of the collector was still running',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorMissedRuns = new Counter({
+      name: 'upstash_exporter_collector_missed_runs_total',
+      help: 'Scheduled polls the scheduler missed (event loop blocked past the tolerance)',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.apiRequests = new Counter({
+      name: 'upstash_exporter_api_requests_total',
+      help: 'HTTP attempts to an upstream API by route template and status code (error/timeout when no response)',
+      labelNames: ['api', 'endpoint', 'code'] as const,
+      registers,
+    });
+    this.apiRequestDuration = new Histogram({
+      name: 'upstash_exporter_api_request_duration_seconds',
+      help: 'Duration of HTTP attempts to an upstream API by route template',
+      labelNames: ['api', 'endpoint'] as const,
+      buckets: API_DURATION_BUCKETS,
+      registers,
+    });
+    this.rateLimitRemaining = new Gauge({
+      name: 'upstash_exporter_rate_limit_remaining',
+      help: 'Last Burst-RateLimit-Remaining header seen from the upstream API',
+      labelNames: ['api'] as const,
+      registers,
+    });
+    this.seriesDropped = new Counter({
+      name: 'upstash_exporter_series_dropped_total',
+      help: 'Increments folded into an overflow series (label values __overflow__) because the metric reached its series cap',
+      labelNames: ['metric'] as const,
+      registers,
+    });
+
+    this.buildInfo.set(
+      { version: options.version, revision: options.revision ?? 'unknown', nodejs_version: process.version },
+      1,
+    );
+    for (const collector of options.collectors ?? []) this.addCollector(collector);
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Pre-sets every per-collector series of an enabled collector (success 0, last success 0 =
+   * never, counters 0) so dashboards and alerts see zeros rather than nothing. Idempotent.
+   */
+  addCollector(collector: CollectorName): void {
+    if (this.#collectors.has(collector)) return;
+    this.#collectors.add(collector);
+    const labels = { collector };
+    this.collectorSuccess.set(labels, 0);
+    this.collectorDuration.set(labels, 0);
+    this.collectorLastSuccess.set(labels, 0);
+    this.collectorErrors.inc(labels, 0);
+    this.collectorOverlaps.inc(labels, 0);
+    this.collectorMissedRuns.inc(labels, 0);
+  }
+
+  /** Records the end of one poll. */
+  recordPoll(outcome: PollOutcome): void {
+    const labels = { collector: outcome.collector };
+    this.collectorDuration.set(labels, outcome.durationSeconds);
+    if (outcome.ok) {
+      this.collectorSuccess.set(labels, 1);
+      this.collectorLastSuccess.set(labels, outcome.finishedAtMs / 1000);
+    } else {
+      this.collectorSuccess.set(labels, 0);
+      this.collectorErrors.inc(labels);
+    }
+  }
+
+  countOverlap(collector: CollectorName): void {
+    this.collectorOverlaps.inc({ collector });
+  }
+
+  countMissedRun(collector: CollectorName): void {
+    this.collectorMissedRuns.inc({ collector });
+  }
+
+  /** The API clients' hook, called after every HTTP attempt. Bound, so it can be passed as is. */
+  readonly onRequest = (report: RequestReport): void => {
+    this.apiRequests.inc({ api: report.api, endpoint: report.endpoint, code: report.code });
+    this.apiRequestDuration.observe({ api: report.api, endpoint: report.endpoint }, report.durationSeconds);
+    if (report.rateLimitRemaining !== undefined && Number.isFinite(report.rateLimitRemaining)) {
+      this.rateLimitRemaining.set({ api: report.api }, report.rateLimitRemaining);
+    }
+  };
+}

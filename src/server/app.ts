@@ -1,0 +1,127 @@
+// The express application: routes, security headers, client certificates and basic auth.
+// Everything here reads state kept elsewhere (snapshots, runner status); nothing calls upstream.
+
+import type { TLSSocket } from 'node:tls';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from '../logging/index.js';
+import type { CollectorName } from '../collectors/collector.js';
+import type { CollectorStatus } from '../collectors/runner.js';
+import { renderLanding } from './landing.js';
+import { metricsHandler, type NamedRegistry } from './metrics-endpoint.js';
+import { BasicAuthChecker, clientCertificateProblem, parseBasicAuthorization, type WebConfigWatcher } from './web-config.js';
+
+/** What the server shows: implemented by CollectorRunner plus the self registry. */
+export interface ExporterView {
+  version: string;
+  /** Registries rendered by /metrics, in order (self metrics first). */
+  registries(): readonly NamedRegistry[];
+  status(): CollectorStatus[];
+  ready(): boolean;
+  waitingFor(): CollectorName[];
+}
+
+export interface AppOptions {
+  view: ExporterView;
+  logger: Logger;
+  /** TLS/basic-auth settings, kept current from the file; null without --web-config-file. */
+  webConfig: WebConfigWatcher | null;
+  now?: () => number;
+}
+
+const READY_RETRY_AFTER_MAX_S = 60;
+
+export function createApp(options: AppOptions): Express {
+  const { view, logger, webConfig } = options;
+  const now = options.now ?? Date.now;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  if (webConfig !== null) {
+    const checker = new BasicAuthChecker();
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      void guard(req, res, webConfig, checker, logger).then((allowed) => {
+        if (allowed) next();
+      }, next);
+    });
+  }
+
+  app.get('/metrics', metricsHandler(() => view.registries(), logger));
+
+  const healthy = (_req: Request, res: Response): void => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('text/plain').send('Healthy.\n');
+  };
+  app.get(['/-/healthy', '/healthz'], healthy);
+
+  const ready = (_req: Request, res: Response): void => {
+    res.setHeader('Cache-Control', 'no-store');
+    if (view.ready()) {
+      res.type('text/plain').send('Ready.\n');
+      return;
+    }
+    const waiting = view.waitingFor();
+    res.setHeader('Retry-After', String(retryAfterSeconds(view.status(), waiting)));
+    res.status(503).type('text/plain').send(`Not ready: waiting for the first successful poll of ${waiting.join(', ')}.\n`);
+  };
+  app.get(['/-/ready', '/readyz'], ready);
+
+  app.get('/', (_req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('html').send(renderLanding({ version: view.version, statuses: view.status(), ready: view.ready(), now: now() }));
+  });
+
+  app.use((_req: Request, res: Response) => {
+    res.status(404).type('text/plain').send('Not found. See / for the endpoints.\n');
+  });
+  // Express recognises an error handler by its four parameters.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    logger.error({ error: error instanceof Error ? error.message : String(error) }, 'HTTP handler failed');
+    if (!res.headersSent) res.status(500).type('text/plain').send('Internal error.\n');
+    else res.end();
+  });
+  return app;
+}
+
+/** Seconds a probe should wait: the shortest interval of a collector still waiting, bounded. */
+function retryAfterSeconds(statuses: readonly CollectorStatus[], waiting: readonly CollectorName[]): number {
+  const intervals = statuses
+    .filter((s) => waiting.includes(s.name) && s.intervalMs !== null)
+    .map((s) => Math.ceil((s.intervalMs ?? 0) / 1000));
+  const shortest = intervals.length === 0 ? 5 : Math.min(...intervals);
+  return Math.min(Math.max(shortest, 1), READY_RETRY_AFTER_MAX_S);
+}
+
+/** Security headers, client certificate and basic auth; answers the request itself when refused. */
+async function guard(
+  req: Request,
+  res: Response,
+  webConfig: WebConfigWatcher,
+  checker: BasicAuthChecker,
+  logger: Logger,
+): Promise<boolean> {
+  await webConfig.refresh();
+  const config = webConfig.current;
+  for (const [name, value] of Object.entries(config.headers)) res.setHeader(name, value);
+
+  if (config.tls !== null && 'getPeerCertificate' in req.socket) {
+    const socket = req.socket as TLSSocket;
+    const peer = socket.getPeerCertificate();
+    const problem = clientCertificateProblem(config.tls.clientAuthType, {
+      authorized: socket.authorized,
+      hasCertificate: peer !== null && Object.keys(peer).length > 0,
+    });
+    if (problem !== null) {
+      res.status(403).type('text/plain').send(`Forbidden: ${problem}.\n`);
+      return false;
+    }
+  }
+
+  if (config.users.size === 0) return true;
+  const credentials = parseBasicAuthorization(req.headers.authorization);
+  if (credentials !== null && (await checker.check(config.users, credentials.user, credentials.password))) return true;
+  if (credentials !== null) logger.debug({ path: req.path }, 'basic auth refused');
+  res.setHeader('WWW-Authenticate', 'Basic realm="upstash-exporter", charset="UTF-8"');
+  res.status(401).type('text/plain').send('Unauthorized.\n');
+  return false;
+}

@@ -1,0 +1,91 @@
+// Starts the HTTP(S) server on the configured address. TLS and basic auth come from the
+// exporter-toolkit web config file, validated strictly before anything listens.
+
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../logging/index.js';
+import { createApp, type ExporterView } from './app.js';
+import { WebConfigWatcher } from './web-config.js';
+
+export type { ExporterView } from './app.js';
+export { METRICS_CONTENT_TYPE } from './metrics-endpoint.js';
+
+export interface ServerOptions {
+  listen: { host: string; port: number };
+  /** exporter-toolkit web config file, or null for plain HTTP without auth. */
+  webConfigFile: string | null;
+  view: ExporterView;
+  logger: Logger;
+  /** How often the web config file may be stat()ed for changes, ms. */
+  webConfigCheckIntervalMs?: number;
+}
+
+export interface ExporterServer {
+  /** Base URL, e.g. `https://127.0.0.1:9824/` (the bound port when 0 was asked). */
+  url: string;
+  port: number;
+  tls: boolean;
+  close(): Promise<void>;
+}
+
+/** Time given to open keep-alive connections to finish a request before they are cut. */
+const CLOSE_GRACE_MS = 1_000;
+
+/** Throws ConfigError when the web config file is invalid; rejects when the address is taken. */
+export async function startServer(options: ServerOptions): Promise<ExporterServer> {
+  const { logger } = options;
+  let httpsServer: HttpsServer | undefined;
+  const webConfig =
+    options.webConfigFile === null
+      ? null
+      : await WebConfigWatcher.open(options.webConfigFile, {
+          logger,
+          checkIntervalMs: options.webConfigCheckIntervalMs,
+          // New certificates apply to new connections without a restart.
+          onTlsChange: (tls) => httpsServer?.setSecureContext(tls.options),
+        });
+
+  const app = createApp({ view: options.view, logger, webConfig });
+  const tls = webConfig?.current.tls ?? null;
+  if (tls !== null) httpsServer = createHttpsServer(tls.options, app);
+  const server: Server = httpsServer ?? createHttpServer(app);
+  // A slow or idle client must not hold the exporter; scrapes are small and quick.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.listen(options.listen.port, options.listen.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('clientError', (error, socket) => {
+    logger.debug({ error: error.message }, 'HTTP client error');
+    socket.destroy();
+  });
+  server.on('tlsClientError', (error: Error) => logger.debug({ error: error.message }, 'TLS handshake failed'));
+
+  const address = server.address() as AddressInfo;
+  const host = address.address.includes(':') ? `[${address.address}]` : address.address;
+  const scheme = tls === null ? 'http' : 'https';
+  return {
+    url: `${scheme}://${host}:${address.port}/`,
+    port: address.port,
+    tls: tls !== null,
+    close: () => closeServer(server),
+  };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
