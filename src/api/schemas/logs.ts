@@ -1,0 +1,183 @@
+// The log list page: the exporter's hot path. A zod object schema copies every entry and costs
+// about as much as JSON.parse itself, so this one is validated by a table-driven check that
+// walks each freshly parsed entry once, in place: required fields and the type of every known
+// field are checked, unknown fields pass untouched, nothing is copied. The rules are the same
+// as the zod schemas': null reads as absent, a wrong type is ApiSchemaDriftError with its path.
+import { ApiSchemaDriftError, jsonTypeOf } from '../errors.js';
+import type { SchemaContext } from './common.js';
+
+/** Message states of log entries (and the IN_PROGRESS filter); both cancel spellings exist. */
+export type MessageState =
+  | 'CREATED'
+  | 'ACTIVE'
+  | 'RETRY'
+  | 'ERROR'
+  | 'IN_PROGRESS'
+  | 'DELIVERED'
+  | 'FAILED'
+  | 'CANCEL_REQUESTED'
+  | 'CANCELLED'
+  | 'CANCELED';
+
+/** One log entry: one state change of one message (interface §2.1, plus what the SDKs read). */
+export interface LogEntry {
+  /** Unix milliseconds; a numeric string (old docs) is converted to a number. */
+  time: number;
+  messageId: string;
+  /** Not promised by the interface; the exporter has a per-state fallback walk. */
+  state?: string;
+  header?: Record<string, unknown>;
+  /** Base64 of the message body. */
+  body?: string;
+  error?: string;
+  nextDeliveryTime?: number;
+  url?: string;
+  topicName?: string;
+  endpointName?: string;
+  scheduleId?: string;
+  queueName?: string;
+  responseStatus?: number;
+  responseBody?: string;
+  responseHeaders?: Record<string, unknown>;
+  /** Milliseconds per the service's OpenAPI. */
+  timeout?: number;
+  method?: string;
+  callback?: string;
+  callbackHeaders?: Record<string, unknown>;
+  failureCallback?: string;
+  failureCallbackHeaders?: Record<string, unknown>;
+  maxRetries?: number;
+  retryDelayExpression?: string;
+  /** The key qstash-py reads for the same value. */
+  retryDelayExpr?: string;
+  /** Deprecated: first label only. */
+  label?: string;
+  labels?: string[];
+  [field: string]: unknown;
+}
+
+export interface LogsPage {
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  cursor?: string;
+  logs: LogEntry[];
+}
+
+type FieldKind = 'string' | 'number' | 'object' | 'stringArray';
+
+/** Optional fields of a log entry and their JSON types. `time`/`messageId` are checked apart. */
+const OPTIONAL_FIELDS: ReadonlyArray<readonly [string, FieldKind]> = [
+  ['state', 'string'],
+  ['header', 'object'],
+  ['body', 'string'],
+  ['error', 'string'],
+  ['nextDeliveryTime', 'number'],
+  ['url', 'string'],
+  ['topicName', 'string'],
+  ['endpointName', 'string'],
+  ['scheduleId', 'string'],
+  ['queueName', 'string'],
+  ['responseStatus', 'number'],
+  ['responseBody', 'string'],
+  ['responseHeaders', 'object'],
+  ['timeout', 'number'],
+  ['method', 'string'],
+  ['callback', 'string'],
+  ['callbackHeaders', 'object'],
+  ['failureCallback', 'string'],
+  ['failureCallbackHeaders', 'object'],
+  ['maxRetries', 'number'],
+  ['retryDelayExpression', 'string'],
+  ['retryDelayExpr', 'string'],
+  ['label', 'string'],
+  ['labels', 'stringArray'],
+];
+
+const EXPECTED: Record<FieldKind, string> = {
+  string: 'string',
+  number: 'number',
+  object: 'object',
+  stringArray: 'array of string',
+};
+
+const NUMERIC_TIME = /^\d{1,16}$/;
+
+/**
+ * Validate a parsed log list response and return its page. The entries array is the one from
+ * `data` (entries are checked and normalised in place: `time` strings become numbers, nulls
+ * become undefined). The list is read from `logs`, or from `events` (the SDKs' endpoint).
+ */
+export function parseLogsPage(data: unknown, context: SchemaContext): LogsPage {
+  if (!isPlainObject(data)) throw drift(context, '', 'object', data);
+  const key = Array.isArray(data.logs) || data.events === undefined ? 'logs' : 'events';
+  const entries = data[key];
+  if (!Array.isArray(entries)) {
+    throw drift(context, key, 'array (under "logs" or "events")', entries);
+  }
+  for (let index = 0; index < entries.length; index++) {
+    checkEntry(entries[index], key, index, context);
+  }
+  const cursor = readCursor(data.cursor, context);
+  const page: LogsPage = { logs: entries as LogEntry[] };
+  if (cursor !== undefined) page.cursor = cursor;
+  return page;
+}
+
+function readCursor(value: unknown, context: SchemaContext): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string') return value;
+  // Old SDKs accepted numeric cursors ("<ms>-<seq>" strings today); keep the text of it.
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw drift(context, 'cursor', 'string', value);
+}
+
+function checkEntry(entry: unknown, key: string, index: number, context: SchemaContext): void {
+  if (!isPlainObject(entry)) throw drift(context, `${key}[${index}]`, 'object', entry);
+
+  const time = entry.time;
+  if (typeof time === 'string' && NUMERIC_TIME.test(time)) {
+    entry.time = Number(time);
+  } else if (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0) {
+    throw drift(context, `${key}[${index}].time`, 'integer milliseconds', time);
+  }
+  if (typeof entry.messageId !== 'string') {
+    throw drift(context, `${key}[${index}].messageId`, 'string', entry.messageId);
+  }
+
+  for (const [field, kind] of OPTIONAL_FIELDS) {
+    const value = entry[field];
+    if (value === undefined) continue;
+    if (value === null) {
+      entry[field] = undefined;
+      continue;
+    }
+    if (!hasKind(value, kind)) {
+      throw drift(context, `${key}[${index}].${field}`, EXPECTED[kind], value);
+    }
+  }
+}
+
+function hasKind(value: unknown, kind: FieldKind): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'object':
+      return isPlainObject(value);
+    case 'stringArray':
+      return Array.isArray(value) && value.every((item) => typeof item === 'string');
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function drift(
+  context: SchemaContext,
+  path: string,
+  expected: string,
+  value: unknown,
+): ApiSchemaDriftError {
+  return new ApiSchemaDriftError({ path, expected, received: jsonTypeOf(value) }, context);
+}

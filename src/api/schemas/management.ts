@@ -1,0 +1,182 @@
+// Management API responses: account record (§2.9), search indexes (§2.8), vector indexes
+// (service-behaviour §6.4, missing from the interface) and vector index stats (§2.7).
+//
+// The real service drops and adds fields over time, so every field is optional but typed (a
+// wrong type is drift). Secret fields (`password`, `token`, `read_only_token`) are removed
+// from what the clients return: nothing downstream needs them and they must never reach a
+// log line or a metric.
+import { z } from 'zod';
+import { optional, seriesPointSchema } from './common.js';
+
+const SECRET_FIELDS = ['password', 'token', 'read_only_token'] as const;
+
+function withoutSecrets<T extends Record<string, unknown>>(record: T): T {
+  for (const field of SECRET_FIELDS) delete record[field];
+  return record;
+}
+
+const num = () => optional(z.number());
+const str = () => optional(z.string());
+const bool = () => optional(z.boolean());
+
+export const accountSchema = z
+  .looseObject({
+    customer_id: str(),
+    id: str(),
+    active: bool(),
+    /** active | passive (other values appear on the current service). */
+    state: str(),
+    /** Unix seconds. */
+    last_plan_upgrade_time: num(),
+    /** Bytes. */
+    max_message_size: num(),
+    max_requests_per_day: num(),
+    max_requests_per_day_hard: num(),
+    max_endpoints_per_topic: num(),
+    max_requests_per_second: num(),
+    max_dlq_size: num(),
+    max_retries: num(),
+    max_topics: num(),
+    max_schedules: num(),
+    max_events_size: num(),
+    /** Milliseconds (sic: "milis"). */
+    max_dlq_retention_time_milis: num(),
+    /** Seconds. */
+    max_delay: num(),
+    max_parallelism: num(),
+    max_global_parallelism: num(),
+    max_queues: num(),
+    prod_pack_enabled: bool(),
+    /** Seconds. */
+    timeout: num(),
+    /** free | paid. */
+    type: str(),
+    reserved_type: str(),
+    reserved_price: num(),
+    created_by: str(),
+    /** Unix seconds. */
+    creation_time: num(),
+  })
+  .transform(withoutSecrets);
+
+export type Account = z.output<typeof accountSchema>;
+
+const seriesSchema = () => optional(z.array(seriesPointSchema));
+
+export const searchIndexSchema = z
+  .looseObject({
+    id: z.string(),
+    name: z.string(),
+    customer_id: str(),
+    endpoint: str(),
+    /** free | payg | fixed. */
+    type: str(),
+    region: str(),
+    /** The interface calls it partner_email; the service sends vercel_email. */
+    vercel_email: str(),
+    partner_email: str(),
+    // -1 means unlimited in the max_* fields below.
+    max_vector_count: num(),
+    max_monthly_reranks: num(),
+    max_daily_updates: num(),
+    max_daily_queries: num(),
+    max_monthly_bandwidth: num(),
+    max_writes_per_second: num(),
+    max_query_per_second: num(),
+    max_reads_per_request: num(),
+    max_writes_per_request: num(),
+    /** Unix seconds. */
+    creation_time: num(),
+    input_enrichment_enabled: bool(),
+    throughput_vector: seriesSchema(),
+  })
+  .transform(withoutSecrets);
+
+export const searchIndexListSchema = z.array(searchIndexSchema);
+export type SearchIndex = z.output<typeof searchIndexSchema>;
+
+export const vectorIndexSchema = z
+  .looseObject({
+    id: z.string(),
+    name: z.string(),
+    customer_id: str(),
+    similarity_function: str(),
+    dimension_count: num(),
+    embedding_model: str(),
+    sparse_embedding_model: str(),
+    endpoint: str(),
+    /** free | payg | fixed. */
+    type: str(),
+    region: str(),
+    /** DENSE | SPARSE | HYBRID. */
+    index_type: str(),
+    reserved_price: num(),
+    /** Unix seconds. */
+    creation_time: num(),
+    throughput_vector: seriesSchema(),
+  })
+  .transform(withoutSecrets);
+
+export const vectorIndexListSchema = z.array(vectorIndexSchema);
+export type VectorIndex = z.output<typeof vectorIndexSchema>;
+
+/** The 16 time series of the vector stats answer, each an array of `{x, y}` points. */
+export const VECTOR_STATS_SERIES = [
+  'daily_update_requests',
+  'daily_query_requests',
+  'daily_bandwidths',
+  'query_throughput',
+  'update_throughput',
+  'query_latency_mean',
+  'query_latency_99',
+  'update_latency_mean',
+  'update_latency_99',
+  'embeds_latency_mean',
+  'embeds_latency_99',
+  'vector_count',
+  'data_size',
+  'daily_rerank_requests',
+  'rerank_latency_mean',
+  'rerank_latency_99',
+] as const;
+
+export type VectorStatsSeriesName = (typeof VECTOR_STATS_SERIES)[number];
+
+export const vectorStatsSchema = z.looseObject({
+  pending_index_count: num(),
+  current_vector_count: num(),
+  daily_query_count: num(),
+  daily_update_count: num(),
+  monthly_query_count: num(),
+  monthly_update_count: num(),
+  /** Bytes. */
+  monthly_bandwidth_usage: num(),
+  /** Bytes. */
+  storage_usage: num(),
+  monthly_cost: num(),
+  daily_rerank_count: num(),
+  monthly_rerank_count: num(),
+  /** Weekday names. */
+  days: optional(z.array(z.string())),
+  daily_update_requests: seriesSchema(),
+  daily_query_requests: seriesSchema(),
+  daily_bandwidths: seriesSchema(),
+  query_throughput: seriesSchema(),
+  update_throughput: seriesSchema(),
+  query_latency_mean: seriesSchema(),
+  query_latency_99: seriesSchema(),
+  update_latency_mean: seriesSchema(),
+  update_latency_99: seriesSchema(),
+  embeds_latency_mean: seriesSchema(),
+  embeds_latency_99: seriesSchema(),
+  vector_count: seriesSchema(),
+  data_size: seriesSchema(),
+  daily_rerank_requests: seriesSchema(),
+  rerank_latency_mean: seriesSchema(),
+  rerank_latency_99: seriesSchema(),
+});
+
+export type VectorStats = z.output<typeof vectorStatsSchema>;
+
+export const VECTOR_STATS_PERIODS = ['1h', '3h', '12h', '1d', '3d', '7d', '30d'] as const;
+export type VectorStatsPeriod = (typeof VECTOR_STATS_PERIODS)[number];
