@@ -5,7 +5,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { configSecrets, isConfigError, loadConfig, renderConfigYaml, SETTINGS } from './config/index.js';
-import { startExporter } from './exporter.js';
+import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger } from './logging/index.js';
 import { closestMatch } from './config/suggest.js';
 import { VERSION } from './version.js';
@@ -53,16 +53,9 @@ function writeLine(stream: NodeJS.WriteStream, text: string): void {
 async function runExporter(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   const config = loadConfig(argv, env);
   const logger = createLogger({ level: config.log.level, format: config.log.format, secrets: configSecrets(config) });
-  logger.info({ version: VERSION, configFile: config.configFile }, 'starting upstash-exporter');
-  let exporter;
-  try {
-    exporter = await startExporter(config, logger);
-  } catch (error) {
-    if (isConfigError(error)) throw error;
-    logger.fatal({ err: error }, 'the exporter failed to start');
-    return 1;
-  }
-
+  // Signal handlers go in before anything starts: a signal that arrives without a listener
+  // kills the process on the spot, skipping the exporter's close (and its last checkpoint).
+  // They run on a later tick, when `started` below is set.
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) {
@@ -76,16 +69,28 @@ async function runExporter(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS);
     timer.unref();
-    exporter.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'closing the exporter failed');
-        process.exit(1);
-      },
-    );
+    started
+      .then((exporter) => exporter.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'closing the exporter failed');
+          process.exit(1);
+        },
+      );
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+
+  logger.info({ version: VERSION, configFile: config.configFile }, 'starting upstash-exporter');
+  const started: Promise<ExporterHandle> = startExporter(config, logger);
+  try {
+    await started;
+  } catch (error) {
+    if (isConfigError(error)) throw error;
+    logger.fatal({ err: error }, 'the exporter failed to start');
+    return 1;
+  }
   return null;
 }
 

@@ -65,9 +65,12 @@ class Sources {
   }
 }
 
-/** Relative paths in the YAML file are relative to the file; others to the working directory. */
+/**
+ * Relative paths in the YAML file are relative to the file, others to the working directory;
+ * the effective configuration holds absolute paths, so printing it loses nothing.
+ */
 function resolvePath(raw: RawValue, path: string): string {
-  return raw.baseDir !== undefined && !isAbsolute(path) ? resolve(raw.baseDir, path) : path;
+  return raw.baseDir !== undefined && !isAbsolute(path) ? resolve(raw.baseDir, path) : resolve(path);
 }
 
 function readSecret(sources: Sources, key: string): string | null {
@@ -152,12 +155,12 @@ function readPollIntervals(sources: Sources): Record<CollectorName, number> {
 
 function readStateFile(sources: Sources): string | null {
   const raw = sources.get('state_file');
-  if (raw === undefined) return DEFAULT_STATE_FILE;
+  if (raw === undefined) return resolve(DEFAULT_STATE_FILE);
   const text = asText('state_file', raw, 'a file path or none').trim();
   if (text === '') throw new ConfigError('state_file', `${raw.origin} is empty; give a file path, or none to disable the state file`);
   if (text.toLowerCase() === 'none') return null;
   const path = resolvePath(raw, text);
-  const directory = dirname(resolve(path));
+  const directory = dirname(path);
   let isDirectory = false;
   try {
     isDirectory = statSync(directory).isDirectory();
@@ -241,8 +244,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   let configFile: string | null = null;
   let yaml: Layer = new Map();
   if (configRaw !== undefined) {
-    configFile = asText('config', configRaw, 'a file path').trim();
-    if (configFile === '') throw new ConfigError('config', `${configRaw.origin} is empty; give the YAML file path or unset it`);
+    const path = asText('config', configRaw, 'a file path').trim();
+    if (path === '') throw new ConfigError('config', `${configRaw.origin} is empty; give the YAML file path or unset it`);
+    configFile = resolve(path);
     yaml = readYamlFile(configFile, configRaw.origin);
   }
   const sources = new Sources([flags, environment, yaml]);

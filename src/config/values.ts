@@ -57,7 +57,7 @@ export function parseDurationText(key: string, text: string, origin: string, bou
 }
 
 export function asDuration(key: string, raw: RawValue, bounds: DurationBounds = {}): number {
-  if (typeof raw.value === 'number') {
+  if (typeof raw.value === 'number' && raw.value !== 0) {
     throw new ConfigError(key, `${raw.origin}: ${raw.value} has no unit; write a number and a unit, e.g. ${raw.value}s`);
   }
   return parseDurationText(key, asText(key, raw, `a duration (${DURATION_EXAMPLES})`), raw.origin, bounds);
