@@ -1,0 +1,73 @@
+// The emulator's express app: admin routes, the delivery interface (Bearer auth) with the
+// fault knobs on its read endpoints, the management interface, and a JSON 404 and error
+// handler so no input ever crashes the process or gets an HTML answer.
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { bearerAuth } from './auth.js';
+import { faultInjector } from './faults.js';
+import { describeError, sendError } from './http-util.js';
+import type { Management } from './management/index.js';
+import { ADMIN_PREFIX, adminRouter } from './routes/admin.js';
+import { logsHandler } from './routes/logs.js';
+import { enqueueHandler, publishHandler, triggerHandler } from './routes/messages.js';
+import { queuesRouter } from './routes/queues.js';
+import { schedulesHandler } from './routes/schedules.js';
+import { topicsRouter } from './routes/topics.js';
+import type { DeliveryService } from './service.js';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Requests for the management interface (for its fault scope). */
+function managementPathPattern(serviceNames: string[]): RegExp {
+  const names = serviceNames.map(escapeRegExp).join('|');
+  return new RegExp(`^/v2/(?:vector|search|(?:${names || 'qstash'})/users?)(?:/|$)`, 'i');
+}
+
+function onlyWhen(test: (req: Parameters<RequestHandler>[0]) => boolean, handler: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    if (!test(req)) {
+      next();
+      return;
+    }
+    return handler(req, res, next);
+  };
+}
+
+export function createApp(service: DeliveryService, management: Management, report: (line: string) => void): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(`${ADMIN_PREFIX}/management`, management.adminRouter);
+  app.use(ADMIN_PREFIX, adminRouter(service));
+
+  const auth = bearerAuth(service.options.token);
+  const logFaults = faultInjector(service, 'logs');
+  app.get('/v2/logs', logFaults, auth, logsHandler(service, 'logs'));
+  app.get('/v2/events', logFaults, auth, logsHandler(service, 'events'));
+  app.use('/v2/schedules', onlyWhen((req) => req.method === 'GET', faultInjector(service, 'schedules')), auth, schedulesHandler(service));
+  app.use('/v2/enqueue', auth, enqueueHandler(service));
+  app.use('/v2/publish', auth, publishHandler(service));
+  app.use('/v2/trigger', auth, triggerHandler(service));
+  app.use('/v2/topics', auth);
+  app.use(topicsRouter(service));
+  app.use('/v2/queues', auth);
+  app.use(queuesRouter(service));
+
+  const managementPaths = managementPathPattern(service.options.serviceNames);
+  app.use(onlyWhen((req) => managementPaths.test(req.path), faultInjector(service, 'management')));
+  app.use(management.router);
+
+  app.use((req, res) => {
+    sendError(res, 404, `no route for ${req.method} ${req.path.slice(0, 200)}`);
+  });
+
+  const errorHandler: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    const { status, message } = describeError(error);
+    if (status >= 500) report(`emulator: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    sendError(res, status, message);
+  };
+  app.use(errorHandler);
+  return app;
+}

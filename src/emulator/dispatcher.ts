@@ -1,0 +1,246 @@
+// The delivery worker. Messages wait on the shared timer queue (delays, retries), then in a
+// FIFO of ready messages; at most `concurrency` attempts are in flight, and a queue's messages
+// respect its parallelism and pause flag. Every state change is written to the log:
+// CREATED, ACTIVE, then DELIVERED, or ERROR + RETRY ... and finally FAILED.
+import type { ScaledClock, TimerQueue } from './clock.js';
+import { isLoopbackUrl } from './destination.js';
+import type { AttemptResult, HttpDelivery, RequestSigner } from './http-delivery.js';
+import type { LogStore } from './log-store.js';
+import { buildMessage, type FinalOutcome, type Message, type NewMessage } from './message.js';
+import type { CallbackSpec } from './message-options.js';
+import type { QueueStore } from './queues.js';
+import { nextRetryDelayMs, retryHintFromHeaders } from './retry-policy.js';
+
+export const NOT_ALLOWED_ERROR = 'destination not allowed by emulator';
+
+export interface DispatcherDeps {
+  clock: ScaledClock;
+  timers: TimerQueue;
+  log: LogStore;
+  queues: QueueStore;
+  http: HttpDelivery;
+  headerPrefix: string;
+  concurrency: number;
+  allowRemoteDestinations: boolean;
+  planTimeoutMs: () => number;
+  /** Signing seam (Upstash-Signature comes with a later issue). */
+  signer?: RequestSigner;
+}
+
+export class Dispatcher {
+  private ready: Message[] = [];
+  private readyHead = 0;
+  private readonly waiting = new Map<string, Message[]>();
+  private inFlight = 0;
+  private generation = 0;
+  private readonly idle = new Set<() => void>();
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** Accepts a new message: logs CREATED and delivers it after `delayMs` of virtual time. */
+  submit(input: NewMessage, delayMs: number): Message {
+    const message = buildMessage(input, this.generation, this.deps.clock.now());
+    this.deps.log.append('CREATED', message.facts);
+    if (message.queueName !== undefined) this.deps.queues.ensure(message.queueName).pending++;
+    if (delayMs > 0) this.deps.timers.after(delayMs, () => this.makeReady(message));
+    else this.makeReady(message);
+    return message;
+  }
+
+  /** Lets held messages of a queue go again (after resume or a parallelism change). */
+  releaseQueue(name: string): void {
+    const held = this.waiting.get(name);
+    const queue = this.deps.queues.get(name);
+    if (!held || held.length === 0) return;
+    const room = queue ? (queue.paused ? 0 : Math.max(0, queue.parallelism - queue.inFlight)) : held.length;
+    if (room === 0) return;
+    const released = held.splice(0, room);
+    if (held.length === 0) this.waiting.delete(name);
+    // Released messages go first: they were ready before anything queued after them.
+    this.ready.splice(this.readyHead, 0, ...released);
+    this.pump();
+  }
+
+  /** Forgets every pending message; attempts in flight finish without writing to the log. */
+  reset(): void {
+    this.generation++;
+    this.ready = [];
+    this.readyHead = 0;
+    this.waiting.clear();
+  }
+
+  get stats(): { inFlight: number; ready: number; held: number } {
+    let held = 0;
+    for (const list of this.waiting.values()) held += list.length;
+    return { inFlight: this.inFlight, ready: this.ready.length - this.readyHead, held };
+  }
+
+  /** Resolves once nothing is in flight or ready (delayed and held messages do not count). */
+  whenIdle(): Promise<void> {
+    if (this.inFlight === 0 && this.readyHead >= this.ready.length) return Promise.resolve();
+    return new Promise((resolve) => this.idle.add(resolve));
+  }
+
+  private makeReady(message: Message): void {
+    if (message.generation !== this.generation) return;
+    this.ready.push(message);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.deps.concurrency && this.readyHead < this.ready.length) {
+      const message = this.ready[this.readyHead++]!;
+      if (message.generation !== this.generation) continue;
+      const queue = message.queueName !== undefined ? this.deps.queues.get(message.queueName) : undefined;
+      if (queue && (queue.paused || queue.inFlight >= queue.parallelism)) {
+        const held = this.waiting.get(queue.name) ?? [];
+        held.push(message);
+        this.waiting.set(queue.name, held);
+        continue;
+      }
+      this.inFlight++;
+      if (queue) queue.inFlight++;
+      void this.attempt(message).finally(() => {
+        this.inFlight--;
+        if (queue) {
+          queue.inFlight = Math.max(0, queue.inFlight - 1);
+          this.releaseQueue(queue.name);
+        }
+        this.pump();
+      });
+    }
+    if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.readyHead);
+      this.readyHead = 0;
+    }
+    if (this.inFlight === 0 && this.readyHead >= this.ready.length && this.idle.size > 0) {
+      for (const resolve of this.idle) resolve();
+      this.idle.clear();
+    }
+  }
+
+  private async attempt(message: Message): Promise<void> {
+    const { log, clock } = this.deps;
+    log.append('ACTIVE', message.facts);
+    let result: AttemptResult;
+    if (!this.deps.allowRemoteDestinations && !isLoopbackUrl(message.url)) {
+      result = { ok: false, headers: {}, body: Buffer.alloc(0), error: NOT_ALLOWED_ERROR, nonRetryable: true };
+    } else {
+      result = await this.deps.http.send({
+        url: message.url,
+        method: message.method,
+        headers: this.destinationHeaders(message),
+        body: message.body,
+        timeoutMs: message.timeoutMs,
+      });
+    }
+    if (message.generation !== this.generation) return;
+
+    if (result.ok) {
+      log.append('DELIVERED', message.facts, { responseStatus: result.status });
+      this.sendCallback(message, message.callback, result, false);
+      this.finish(message, 'SUCCESS');
+      return;
+    }
+
+    log.append('ERROR', message.facts, {
+      error: result.error,
+      responseStatus: result.status,
+      responseBody: result.status !== undefined ? result.body.toString('base64') : undefined,
+      responseHeaders: result.status !== undefined ? result.headers : undefined,
+    });
+    // The callback fires after every attempt, successful or not.
+    this.sendCallback(message, message.callback, result, false);
+
+    if (result.nonRetryable || message.retried >= message.retries) {
+      log.append('FAILED', message.facts, { error: result.error, responseStatus: result.status });
+      this.sendCallback(message, message.failureCallback, result, true);
+      this.finish(message, 'FAIL');
+      return;
+    }
+
+    const hint = retryHintFromHeaders(result.headers, clock.now());
+    const delayMs = nextRetryDelayMs(message.retried, message.retryDelay, hint);
+    message.retried++;
+    const dueVirtual = clock.virtualNow() + delayMs;
+    log.append('RETRY', message.facts, { nextDeliveryTime: Math.round(clock.realAt(dueVirtual)) });
+    this.deps.timers.at(dueVirtual, () => this.makeReady(message));
+  }
+
+  private finish(message: Message, outcome: FinalOutcome): void {
+    if (message.queueName !== undefined) {
+      const queue = this.deps.queues.get(message.queueName);
+      if (queue) queue.pending = Math.max(0, queue.pending - 1);
+    }
+    message.onFinal?.(message.id, outcome);
+  }
+
+  /** Service headers plus the message's own; service headers win over same-named user headers. */
+  private destinationHeaders(message: Message): Record<string, string | string[]> {
+    const prefix = this.deps.headerPrefix;
+    const byLower = new Map<string, [string, string | string[]]>();
+    const set = (name: string, value: string | string[]): void => {
+      byLower.set(name.toLowerCase(), [name, value]);
+    };
+    for (const [name, values] of Object.entries(message.headers)) set(name, values.length === 1 ? values[0]! : values);
+    set('User-Agent', 'Upstash-QStash');
+    set(`${prefix}Message-Id`, message.id);
+    set(`${prefix}Retried`, String(message.retried));
+    if (message.scheduleId !== undefined) set(`${prefix}Schedule-Id`, message.scheduleId);
+    if (message.topicName !== undefined) set(`${prefix}Topic-Name`, message.topicName);
+    if (message.callerIP !== undefined) set(`${prefix}Caller-Ip`, message.callerIP);
+    for (const [name, value] of Object.entries(message.extraHeaders)) set(name, value);
+    if (this.deps.signer) {
+      for (const [name, value] of Object.entries(this.deps.signer({ url: message.url, body: message.body }))) set(name, value);
+    }
+    return Object.fromEntries([...byLower.values()]);
+  }
+
+  /** Callbacks and failure callbacks are new messages (logged too) with the service's callback body. */
+  private sendCallback(source: Message, spec: CallbackSpec | undefined, result: AttemptResult, failure: boolean): void {
+    // Callbacks of callbacks would loop; the service does not chain them either.
+    if (!spec || source.kind !== 'message') return;
+    const now = this.deps.clock.now();
+    const payload: Record<string, unknown> = {
+      status: result.status ?? 0,
+      header: result.headers,
+      body: result.body.toString('base64'),
+      retried: source.retried,
+      maxRetries: source.retries,
+      sourceMessageId: source.id,
+      topicName: source.topicName ?? '',
+      endpointName: source.endpointName ?? '',
+      url: source.url,
+      method: source.method,
+      // Records show the redacted forms, so the payload (itself logged) does too.
+      sourceHeader: source.facts.header,
+      sourceBody: source.facts.body,
+      notBefore: source.notBefore ?? 0,
+      createdAt: source.createdAt,
+      scheduleId: source.scheduleId ?? '',
+      callerIP: source.callerIP ?? '',
+    };
+    if (result.status === undefined && result.error !== undefined) payload.error = result.error;
+    if (failure) payload.dlqId = `${now}-0`;
+    if (source.workflowRunId !== undefined) {
+      payload.workflowRunId = source.workflowRunId;
+      payload.workflowCreatedAt = source.createdAt;
+    }
+    this.submit(
+      {
+        kind: failure ? 'failure-callback' : 'callback',
+        url: spec.url,
+        method: spec.method,
+        headers: { 'Content-Type': ['application/json'], ...spec.headers },
+        body: Buffer.from(JSON.stringify(payload)),
+        timeoutMs: spec.timeoutMs ?? this.deps.planTimeoutMs(),
+        retries: spec.retries,
+        retryDelay: spec.retryDelay,
+        labels: [],
+        redact: { body: false, allHeaders: false, headerNames: new Set() },
+        callerIP: source.callerIP,
+      },
+      0,
+    );
+  }
+}

@@ -1,0 +1,95 @@
+// The emulator of the delivery service and the management interface, on one address.
+// createEmulator() starts it; the handle gives its URL, credentials, knobs and ground truth.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import type { Knobs } from './knobs.js';
+import type { GroundTruth } from './log-store.js';
+import { createManagement } from './management/index.js';
+import { resolveOptions, type EmulatorOptions } from './options.js';
+import { DeliveryService } from './service.js';
+
+export type { EmulatorOptions, PlanProfile } from './options.js';
+export { DEV_CREDENTIALS, PLAN_DEFAULTS } from './options.js';
+export type { FaultScope, Knobs } from './knobs.js';
+export type { GroundTruth, GroundTruthSeries, LogState } from './log-store.js';
+
+export interface EmulatorHandle {
+  /** http://127.0.0.1:PORT — both interfaces on one address. */
+  url: string;
+  credentials: { token: string; email: string; apiKey: string };
+  /** Validates and applies knobs; throws EmulatorKnobError (code ERR_EMULATOR_KNOB) naming a bad one. */
+  setKnobs(patch: Partial<Knobs>): void;
+  /** The knobs in force. */
+  knobs(): Knobs;
+  groundTruth(): GroundTruth;
+  /** Forgets messages, schedules, URL Groups, queues, de-duplication ids and the log; knobs stay. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface CreateEmulatorExtras {
+  /** Where unexpected internal errors are reported; silent by default. */
+  report?: (line: string) => void;
+}
+
+function hostForUrl(address: string): string {
+  return address.includes(':') ? `[${address}]` : address;
+}
+
+export async function createEmulator(options: Partial<EmulatorOptions> = {}, extras: CreateEmulatorExtras = {}): Promise<EmulatorHandle> {
+  const resolved = resolveOptions(options);
+  const service = new DeliveryService(resolved);
+  const management = createManagement({
+    email: resolved.email,
+    apiKey: resolved.apiKey,
+    deliveryToken: resolved.token,
+    plan: resolved.plan,
+    now: () => service.clock.now(),
+    serviceNames: resolved.serviceNames,
+  });
+  const app = createApp(service, management, extras.report ?? (() => undefined));
+  const server = createServer(app);
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable && !socket.destroyed) {
+      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 23\r\n\r\n{"error":"bad request"}');
+    } else {
+      socket.destroy();
+    }
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(resolved.port, resolved.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+
+  const address = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${hostForUrl(address.address)}:${address.port}`,
+    credentials: { token: resolved.token, email: resolved.email, apiKey: resolved.apiKey },
+    setKnobs: (patch) => {
+      service.setKnobs(patch);
+    },
+    knobs: () => service.knobs,
+    groundTruth: () => service.groundTruth(),
+    reset: () => service.reset(),
+    close: () => {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        await closed;
+        await service.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,249 @@
+// `upstash-exporter emulator`: the emulator alone, configured by flags (and the exporter's own
+// credential variables), printing its URL and credentials at start and closing cleanly on
+// SIGINT/SIGTERM. Invalid flags throw EmulatorUsageError (code ERR_CONFIG): one line, exit 2.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseDuration } from '../common/duration.js';
+import { EmulatorKnobError, EmulatorUsageError } from './errors.js';
+import { createEmulator, type EmulatorHandle } from './index.js';
+import { FAULT_SCOPES, parseKnobsPatch, type FaultScope, type Knobs } from './knobs.js';
+import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
+
+export const DEFAULT_LISTEN_ADDRESS = '127.0.0.1:8787';
+
+const FLAGS = {
+  'listen-address': { type: 'string', help: `host:port to listen on (default ${DEFAULT_LISTEN_ADDRESS})` },
+  'qstash-token': { type: 'string', help: 'delivery token (env QSTASH_TOKEN, QSTASH_TOKEN_FILE)' },
+  'qstash-token-file': { type: 'string', help: 'file holding the delivery token' },
+  'upstash-email': { type: 'string', help: 'management user (env UPSTASH_EMAIL)' },
+  'upstash-api-key': { type: 'string', help: 'management API key (env UPSTASH_API_KEY, UPSTASH_API_KEY_FILE)' },
+  'upstash-api-key-file': { type: 'string', help: 'file holding the management API key' },
+  'time-scale': { type: 'string', help: 'waits (retry delays, Delay/Not-Before, cron, dedup window) run this many times faster (default 1)' },
+  'log-retention': { type: 'string', help: 'log entries kept, newest first (default 10000)' },
+  'log-visibility-delay': { type: 'string', help: 'hide log entries younger than this duration, e.g. 2s (default 0)' },
+  latency: { type: 'string', help: 'added latency on the faulted read endpoints, e.g. 200ms (default 0)' },
+  'rate-limit': { type: 'string', help: 'requests per second on the faulted read endpoints, 429 above (default 0 = off)' },
+  'error-ratio': { type: 'string', help: 'share of faulted requests answered 5xx, 0..1 (default 0)' },
+  'malformed-ratio': { type: 'string', help: 'share answered with a body that is not JSON, 0..1 (default 0)' },
+  'truncated-ratio': { type: 'string', help: 'share answered with a body cut halfway, 0..1 (default 0)' },
+  'omit-state': { type: 'boolean', help: 'serve log entries without their state field' },
+  'fault-scope': { type: 'string', help: `endpoint groups the faults apply to, comma list of ${FAULT_SCOPES.join(', ')} (default all)` },
+  'header-prefix': { type: 'string', help: 'prefix of the service headers (default Upstash-; e.g. Svc-)' },
+  plan: { type: 'string', help: 'plan profile free|payg|fixed: default retries, timeout, account record (default payg)' },
+  seed: { type: 'string', help: 'seed of the fault PRNG (default 1)' },
+  'allow-remote-destinations': { type: 'boolean', help: 'deliver to non-loopback hosts too (off: such messages fail)' },
+  'max-body-bytes': { type: 'string', help: 'request body limit in bytes (default 1048576)' },
+  concurrency: { type: 'string', help: 'delivery attempts in flight at once (default 64)' },
+  help: { type: 'boolean', help: 'show this help' },
+} as const;
+
+export function emulatorHelpText(): string {
+  const lines = ['Usage: upstash-exporter emulator [flags]', '', 'Flags:'];
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    lines.push(`  --${name}${spec.type === 'string' ? ' <value>' : ''}`, `      ${spec.help}`);
+  }
+  lines.push('', 'Admin API (no auth, loopback use): GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, POST /__emulator/reset');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Parses `host:port`, `[v6]:port` or `:port` (all interfaces). */
+export function parseListenAddress(text: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
+  const port = match ? Number(match[3]) : Number.NaN;
+  if (!match || port > 65_535) throw new EmulatorUsageError('--listen-address', `expected host:port, got ${JSON.stringify(text)}`);
+  const host = match[1] ?? match[2] ?? '';
+  return { host: host === '' ? '0.0.0.0' : host, port };
+}
+
+function readSecretFile(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    throw new EmulatorUsageError(flag, `cannot read file ${JSON.stringify(path)}`);
+  }
+}
+
+function numberFlag(flag: string, text: string, integer: boolean): number {
+  const value = Number(text.trim());
+  if (text.trim() === '' || !Number.isFinite(value) || (integer && !Number.isInteger(value))) {
+    throw new EmulatorUsageError(flag, `expected ${integer ? 'an integer' : 'a number'}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+function durationFlag(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    const reason = error instanceof Error && 'reason' in error ? String(error.reason) : 'not a duration';
+    throw new EmulatorUsageError(flag, `${reason} (got ${JSON.stringify(text)}, e.g. 500ms, 2s, 1m)`);
+  }
+}
+
+const KNOB_FLAGS: Record<string, string> = {
+  timeScale: '--time-scale',
+  logRetention: '--log-retention',
+  logVisibilityDelayMs: '--log-visibility-delay',
+  latencyMs: '--latency',
+  rateLimitPerSecond: '--rate-limit',
+  errorRatio: '--error-ratio',
+  malformedRatio: '--malformed-ratio',
+  truncatedRatio: '--truncated-ratio',
+  omitState: '--omit-state',
+  faultScope: '--fault-scope',
+};
+
+export interface EmulatorCliSettings {
+  options: Partial<EmulatorOptions>;
+  /** Which credentials are the public development defaults (printed at start). */
+  defaults: { token: boolean; email: boolean; apiKey: boolean };
+  help: boolean;
+}
+
+/** Turns argv and the environment into emulator options; throws EmulatorUsageError naming the flag. */
+export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEnv): EmulatorCliSettings {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    const flag = /'(-[^']+)'/.exec(message)?.[1] ?? 'flags';
+    throw new EmulatorUsageError(flag, message);
+  }
+  const text = (name: keyof typeof FLAGS): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const options: Partial<EmulatorOptions> = {};
+  const { host, port } = parseListenAddress(text('listen-address') ?? DEFAULT_LISTEN_ADDRESS);
+  options.host = host;
+  options.port = port;
+
+  const tokenFile = text('qstash-token-file') ?? env.QSTASH_TOKEN_FILE;
+  const token = text('qstash-token') ?? (tokenFile ? readSecretFile('--qstash-token-file', tokenFile) : env.QSTASH_TOKEN);
+  const email = text('upstash-email') ?? env.UPSTASH_EMAIL;
+  const keyFile = text('upstash-api-key-file') ?? env.UPSTASH_API_KEY_FILE;
+  const apiKey = text('upstash-api-key') ?? (keyFile ? readSecretFile('--upstash-api-key-file', keyFile) : env.UPSTASH_API_KEY);
+  if (token !== undefined && token.trim() === '') throw new EmulatorUsageError('--qstash-token', 'is empty');
+  if (email !== undefined && email.trim() === '') throw new EmulatorUsageError('--upstash-email', 'is empty');
+  if (apiKey !== undefined && apiKey.trim() === '') throw new EmulatorUsageError('--upstash-api-key', 'is empty');
+  options.token = token?.trim() ?? DEV_CREDENTIALS.token;
+  options.email = email?.trim() ?? DEV_CREDENTIALS.email;
+  options.apiKey = apiKey?.trim() ?? DEV_CREDENTIALS.apiKey;
+
+  const plan = text('plan');
+  if (plan !== undefined) {
+    if (!['free', 'payg', 'fixed'].includes(plan)) throw new EmulatorUsageError('--plan', `expected free, payg or fixed, got ${JSON.stringify(plan)}`);
+    options.plan = plan as PlanProfile;
+  }
+  const prefix = text('header-prefix');
+  if (prefix !== undefined) {
+    const withDash = prefix.endsWith('-') ? prefix : `${prefix}-`;
+    if (!/^[A-Za-z][A-Za-z0-9]*-$/.test(withDash)) throw new EmulatorUsageError('--header-prefix', `expected letters and digits such as Upstash- or Svc-, got ${JSON.stringify(prefix)}`);
+    options.headerPrefix = withDash;
+  }
+  const seed = text('seed');
+  if (seed !== undefined) options.seed = numberFlag('--seed', seed, true);
+  const maxBody = text('max-body-bytes');
+  if (maxBody !== undefined) {
+    options.maxBodyBytes = numberFlag('--max-body-bytes', maxBody, true);
+    if (options.maxBodyBytes < 1) throw new EmulatorUsageError('--max-body-bytes', 'must be at least 1');
+  }
+  const concurrency = text('concurrency');
+  if (concurrency !== undefined) {
+    options.concurrency = numberFlag('--concurrency', concurrency, true);
+    if (options.concurrency < 1) throw new EmulatorUsageError('--concurrency', 'must be at least 1');
+  }
+  if (values['allow-remote-destinations'] === true) options.allowRemoteDestinations = true;
+
+  const knobs: Partial<Knobs> = {};
+  const timeScale = text('time-scale');
+  if (timeScale !== undefined) knobs.timeScale = numberFlag('--time-scale', timeScale, false);
+  const retention = text('log-retention');
+  if (retention !== undefined) knobs.logRetention = numberFlag('--log-retention', retention, true);
+  const visibility = text('log-visibility-delay');
+  if (visibility !== undefined) knobs.logVisibilityDelayMs = durationFlag('--log-visibility-delay', visibility);
+  const latency = text('latency');
+  if (latency !== undefined) knobs.latencyMs = durationFlag('--latency', latency);
+  const rateLimit = text('rate-limit');
+  if (rateLimit !== undefined) knobs.rateLimitPerSecond = numberFlag('--rate-limit', rateLimit, true);
+  const errorRatio = text('error-ratio');
+  if (errorRatio !== undefined) knobs.errorRatio = numberFlag('--error-ratio', errorRatio, false);
+  const malformedRatio = text('malformed-ratio');
+  if (malformedRatio !== undefined) knobs.malformedRatio = numberFlag('--malformed-ratio', malformedRatio, false);
+  const truncatedRatio = text('truncated-ratio');
+  if (truncatedRatio !== undefined) knobs.truncatedRatio = numberFlag('--truncated-ratio', truncatedRatio, false);
+  if (values['omit-state'] === true) knobs.omitState = true;
+  const scope = text('fault-scope');
+  if (scope !== undefined) knobs.faultScope = scope.split(',').map((item) => item.trim()).filter((item) => item !== '') as FaultScope[];
+  try {
+    options.knobs = parseKnobsPatch(knobs);
+  } catch (error) {
+    if (error instanceof EmulatorKnobError) {
+      const knob = error.knob.split('.')[0]!;
+      throw new EmulatorUsageError(KNOB_FLAGS[knob] ?? knob, error.message.replace(/^invalid knob [^:]+: /, ''));
+    }
+    throw error;
+  }
+  return {
+    options,
+    defaults: { token: token === undefined, email: email === undefined, apiKey: apiKey === undefined },
+    help: values.help === true,
+  };
+}
+
+function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): string {
+  const { defaults } = settings;
+  const lines = [
+    `upstash-exporter emulator listening on ${handle.url}`,
+    `  delivery (QStash) and management interfaces: ${handle.url}`,
+    `  point the exporter at it: --qstash-url ${handle.url} --management-url ${handle.url}`,
+  ];
+  if (defaults.token || defaults.email || defaults.apiKey) {
+    lines.push('  public development credentials (set --qstash-token/QSTASH_TOKEN, --upstash-email/UPSTASH_EMAIL, --upstash-api-key/UPSTASH_API_KEY to change):');
+    if (defaults.token) lines.push(`    QSTASH_TOKEN=${handle.credentials.token}`);
+    if (defaults.email) lines.push(`    UPSTASH_EMAIL=${handle.credentials.email}`);
+    if (defaults.apiKey) lines.push(`    UPSTASH_API_KEY=${handle.credentials.apiKey}`);
+  }
+  if (!defaults.token || !defaults.email || !defaults.apiKey) lines.push('  credentials given by flags or environment are in use (not printed)');
+  lines.push(`  admin (no auth): ${handle.url}/__emulator/knobs, ${handle.url}/__emulator/ground-truth, POST ${handle.url}/__emulator/reset`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Runs the emulator until SIGINT or SIGTERM. Resolves once it listens (the process then lives
+ * on its server); throws EmulatorUsageError (code ERR_CONFIG) for invalid flags.
+ */
+export async function runEmulatorCli(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const settings = parseEmulatorArgs(argv, env);
+  if (settings.help) {
+    process.stdout.write(emulatorHelpText());
+    return;
+  }
+  let handle: EmulatorHandle;
+  try {
+    handle = await createEmulator(settings.options, { report: (line) => process.stderr.write(`${line}\n`) });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new EmulatorUsageError('--listen-address', `cannot listen on ${settings.options.host}:${settings.options.port} (${String(code)})`);
+    }
+    throw error;
+  }
+  process.stdout.write(startBanner(handle, settings));
+
+  const shutdown = (signal: NodeJS.Signals): void => {
+    process.off('SIGINT', shutdown);
+    process.off('SIGTERM', shutdown);
+    process.stdout.write(`upstash-exporter emulator: ${signal} received, shutting down\n`);
+    handle.close().then(
+      () => process.stdout.write('upstash-exporter emulator: stopped\n'),
+      (error: unknown) => {
+        process.stderr.write(`upstash-exporter emulator: error while closing: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
