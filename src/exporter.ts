@@ -10,7 +10,7 @@ import { CollectorRunner } from './collectors/runner.js';
 import { configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { buildRevision, SelfMetrics } from './metrics/self.js';
-import { startServer, type ExporterView } from './server/index.js';
+import { exporterView, startServer } from './server/index.js';
 import { VERSION } from './version.js';
 
 export interface ExporterHandle {
@@ -81,13 +81,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     logger: logger.child({ component: 'runner' }),
     secrets: configSecrets(config),
   });
-  const view: ExporterView = {
-    version: VERSION,
-    registries: () => [{ name: 'self', registry: selfMetrics.registry }, ...runner.registries()],
-    status: () => runner.status(),
-    ready: () => runner.ready(),
-    waitingFor: () => runner.waitingFor(),
-  };
+  const view = exporterView(VERSION, selfMetrics, runner);
 
   let server;
   try {

@@ -5,7 +5,8 @@ import type { TLSSocket } from 'node:tls';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logging/index.js';
 import type { CollectorName } from '../collectors/collector.js';
-import type { CollectorStatus } from '../collectors/runner.js';
+import type { CollectorRunner, CollectorStatus } from '../collectors/runner.js';
+import type { SelfMetrics } from '../metrics/self.js';
 import { renderLanding } from './landing.js';
 import { metricsHandler, type NamedRegistry } from './metrics-endpoint.js';
 import { BasicAuthChecker, clientCertificateProblem, parseBasicAuthorization, type WebConfigWatcher } from './web-config.js';
@@ -18,6 +19,17 @@ export interface ExporterView {
   status(): CollectorStatus[];
   ready(): boolean;
   waitingFor(): CollectorName[];
+}
+
+/** The view of a running exporter: self metrics first, then each collector's snapshot. */
+export function exporterView(version: string, selfMetrics: SelfMetrics, runner: CollectorRunner): ExporterView {
+  return {
+    version,
+    registries: () => [{ name: 'self', registry: selfMetrics.registry }, ...runner.registries()],
+    status: () => runner.status(),
+    ready: () => runner.ready(),
+    waitingFor: () => runner.waitingFor(),
+  };
 }
 
 export interface AppOptions {

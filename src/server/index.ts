@@ -8,7 +8,7 @@ import type { Logger } from '../logging/index.js';
 import { createApp, type ExporterView } from './app.js';
 import { WebConfigWatcher } from './web-config.js';
 
-export type { ExporterView } from './app.js';
+export { exporterView, type ExporterView } from './app.js';
 export { METRICS_CONTENT_TYPE } from './metrics-endpoint.js';
 
 export interface ServerOptions {

@@ -1,0 +1,312 @@
+// CollectorRunner with small in-test collectors: real implementations of the Collector
+// interface (real peers of the framework), real node-cron timers, real SelfMetrics.
+
+import { Writable } from 'node:stream';
+import { Gauge, type Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { COLLECTOR_NAMES, type Collector, type CollectorName, type PollContext } from '../src/collectors/collector.js';
+import { CollectorRunner, cronForInterval, describeError } from '../src/collectors/runner.js';
+import type { CollectorConfig } from '../src/config/index.js';
+import { createLogger, type Logger } from '../src/logging/index.js';
+import { SelfMetrics } from '../src/metrics/self.js';
+import { SnapshotRegistry } from '../src/metrics/snapshot.js';
+
+type Behaviour = (poll: number, ctx: PollContext) => Promise<void> | void;
+
+/** Serves `upstash_test_<name>_poll` = number of the poll that built the snapshot. */
+class ScriptedCollector implements Collector {
+  readonly snapshot = new SnapshotRegistry();
+  polls = 0;
+  finishedPolls = 0;
+  closedAfterPolls: number | null = null;
+  signals: AbortSignal[] = [];
+
+  constructor(
+    readonly name: CollectorName,
+    private readonly behaviour: Behaviour = () => undefined,
+  ) {}
+
+  get registry(): Registry {
+    return this.snapshot.current;
+  }
+
+  async poll(ctx: PollContext): Promise<void> {
+    const n = ++this.polls;
+    this.signals.push(ctx.signal);
+    try {
+      await this.behaviour(n, ctx);
+      await this.snapshot.build((registry) => {
+        new Gauge({ name: `upstash_test_${this.name}_poll`, help: 'poll number', registers: [registry] }).set(n);
+      });
+    } finally {
+      this.finishedPolls += 1;
+    }
+  }
+
+  close(): Promise<void> {
+    this.closedAfterPolls = this.finishedPolls;
+    return Promise.resolve();
+  }
+}
+
+function settings(intervalsMs: Partial<Record<CollectorName, number>>): Record<CollectorName, CollectorConfig> {
+  return Object.fromEntries(
+    COLLECTOR_NAMES.map((name) => {
+      const interval = intervalsMs[name];
+      return [name, { enabled: interval !== undefined, intervalMs: interval ?? 60_000, disabledReason: interval === undefined ? 'no QSTASH_TOKEN' : null }];
+    }),
+  ) as Record<CollectorName, CollectorConfig>;
+}
+
+function captureLogger(): { logger: Logger; lines: () => Record<string, unknown>[]; text: () => string } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  const logger = createLogger({ level: 'debug', format: 'json', destination });
+  const text = (): string => chunks.join('');
+  const lines = (): Record<string, unknown>[] =>
+    text()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logger, lines, text };
+}
+
+async function sampleValue(registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
+  const metric = registry.getSingleMetric(name);
+  if (metric === undefined) return undefined;
+  const { values } = await metric.get();
+  const found = values.find((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
+  return found?.value;
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const runners: CollectorRunner[] = [];
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((r) => r.stop(500)));
+});
+
+function startRunner(collectors: Collector[], intervalsMs: Partial<Record<CollectorName, number>>, extra: { secrets?: string[]; logger?: Logger; stopDeadlineMs?: number } = {}) {
+  const selfMetrics = new SelfMetrics({ version: '9.9.9', processMetrics: false });
+  const log = extra.logger === undefined ? captureLogger() : undefined;
+  const runner = new CollectorRunner({
+    collectors,
+    settings: settings(intervalsMs),
+    selfMetrics,
+    logger: extra.logger ?? log!.logger,
+    secrets: extra.secrets,
+    stopDeadlineMs: extra.stopDeadlineMs,
+  });
+  runners.push(runner);
+  runner.start();
+  return { runner, selfMetrics, log };
+}
+
+describe('cronForInterval', () => {
+  it('keeps intervals that divide their unit and rounds the others to the nearest', () => {
+    expect(cronForInterval(1_000)).toEqual({ expression: '* * * * * *', intervalMs: 1_000, exact: true });
+    expect(cronForInterval(15_000)).toEqual({ expression: '*/15 * * * * *', intervalMs: 15_000, exact: true });
+    expect(cronForInterval(60_000)).toEqual({ expression: '0 * * * * *', intervalMs: 60_000, exact: true });
+    expect(cronForInterval(300_000)).toEqual({ expression: '0 */5 * * * *', intervalMs: 300_000, exact: true });
+    expect(cronForInterval(3_600_000)).toEqual({ expression: '0 0 * * * *', intervalMs: 3_600_000, exact: true });
+    expect(cronForInterval(6 * 3_600_000)).toEqual({ expression: '0 0 */6 * * *', intervalMs: 6 * 3_600_000, exact: true });
+    expect(cronForInterval(86_400_000)).toEqual({ expression: '0 0 0 * * *', intervalMs: 86_400_000, exact: true });
+
+    expect(cronForInterval(7_000)).toMatchObject({ intervalMs: 6_000, exact: false });
+    expect(cronForInterval(45_000)).toMatchObject({ intervalMs: 60_000, exact: false }); // tie: the longer
+    expect(cronForInterval(500)).toMatchObject({ expression: '* * * * * *', intervalMs: 1_000, exact: false });
+    expect(cronForInterval(7 * 60_000)).toMatchObject({ intervalMs: 6 * 60_000, exact: false });
+  });
+
+  it('breaks ties towards the longer interval', () => {
+    expect(cronForInterval(5 * 3_600_000).intervalMs).toBe(6 * 3_600_000);
+    expect(cronForInterval(3 * 86_400_000).intervalMs).toBe(86_400_000);
+  });
+
+  it('warns once per collector whose interval had to be rounded', async () => {
+    const log = captureLogger();
+    const { runner } = startRunner([new ScriptedCollector('account'), new ScriptedCollector('logs')], { account: 7 * 60_000, logs: 15_000 }, { logger: log.logger });
+    await runner.firstPolls();
+    const warnings = log.lines().filter((l) => l.level === 'warn' && String(l.msg).includes('cannot be scheduled exactly'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ collector: 'account', effectiveMs: 360_000 });
+    expect(runner.status().find((s) => s.name === 'account')).toMatchObject({ intervalMs: 360_000, schedule: '0 */6 * * * *' });
+  });
+});
+
+describe('describeError', () => {
+  it('gives CODE: message on one line, without secrets', () => {
+    const error = Object.assign(new Error('upstream said\nno to sk-canary-123 at https://me:pw@host/x?token=abc'), { code: 'ERR_API_AUTH' });
+    const text = describeError(error, ['sk-canary-123']);
+    expect(text).toBe('ERR_API_AUTH: upstream said no to *** at https://***@host/x?token=***');
+    expect(describeError(new TypeError('bad'))).toBe('TypeError: bad');
+    expect(describeError('Bearer abc.def')).toBe('ERR_UNKNOWN: Bearer ***');
+    expect(describeError(new Error('x'.repeat(1000))).length).toBeLessThanOrEqual(300);
+  });
+});
+
+describe('CollectorRunner', () => {
+  it('polls each collector at start, then on schedule, and records success', async () => {
+    const logs = new ScriptedCollector('logs');
+    const { runner, selfMetrics } = startRunner([logs], { logs: 1_000 });
+    await runner.firstPolls();
+    expect(logs.polls).toBe(1);
+    expect(runner.ready()).toBe(true);
+    await waitFor(() => logs.polls >= 2, 3_000);
+    const reg = selfMetrics.registry;
+    expect(await sampleValue(reg, 'upstash_exporter_collector_success', { collector: 'logs' })).toBe(1);
+    const lastSuccess = await sampleValue(reg, 'upstash_exporter_collector_last_success_timestamp_seconds', { collector: 'logs' });
+    expect(lastSuccess).toBeGreaterThan(Date.now() / 1000 - 5);
+    const status = runner.status();
+    expect(status.map((s) => s.name)).toEqual([...COLLECTOR_NAMES]);
+    expect(status.find((s) => s.name === 'logs')).toMatchObject({ enabled: true, everSucceeded: true, lastOutcome: 'success', lastError: null });
+    expect(status.find((s) => s.name === 'vector')).toMatchObject({ enabled: false, disabledReason: 'no QSTASH_TOKEN' });
+  });
+
+  it('keeps one failing collector from affecting another, flipping only its own success gauge', async () => {
+    const healthy = new ScriptedCollector('schedules');
+    const broken = new ScriptedCollector('account', (n) => {
+      if (n >= 2) throw Object.assign(new Error('upstream is down'), { code: 'ERR_API_UPSTREAM' });
+    });
+    const { runner, selfMetrics } = startRunner([healthy, broken], { schedules: 1_000, account: 1_000 });
+    await runner.firstPolls();
+    expect(runner.ready()).toBe(true);
+    await waitFor(() => broken.polls >= 3 && healthy.polls >= 3, 4_000);
+    await waitFor(() => healthy.finishedPolls >= 3 && broken.finishedPolls >= 3);
+    const reg = selfMetrics.registry;
+    expect(await sampleValue(reg, 'upstash_exporter_collector_success', { collector: 'account' })).toBe(0);
+    expect(await sampleValue(reg, 'upstash_exporter_collector_success', { collector: 'schedules' })).toBe(1);
+    expect(await sampleValue(reg, 'upstash_exporter_collector_errors_total', { collector: 'account' })).toBeGreaterThanOrEqual(2);
+    expect(await sampleValue(reg, 'upstash_exporter_collector_errors_total', { collector: 'schedules' })).toBe(0);
+    // The failed collector still serves its last good snapshot (poll 1); the healthy one is fresh.
+    expect(await sampleValue(broken.registry, 'upstash_test_account_poll', {})).toBe(1);
+    expect(await sampleValue(healthy.registry, 'upstash_test_schedules_poll', {})).toBeGreaterThanOrEqual(3);
+    const account = runner.status().find((s) => s.name === 'account');
+    expect(account).toMatchObject({ lastOutcome: 'failure', lastError: 'ERR_API_UPSTREAM: upstream is down', everSucceeded: true });
+    expect(runner.status().find((s) => s.name === 'schedules')?.lastError).toBeNull();
+  });
+
+  it('is not ready until every enabled collector succeeded once', async () => {
+    const late = new ScriptedCollector('search', (n) => {
+      if (n === 1) throw new Error('not yet');
+    });
+    const early = new ScriptedCollector('vector');
+    const { runner } = startRunner([late, early], { search: 1_000, vector: 60_000 });
+    await runner.firstPolls();
+    expect(runner.ready()).toBe(false);
+    expect(runner.waitingFor()).toEqual(['search']);
+    await waitFor(() => runner.ready(), 3_000);
+    expect(runner.waitingFor()).toEqual([]);
+  });
+
+  it('catches a collector that throws synchronously', async () => {
+    const collector: Collector = {
+      name: 'logs',
+      registry: new SnapshotRegistry().current,
+      poll: () => {
+        throw Object.assign(new Error('sync boom'), { code: 'ERR_X' });
+      },
+    };
+    const { runner } = startRunner([collector], { logs: 60_000 });
+    await runner.firstPolls();
+    expect(runner.status()[0]).toMatchObject({ lastOutcome: 'failure', lastError: 'ERR_X: sync boom' });
+  });
+
+  it('counts an overlap when a scheduled poll outlasts the 1 s interval', async () => {
+    // Poll 1 (at start) is quick; poll 2 (the first scheduled one) takes 2.5 s, so at least one
+    // tick finds it still running: node-cron skips it (noOverlap) and the runner counts it.
+    const slow = new ScriptedCollector('logs', (n) => (n === 2 ? sleep(2_500) : undefined));
+    const { runner, selfMetrics } = startRunner([slow], { logs: 1_000 });
+    await runner.firstPolls();
+    await waitFor(async () => ((await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' })) ?? 0) >= 1, 5_000);
+    // No poll ran beside the slow one.
+    expect(slow.polls).toBe(2);
+    expect(runner.status()[0]?.running).toBe(true);
+  });
+
+  it('counts an overlap when a tick comes during the first poll', async () => {
+    const slow = new ScriptedCollector('logs', (n) => (n === 1 ? sleep(2_200) : undefined));
+    const { runner, selfMetrics } = startRunner([slow], { logs: 1_000 });
+    await runner.firstPolls();
+    expect(await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' })).toBeGreaterThanOrEqual(1);
+    expect(slow.polls).toBe(1);
+  });
+
+  it('counts missed runs when the event loop is blocked past the tolerance', async () => {
+    const logs = new ScriptedCollector('logs');
+    const { runner, selfMetrics } = startRunner([logs], { logs: 1_000 });
+    await runner.firstPolls();
+    // Block the event loop for 2.6 s: the 1 s ticks in between cannot fire on time.
+    const until = Date.now() + 2_600;
+    while (Date.now() < until) {
+      /* busy on purpose */
+    }
+    await waitFor(async () => ((await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_missed_runs_total', { collector: 'logs' })) ?? 0) >= 1, 3_000);
+  });
+
+  it('stop() lets the poll in flight finish, then closes the collector', async () => {
+    let release!: () => void;
+    const inFlight = new Promise<void>((resolve) => (release = resolve));
+    const logs = new ScriptedCollector('logs', () => inFlight);
+    const { runner } = startRunner([logs], { logs: 60_000 });
+    await waitFor(() => logs.polls === 1);
+    const stopped = runner.stop(5_000);
+    let done = false;
+    void stopped.then(() => (done = true));
+    await sleep(300);
+    expect(done).toBe(false);
+    expect(logs.closedAfterPolls).toBeNull();
+    release();
+    await stopped;
+    expect(logs.finishedPolls).toBe(1);
+    expect(logs.closedAfterPolls).toBe(1);
+    expect(logs.signals[0]?.aborted).toBe(false);
+    expect(runner.status()[0]?.lastOutcome).toBe('success');
+  });
+
+  it('stop() aborts a poll that outlives the deadline, then closes', async () => {
+    const stuck = new ScriptedCollector('logs', (_n, ctx) =>
+      new Promise<void>((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { code: 'ERR_API_ABORTED' })));
+      }),
+    );
+    const { runner } = startRunner([stuck], { logs: 60_000 });
+    await waitFor(() => stuck.polls === 1);
+    const started = Date.now();
+    await runner.stop(200);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(stuck.signals[0]?.aborted).toBe(true);
+    expect(stuck.closedAfterPolls).toBe(1);
+    // No poll starts after stop.
+    await sleep(1_100);
+    expect(stuck.polls).toBe(1);
+  });
+
+  it('never writes a configured secret into status or logs', async () => {
+    const canary = 'canary-secret-7f3a9';
+    const log = captureLogger();
+    const leaky = new ScriptedCollector('account', () => {
+      throw new Error(`failed with key ${canary} and ${encodeURIComponent(canary + '/x')}`);
+    });
+    const { runner } = startRunner([leaky], { account: 60_000 }, { secrets: [canary, `${canary}/x`], logger: log.logger });
+    await runner.firstPolls();
+    const status = JSON.stringify(runner.status());
+    expect(status).toContain('failed with key ***');
+    expect(status).not.toContain(canary);
+    expect(log.text()).toContain('failed with key ***');
+    expect(log.text()).not.toContain(canary);
+  });
+});
