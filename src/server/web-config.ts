@@ -113,7 +113,7 @@ export function loadWebConfig(path: string): WebConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
-    throw new ConfigError(CONFIG_KEY, `web config file ${path}: ${where}${issue?.message ?? 'invalid'}`);
+    throw new ConfigError(CONFIG_KEY, `web config file ${path}: ${where}${issue === undefined ? 'invalid' : issueMessage(issue)}`);
   }
   const config = parsed.data;
   const baseDir = dirname(absolute);
@@ -125,6 +125,15 @@ export function loadWebConfig(path: string): WebConfig {
       Object.entries(config.http_server_config?.headers ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
     ),
   };
+}
+
+/** A record key's own problem is nested inside zod's generic "Invalid key in record". */
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_key') {
+    const inner = issue.issues[0];
+    if (inner !== undefined) return `invalid user name: ${inner.message}`;
+  }
+  return issue.message;
 }
 
 function buildTls(tls: z.infer<typeof TlsSchema>, baseDir: string, path: string): TlsSettings {
