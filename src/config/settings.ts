@@ -196,7 +196,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'HTTP_BODY_TIMEOUT',
     valueHint: DURATION,
     defaultText: '30s',
-    help: 'time allowed between two chunks of a response body',
+    help: 'time allowed to read a response body',
   },
   {
     key: 'http.max_retries',
@@ -204,7 +204,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'HTTP_MAX_RETRIES',
     valueHint: '<count>',
     defaultText: '3',
-    help: 'retries of a failed request (network error, timeout, 429, 5xx); 0 disables',
+    help: 'retries of a failed request (network error, timeout, 429, 5xx); 0 disables retrying',
   },
   {
     key: 'http.retry_base_delay',
@@ -212,7 +212,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'HTTP_RETRY_BASE_DELAY',
     valueHint: DURATION,
     defaultText: '200ms',
-    help: 'delay before the first retry; later retries back off exponentially up to the max delay',
+    help: 'backoff of the first retry; doubles on each retry (with full jitter) up to the max delay',
   },
   {
     key: 'http.retry_max_delay',
@@ -220,7 +220,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'HTTP_RETRY_MAX_DELAY',
     valueHint: DURATION,
     defaultText: '10s',
-    help: 'upper bound of one retry delay',
+    help: 'upper bound of one backoff delay',
   },
   {
     key: 'http.max_rate_limit_wait',
@@ -228,7 +228,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'HTTP_MAX_RATE_LIMIT_WAIT',
     valueHint: DURATION,
     defaultText: '30s',
-    help: 'longest wait honoured for a rate-limit reset before giving up until the next cycle',
+    help: 'longest wait a 429 response may ask for; a longer one fails the request until the next poll',
   },
   // Walking the delivery logs.
   {
