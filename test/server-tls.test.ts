@@ -229,6 +229,21 @@ describe('web config validation', () => {
     expectConfigError(join(dir, 'absent.yml'), /cannot be read \(ENOENT\)/);
   });
 
+  it.skipIf(!opensslAvailable)('accepts the example of docs/http.md', async () => {
+    const doc = readFileSync(new URL('../docs/http.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    const yaml = (example ?? '')
+      .replace('/etc/upstash-exporter/tls.crt', files.serverCert)
+      .replace('/etc/upstash-exporter/tls.key', files.serverKey)
+      .replace('/etc/upstash-exporter/clients-ca.crt', files.clientCert);
+    const config = loadWebConfig(write('doc-example.yml', yaml));
+    expect(config.tls?.clientAuthType).toBe('RequireAndVerifyClientCert');
+    expect(config.tls?.options.minVersion).toBe('TLSv1.2');
+    expect(config.headers['X-Frame-Options']).toBe('deny');
+    expect(await bcrypt.compare('change-me', config.users.get('prometheus') ?? '')).toBe(true);
+  });
+
   it.skipIf(!opensslAvailable)('rejects a key that does not match the certificate', () => {
     expectConfigError(write('mismatch.yml', 'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n'), /TLS certificate or key is not usable/);
   });
