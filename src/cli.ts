@@ -5,7 +5,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { configSecrets, isConfigError, loadConfig, renderConfigYaml, SETTINGS } from './config/index.js';
-import { startExporter, type ExporterHandle } from './exporter.js';
+import type { ExporterHandle } from './exporter.js';
 import { createLogger } from './logging/index.js';
 import { closestMatch } from './config/suggest.js';
 import { VERSION } from './version.js';
@@ -83,7 +83,8 @@ async function runExporter(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   process.on('SIGTERM', shutdown);
 
   logger.info({ version: VERSION, configFile: config.configFile }, 'starting upstash-exporter');
-  const started: Promise<ExporterHandle> = startExporter(config, logger);
+  // Loaded here so check-config, --help and --version start without the server and clients.
+  const started: Promise<ExporterHandle> = import('./exporter.js').then(({ startExporter }) => startExporter(config, logger));
   try {
     await started;
   } catch (error) {
