@@ -192,6 +192,10 @@ describe('other commands', () => {
     expect((await cli(['check-config', '--help'])).stdout).toBe(result.stdout);
   });
 
+  it('emulator is dispatched to the emulator module, whose usage errors keep the exit-2 contract', async () => {
+    expectConfigFailure(await cli(['emulator', '--no-such-emulator-flag']), /--no-such-emulator-flag/);
+  });
+
   it('demo says it is not there yet, exit 2', async () => {
     const result = await cli(['demo']);
     expectConfigFailure(result, /^upstash-exporter demo: the demo arrives with its own issue/);
