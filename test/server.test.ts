@@ -118,6 +118,7 @@ describe('/metrics', () => {
   it('serves the self registry and every collector snapshot with the explicit content type', async () => {
     const { server, runner } = await startStack([new ScriptedCollector('schedules'), new ScriptedCollector('account')], { schedules: 60_000, account: 60_000 }, { processMetrics: true });
     await runner.firstPolls();
+    await runner.stop(); // no scheduled poll may change the values below
     const answer = await get(server.url, '/metrics');
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -138,6 +139,7 @@ describe('/metrics', () => {
   it('gzips when Accept-Encoding allows it, and the content is the same', async () => {
     const { server, runner } = await startStack([new ScriptedCollector('logs')], { logs: 60_000 });
     await runner.firstPolls();
+    await runner.stop(); // the two scrapes below must see the same values
     const plain = await get(server.url, '/metrics');
     const zipped = await get(server.url, '/metrics', { headers: { 'Accept-Encoding': 'br;q=1.0, gzip;q=0.8, *;q=0.1' } });
     expect(zipped.headers['content-encoding']).toBe('gzip');
@@ -152,6 +154,7 @@ describe('/metrics', () => {
   it('answers HEAD with the headers and no body', async () => {
     const { server, runner } = await startStack([new ScriptedCollector('logs')], { logs: 60_000 });
     await runner.firstPolls();
+    await runner.stop(); // both requests must see the same body length
     const full = await get(server.url, '/metrics');
     const head = await get(server.url, '/metrics', { method: 'HEAD' });
     expect(head.status).toBe(200);
@@ -203,8 +206,10 @@ describe('/metrics', () => {
 
 describe('health and readiness', () => {
   it('is live always, ready (503 + Retry-After before) once every collector succeeded', async () => {
-    const flaky = new ScriptedCollector('search', (n) => {
-      if (n === 1) throw Object.assign(new Error('upstream down'), { code: 'ERR_API_UPSTREAM' });
+    // Fails until the test lets it succeed, so the 503 phase does not race the 1 s schedule.
+    let upstreamUp = false;
+    const flaky = new ScriptedCollector('search', () => {
+      if (!upstreamUp) throw Object.assign(new Error('upstream down'), { code: 'ERR_API_UPSTREAM' });
     });
     const steady = new ScriptedCollector('account');
     const { server, runner } = await startStack([flaky, steady], { search: 1_000, account: 60_000 });
@@ -219,7 +224,9 @@ describe('health and readiness', () => {
     }
     for (const path of ['/-/healthy', '/healthz']) expect((await get(server.url, path)).status).toBe(200);
 
+    upstreamUp = true;
     await waitFor(() => runner.ready(), 3_000);
+    expect(flaky.polls).toBeGreaterThanOrEqual(2);
     for (const path of ['/-/ready', '/readyz']) {
       const ready = await get(server.url, path);
       expect(ready.status).toBe(200);
@@ -247,6 +254,7 @@ describe('landing page', () => {
     });
     const { server, runner } = await startStack([failing, new ScriptedCollector('account')], { schedules: 60_000, account: 60_000 });
     await runner.firstPolls();
+    await runner.stop(); // the status below must be that of the first polls
     const page = await get(server.url, '/');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
