@@ -32,7 +32,6 @@ import {
 
 /** Polling faster than this only burns the rate limit. */
 const MIN_POLL_INTERVAL_MS = 100;
-const DEFAULT_STATE_FILE = './upstash-exporter-state.json';
 const HEADER_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 const VECTOR_INDEX_ID = /^[A-Za-z0-9._-]+$/;
 const SECRET_NAMES: Record<string, string> = {
@@ -40,6 +39,11 @@ const SECRET_NAMES: Record<string, string> = {
   upstash_email: 'account email',
   upstash_api_key: 'management API key',
 };
+
+/** A setting's default from the settings table, parsed like any given value. */
+function defaultValue(key: string): RawValue {
+  return { value: settingByKey(key).defaultText, source: 'default', origin: `the default of ${key}` };
+}
 
 /** The three sources in precedence order, highest first. */
 class Sources {
@@ -154,8 +158,7 @@ function readPollIntervals(sources: Sources): Record<CollectorName, number> {
 }
 
 function readStateFile(sources: Sources): string | null {
-  const raw = sources.get('state_file');
-  if (raw === undefined) return resolve(DEFAULT_STATE_FILE);
+  const raw = sources.get('state_file') ?? defaultValue('state_file');
   const text = asText('state_file', raw, 'a file path or none').trim();
   if (text === '') throw new ConfigError('state_file', `${raw.origin} is empty; give a file path, or none to disable the state file`);
   if (text.toLowerCase() === 'none') return null;
@@ -251,23 +254,19 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   }
   const sources = new Sources([flags, environment, yaml]);
 
-  const value = <T>(key: string, fallback: T, parse: (raw: RawValue) => T): T => {
-    const raw = sources.get(key);
-    return raw === undefined ? fallback : parse(raw);
-  };
+  // The given value, or the table's default, through the same parser.
+  const value = <T>(key: string, parse: (raw: RawValue) => T): T => parse(sources.get(key) ?? defaultValue(key));
   const defaultOf = (key: string): string => settingByKey(key).defaultText;
-  const duration = (key: string, minMs = 0): number =>
-    value(key, parseDuration(defaultOf(key)), (raw) => asDuration(key, raw, { minMs, maxMs: MAX_TIMER_MS }));
-  const count = (key: string, min: number, max?: number): number =>
-    value(key, Number(defaultOf(key)), (raw) => asInteger(key, raw, min, max));
-  const urlPath = (key: string): string => value(key, defaultOf(key), (raw) => asUrlPath(key, raw, defaultOf(key)));
-  const httpUrl = (key: string): string => value(key, defaultOf(key), (raw) => asHttpUrl(key, raw, defaultOf(key)));
+  const duration = (key: string, minMs = 0): number => value(key, (raw) => asDuration(key, raw, { minMs, maxMs: MAX_TIMER_MS }));
+  const count = (key: string, min: number, max?: number): number => value(key, (raw) => asInteger(key, raw, min, max));
+  const urlPath = (key: string): string => value(key, (raw) => asUrlPath(key, raw, defaultOf(key)));
+  const httpUrl = (key: string): string => value(key, (raw) => asHttpUrl(key, raw, defaultOf(key)));
 
   const token = readSecret(sources, 'qstash_token');
   const email = readSecret(sources, 'upstash_email');
   const apiKey = readSecret(sources, 'upstash_api_key');
 
-  const headerPrefix = value('header_prefix', defaultOf('header_prefix'), (raw) => {
+  const headerPrefix = value('header_prefix', (raw) => {
     const text = asText('header_prefix', raw, 'a header name prefix').trim();
     if (!HEADER_TOKEN.test(text)) {
       throw new ConfigError('header_prefix', `${raw.origin}: ${quoteValue(text)} is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-`);
@@ -313,12 +312,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
           ),
         ];
 
-  const listen = value('listen_address', { host: '0.0.0.0', port: 9824 }, (raw) => asListenAddress('listen_address', raw));
+  const listen = value('listen_address', (raw) => asListenAddress('listen_address', raw));
   const webConfigFile = readWebConfigFile(sources);
   const stateFile = readStateFile(sources);
   const log = {
-    level: value('log_level', 'info' as const, (raw) => asEnum('log_level', raw, LOG_LEVELS, 'log level')),
-    format: value('log_format', 'json' as const, (raw) => asEnum('log_format', raw, LOG_FORMATS, 'log format')),
+    level: value('log_level', (raw) => asEnum('log_level', raw, LOG_LEVELS, 'log level')),
+    format: value('log_format', (raw) => asEnum('log_format', raw, LOG_FORMATS, 'log format')),
   };
   const qstash = { url: httpUrl('qstash_url'), token, headerPrefix, logsPath: urlPath('logs.path') };
   const management = { url: httpUrl('management_url'), email, apiKey, accountPath: urlPath('account_path') };
@@ -340,10 +339,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   };
   const vector = {
     indexIds,
-    discovery: value('vector.discovery', true, (raw) => asBoolean('vector.discovery', raw)),
-    statsPeriod: value('vector.stats_period', '1h' as const, (raw) =>
-      asEnum('vector.stats_period', raw, VECTOR_STATS_PERIODS, 'stats period'),
-    ),
+    discovery: value('vector.discovery', (raw) => asBoolean('vector.discovery', raw)),
+    statsPeriod: value('vector.stats_period', (raw) => asEnum('vector.stats_period', raw, VECTOR_STATS_PERIODS, 'stats period')),
   };
   const pollIntervals = readPollIntervals(sources);
 

@@ -112,7 +112,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     flag: 'poll-interval',
     env: 'POLL_INTERVAL',
     valueHint: '<duration|name=duration,...>',
-    defaultText: 'logs=15s, schedules=60s, account=5m, search=5m, vector=60s',
+    defaultText: COLLECTOR_NAMES.map((name) => `${name}=${DEFAULT_POLL_INTERVALS[name]}`).join(', '),
     help: 'one duration for every collector, or name=duration pairs; YAML: a duration or a map by collector',
     repeatable: true,
   },

@@ -8,7 +8,7 @@ import { ConfigError, quoteValue } from './errors.js';
 import { SETTINGS, YAML_SECTIONS, yamlKeys, type SettingSpec } from './settings.js';
 import { didYouMean } from './suggest.js';
 
-export type SourceKind = 'flag' | 'env' | 'yaml';
+export type SourceKind = 'flag' | 'env' | 'yaml' | 'default';
 
 export interface RawValue {
   /** A string from flags and env (string[] for repeated flags); any YAML value from the file. */
