@@ -13,6 +13,11 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 /** Header name → values, as in log entries and schedules. */
 export type HeaderMap = Record<string, string[]>;
 
+/** Header names the way the service (a Go server) writes them: `x-custom-id` → `X-Custom-Id`. */
+export function canonicalHeaderName(name: string): string {
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => `${dash}${letter.toUpperCase()}`);
+}
+
 /** Request headers by lower-case name, keeping the name as sent and every value. */
 export class RequestHeaders {
   private readonly byLowerName = new Map<string, { name: string; values: string[] }>();
@@ -43,7 +48,7 @@ export class RequestHeaders {
     const out: HeaderMap = {};
     for (const [lower, entry] of this.byLowerName) {
       if (lower.startsWith(lowerPrefix) && lower.length > lowerPrefix.length) {
-        const name = entry.name.slice(prefix.length);
+        const name = canonicalHeaderName(entry.name.slice(prefix.length));
         out[name] = [...(out[name] ?? []), ...entry.values];
       }
     }
