@@ -7,6 +7,10 @@ import type { ExporterConfig } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
+import { createAccountCollector } from './account.js';
+import { createSchedulesCollector } from './schedules.js';
+import { createSearchCollector } from './search.js';
+import { createVectorCollector } from './vector.js';
 
 export type { Collector, CollectorName, PollContext } from './collector.js';
 
@@ -28,7 +32,12 @@ export interface CollectorDeps {
 export type CollectorFactory = (config: ExporterConfig, deps: CollectorDeps) => Collector | null;
 
 /** Collector name -> factory. Each collector's author adds its line here. */
-const FACTORIES: Partial<Record<CollectorName, CollectorFactory>> = {};
+const FACTORIES: Partial<Record<CollectorName, CollectorFactory>> = {
+  schedules: createSchedulesCollector,
+  account: createAccountCollector,
+  search: createSearchCollector,
+  vector: createVectorCollector,
+};
 
 /** The enabled collectors, in the canonical order of COLLECTOR_NAMES. */
 export function buildCollectors(config: ExporterConfig, deps: CollectorDeps): Collector[] {

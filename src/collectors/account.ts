@@ -1,0 +1,179 @@
+// The account collector: the QStash account record of the management API (GET /v2/qstash/user by
+// default) with its plan limits, one gauge per limit in base units. A fresh snapshot per poll.
+// The record's secrets (password, token, read_only_token) are removed by the client already and
+// no field here is read from them. A field the record does not carry leaves its family out
+// rather than exporting a made-up 0.
+
+import type { Registry } from 'prom-client';
+import type { Account, ManagementClient } from '../api/management.js';
+import { SnapshotRegistry } from '../metrics/snapshot.js';
+import type { Collector, PollContext } from './collector.js';
+import type { CollectorFactory } from './index.js';
+import { cadenceNote, flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+
+/** The limit fields of the record (the schema also lets unknown fields through). */
+type LimitField =
+  | 'max_message_size'
+  | 'max_requests_per_day'
+  | 'max_requests_per_day_hard'
+  | 'max_endpoints_per_topic'
+  | 'max_requests_per_second'
+  | 'max_dlq_size'
+  | 'max_retries'
+  | 'max_topics'
+  | 'max_schedules'
+  | 'max_events_size'
+  | 'max_dlq_retention_time_milis'
+  | 'max_delay'
+  | 'max_parallelism'
+  | 'max_global_parallelism'
+  | 'max_queues'
+  | 'timeout';
+
+interface LimitSpec {
+  name: string;
+  field: LimitField;
+  meaning: string;
+  /** Divisor into base units (ms -> s: 1000). */
+  divisor?: number;
+  /** Upstream unit, said in HELP when it differs from the exported one. */
+  upstreamUnit?: string;
+}
+
+/** One gauge per plan limit, in the order of the record. */
+export const PLAN_LIMITS: readonly LimitSpec[] = [
+  { name: 'upstash_qstash_plan_max_message_size_bytes', field: 'max_message_size', meaning: 'Largest message body the plan accepts, bytes' },
+  { name: 'upstash_qstash_plan_max_requests_per_day', field: 'max_requests_per_day', meaning: 'Messages the plan accepts per day; compare with upstash_qstash_daily_messages' },
+  { name: 'upstash_qstash_plan_max_requests_per_day_hard', field: 'max_requests_per_day_hard', meaning: 'Hard daily message limit of the plan' },
+  { name: 'upstash_qstash_plan_max_endpoints_per_url_group', field: 'max_endpoints_per_topic', meaning: 'Most endpoints in one URL Group (topic)' },
+  { name: 'upstash_qstash_plan_max_requests_per_second', field: 'max_requests_per_second', meaning: 'Most requests per second the plan accepts' },
+  { name: 'upstash_qstash_plan_max_dlq_messages', field: 'max_dlq_size', meaning: 'Most messages kept in the dead-letter queue' },
+  { name: 'upstash_qstash_plan_max_retries', field: 'max_retries', meaning: 'Most delivery retries a message may ask for' },
+  { name: 'upstash_qstash_plan_max_url_groups', field: 'max_topics', meaning: 'Most URL Groups (topics)' },
+  { name: 'upstash_qstash_plan_max_schedules', field: 'max_schedules', meaning: 'Most schedules; compare with sum(upstash_qstash_schedules)' },
+  { name: 'upstash_qstash_plan_max_log_events', field: 'max_events_size', meaning: 'Most log events the service keeps' },
+  {
+    name: 'upstash_qstash_plan_max_dlq_retention_seconds',
+    field: 'max_dlq_retention_time_milis',
+    meaning: 'How long the dead-letter queue keeps a message, seconds',
+    divisor: 1000,
+    upstreamUnit: 'milliseconds',
+  },
+  { name: 'upstash_qstash_plan_max_delay_seconds', field: 'max_delay', meaning: 'Longest delay a message may ask for, seconds' },
+  { name: 'upstash_qstash_plan_max_parallelism', field: 'max_parallelism', meaning: 'Most parallel deliveries of one queue or flow-control key' },
+  { name: 'upstash_qstash_plan_max_global_parallelism', field: 'max_global_parallelism', meaning: 'Most parallel deliveries across the account' },
+  { name: 'upstash_qstash_plan_max_queues', field: 'max_queues', meaning: 'Most queues' },
+  { name: 'upstash_qstash_plan_timeout_seconds', field: 'timeout', meaning: 'Longest a delivery request may take, seconds' },
+];
+
+/** Plain (unlabelled) gauges of the account record besides the limits. */
+interface ValueSpec {
+  name: string;
+  meaning: string;
+  field: 'active' | 'prod_pack_enabled' | 'creation_time' | 'last_plan_upgrade_time' | 'reserved_price';
+  value: (account: Account) => number | undefined;
+}
+
+const positive = (value: number | undefined): number | undefined => (value !== undefined && value > 0 ? value : undefined);
+
+export const ACCOUNT_VALUES: readonly ValueSpec[] = [
+  {
+    name: 'upstash_qstash_account_active',
+    meaning: 'Whether the account is active (1) or not (0)',
+    field: 'active',
+    value: (a) => (a.active === undefined ? undefined : flagValue(a.active)),
+  },
+  {
+    name: 'upstash_qstash_account_prod_pack_enabled',
+    meaning: 'Whether the Prod Pack add-on is enabled (1) or not (0)',
+    field: 'prod_pack_enabled',
+    value: (a) => (a.prod_pack_enabled === undefined ? undefined : flagValue(a.prod_pack_enabled)),
+  },
+  {
+    name: 'upstash_qstash_account_created_timestamp_seconds',
+    meaning: 'When the account was created, unix seconds',
+    field: 'creation_time',
+    value: (a) => positive(a.creation_time),
+  },
+  {
+    name: 'upstash_qstash_account_last_plan_upgrade_timestamp_seconds',
+    meaning: 'When the plan last changed, unix seconds',
+    field: 'last_plan_upgrade_time',
+    value: (a) => positive(a.last_plan_upgrade_time),
+  },
+  {
+    name: 'upstash_qstash_account_reserved_price',
+    meaning: 'Price of the reserved (fixed) plan; the currency is not given by the API',
+    field: 'reserved_price',
+    value: (a) => a.reserved_price,
+  },
+];
+
+export interface AccountCollectorOptions {
+  client: Pick<ManagementClient, 'account'>;
+  intervalMs: number;
+  /** Path of the account record, named in HELP. */
+  accountPath: string;
+}
+
+export class AccountCollector implements Collector {
+  readonly name = 'account' as const;
+  readonly #snapshot = new SnapshotRegistry();
+  readonly #client: Pick<ManagementClient, 'account'>;
+  readonly #cadence: string;
+  readonly #source: string;
+
+  constructor(options: AccountCollectorOptions) {
+    this.#client = options.client;
+    this.#cadence = cadenceNote(this.name, options.intervalMs);
+    this.#source = `GET ${options.accountPath}`;
+  }
+
+  get registry(): Registry {
+    return this.#snapshot.current;
+  }
+
+  async poll(ctx: PollContext): Promise<void> {
+    const account = await this.#client.account({ signal: ctx.signal });
+    await this.#snapshot.build((registry) => this.#fill(registry, account));
+  }
+
+  #fill(registry: Registry, account: Account): void {
+    const infoSpec: GaugeSpec<'state' | 'plan' | 'reserved_plan'> = {
+      name: 'upstash_qstash_account_info',
+      meaning: 'The account, value 1; plan is the plan type (free, paid), reserved_plan the reserved tier ("" for none)',
+      source: `state, type, reserved_type of ${this.#source}`,
+      labelNames: ['state', 'plan', 'reserved_plan'],
+    };
+    registerGauge(registry, infoSpec, this.#cadence).set(
+      { state: account.state ?? '', plan: account.type ?? '', reserved_plan: account.reserved_type ?? '' },
+      1,
+    );
+
+    for (const spec of ACCOUNT_VALUES) {
+      const value = spec.value(account);
+      if (value === undefined) continue;
+      const source = `${spec.field} of ${this.#source}`;
+      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.#cadence).set(value);
+    }
+
+    for (const limit of PLAN_LIMITS) {
+      const raw = account[limit.field];
+      if (typeof raw !== 'number') continue;
+      const unit = limit.upstreamUnit === undefined ? '' : `, in ${limit.upstreamUnit}`;
+      const source = `${limit.field} of ${this.#source}${unit}; ${UNLIMITED_NOTE}`;
+      registerGauge(registry, { name: limit.name, meaning: limit.meaning, source, labelNames: [] }, this.#cadence).set(
+        limitValue(raw, limit.divisor),
+      );
+    }
+  }
+}
+
+export const createAccountCollector: CollectorFactory = (config, deps) =>
+  deps.management === null
+    ? null
+    : new AccountCollector({
+        client: deps.management,
+        intervalMs: config.collectors.account.intervalMs,
+        accountPath: config.management.accountPath,
+      });

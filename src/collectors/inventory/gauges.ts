@@ -1,0 +1,69 @@
+// Gauges of the inventory collectors (schedules, account, search, vector). Each poll registers
+// its families into a fresh Registry (src/metrics/snapshot.ts); these helpers keep the HELP text
+// uniform: what the value is, where it comes from (field and endpoint), and that it is a cached
+// poll result, as the exporter guidelines ask of a background poller.
+
+import { Gauge, type Registry } from 'prom-client';
+import { formatDuration } from '../../common/duration.js';
+import type { CollectorName } from '../collector.js';
+import { cronForInterval } from '../runner.js';
+
+export interface GaugeSpec<L extends string> {
+  name: string;
+  /** What the value is, with its unit where the name does not carry one. */
+  meaning: string;
+  /** Where the value comes from: the upstream field(s) and endpoint. */
+  source: string;
+  labelNames: readonly L[];
+}
+
+/**
+ * The sentence that ends every HELP of a collector: values are served from the last
+ * successful poll, so they are as fresh as the collector's interval. The interval is the one
+ * the runner really schedules (it rounds to a cron-expressible one).
+ */
+export function cadenceNote(collector: CollectorName, intervalMs: number): string {
+  const effective = cronForInterval(intervalMs).intervalMs;
+  return `Cached: polled every ${formatDuration(effective)} by the ${collector} collector, scrapes serve the last successful poll`;
+}
+
+/** `meaning. Source: source. cadence` — one line, identical for every series of the family. */
+export function helpText(spec: Pick<GaugeSpec<string>, 'meaning' | 'source'>, cadence: string): string {
+  return `${spec.meaning}. Source: ${spec.source}. ${cadence}`;
+}
+
+/** Registers one gauge family of `spec` in `registry` (the snapshot being built). */
+export function registerGauge<L extends string>(registry: Registry, spec: GaugeSpec<L>, cadence: string): Gauge<L> {
+  return new Gauge<L>({
+    name: spec.name,
+    help: helpText(spec, cadence),
+    labelNames: spec.labelNames,
+    registers: [registry],
+  });
+}
+
+/** The sentence HELP texts use for limits that may be `-1`. */
+export const UNLIMITED_NOTE = '-1 (unlimited) is exported as +Inf';
+
+/**
+ * A plan or index limit as a gauge value: `-1`, the API's "unlimited", becomes +Inf so that
+ * `usage / limit` is 0 rather than negative; `divisor` converts to base units (ms -> s: 1000;
+ * a division, so whole milliseconds give exact decimal seconds).
+ */
+export function limitValue(limit: number, divisor = 1): number {
+  return limit === -1 ? Number.POSITIVE_INFINITY : limit / divisor;
+}
+
+/** A boolean flag as a gauge value. */
+export function flagValue(flag: boolean): number {
+  return flag ? 1 : 0;
+}
+
+/**
+ * A numeric field of a loosely typed upstream record, or undefined when it is absent or not a
+ * finite number (fields the schema does not type, e.g. the `max_*` limits of a vector index).
+ */
+export function numberField(record: Readonly<Record<string, unknown>>, field: string): number | undefined {
+  const value = record[field];
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}

@@ -1,0 +1,128 @@
+// The search collector: GET /v2/search (the account's search indexes) into a fresh snapshot per
+// poll, so a deleted index's series vanish on the next poll. Per index: metadata, creation time,
+// the enrichment flag, the newest throughput point and every limit. The client removes the
+// index tokens (token, read_only_token) before this code sees a record.
+
+import type { Registry } from 'prom-client';
+import type { ManagementClient, SearchIndex } from '../api/management.js';
+import type { Logger } from '../logging/index.js';
+import { SnapshotRegistry } from '../metrics/snapshot.js';
+import type { Collector, PollContext } from './collector.js';
+import type { CollectorFactory } from './index.js';
+import { cadenceNote, flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { NewestPointReader } from './inventory/series.js';
+
+const SOURCE = 'GET /v2/search';
+const ID = ['index_id'] as const;
+
+type LimitField =
+  | 'max_vector_count'
+  | 'max_monthly_reranks'
+  | 'max_daily_updates'
+  | 'max_daily_queries'
+  | 'max_monthly_bandwidth'
+  | 'max_writes_per_second'
+  | 'max_query_per_second'
+  | 'max_reads_per_request'
+  | 'max_writes_per_request';
+
+/** One gauge per limit of a search index, labelled by index_id only (to divide usage by it). */
+export const SEARCH_LIMITS: readonly { name: string; field: LimitField; meaning: string }[] = [
+  { name: 'upstash_search_index_max_vectors', field: 'max_vector_count', meaning: 'Most documents (vectors) the index holds' },
+  { name: 'upstash_search_index_max_monthly_reranks', field: 'max_monthly_reranks', meaning: 'Most reranks per month' },
+  { name: 'upstash_search_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
+  { name: 'upstash_search_index_max_daily_queries', field: 'max_daily_queries', meaning: 'Most queries per day' },
+  { name: 'upstash_search_index_max_monthly_bandwidth_bytes', field: 'max_monthly_bandwidth', meaning: 'Most bandwidth per month, bytes' },
+  { name: 'upstash_search_index_max_writes_per_second', field: 'max_writes_per_second', meaning: 'Most writes per second' },
+  { name: 'upstash_search_index_max_queries_per_second', field: 'max_query_per_second', meaning: 'Most queries per second' },
+  { name: 'upstash_search_index_max_reads_per_request', field: 'max_reads_per_request', meaning: 'Most documents read by one request' },
+  { name: 'upstash_search_index_max_writes_per_request', field: 'max_writes_per_request', meaning: 'Most documents written by one request' },
+];
+
+export const SEARCH_FAMILIES = {
+  info: {
+    name: 'upstash_search_index_info',
+    meaning: 'One series per search index, value 1; plan is the index type (free, payg, fixed)',
+    source: `id, name, type, region of ${SOURCE}`,
+    labelNames: ['index_id', 'name', 'plan', 'cloud_region'],
+  },
+  created: {
+    name: 'upstash_search_index_created_timestamp_seconds',
+    meaning: 'When the index was created, unix seconds',
+    source: `creation_time of ${SOURCE}`,
+    labelNames: ID,
+  },
+  enrichment: {
+    name: 'upstash_search_index_input_enrichment_enabled',
+    meaning: 'Whether input enrichment is enabled (1) or not (0)',
+    source: `input_enrichment_enabled of ${SOURCE}`,
+    labelNames: ID,
+  },
+  throughput: {
+    name: 'upstash_search_index_throughput',
+    meaning: 'Query throughput of the index at its newest point; the unit is not documented by the API',
+    source: `newest point by time of throughput_vector of ${SOURCE}`,
+    labelNames: ID,
+  },
+} as const satisfies Record<string, GaugeSpec<string>>;
+
+export interface SearchCollectorOptions {
+  client: Pick<ManagementClient, 'listSearchIndexes'>;
+  intervalMs: number;
+}
+
+export class SearchCollector implements Collector {
+  readonly name = 'search' as const;
+  readonly #snapshot = new SnapshotRegistry();
+  readonly #client: Pick<ManagementClient, 'listSearchIndexes'>;
+  readonly #cadence: string;
+  readonly #points = new NewestPointReader();
+
+  constructor(options: SearchCollectorOptions) {
+    this.#client = options.client;
+    this.#cadence = cadenceNote(this.name, options.intervalMs);
+  }
+
+  get registry(): Registry {
+    return this.#snapshot.current;
+  }
+
+  async poll(ctx: PollContext): Promise<void> {
+    const indexes = await this.#client.listSearchIndexes({ signal: ctx.signal });
+    await this.#snapshot.build((registry) => this.#fill(registry, indexes, ctx.logger));
+  }
+
+  #fill(registry: Registry, indexes: readonly SearchIndex[], logger: Logger): void {
+    const f = SEARCH_FAMILIES;
+    const info = registerGauge(registry, f.info, this.#cadence);
+    const created = registerGauge(registry, f.created, this.#cadence);
+    const enrichment = registerGauge(registry, f.enrichment, this.#cadence);
+    const throughput = registerGauge(registry, f.throughput, this.#cadence);
+    const limits = SEARCH_LIMITS.map((limit) => ({
+      field: limit.field,
+      gauge: registerGauge(
+        registry,
+        { name: limit.name, meaning: limit.meaning, source: `${limit.field} of ${SOURCE}; ${UNLIMITED_NOTE}`, labelNames: ID },
+        this.#cadence,
+      ),
+    }));
+
+    for (const index of indexes) {
+      const id = { index_id: index.id };
+      info.set({ ...id, name: index.name, plan: index.type ?? '', cloud_region: index.region ?? '' }, 1);
+      if (index.creation_time !== undefined && index.creation_time > 0) created.set(id, index.creation_time);
+      if (index.input_enrichment_enabled !== undefined) enrichment.set(id, flagValue(index.input_enrichment_enabled));
+      const newest = this.#points.newest(index.throughput_vector, 'search throughput_vector', logger);
+      if (newest !== undefined) throughput.set(id, newest);
+      for (const { field, gauge } of limits) {
+        const value = index[field];
+        if (value !== undefined) gauge.set(id, limitValue(value));
+      }
+    }
+  }
+}
+
+export const createSearchCollector: CollectorFactory = (config, deps) =>
+  deps.management === null
+    ? null
+    : new SearchCollector({ client: deps.management, intervalMs: config.collectors.search.intervalMs });

@@ -1,0 +1,320 @@
+// The vector collector: per vector index, the usage counters and the newest point of each time
+// series of GET /v2/vector/index/{id}/stats, next to the index's limits and metadata from the
+// index list (GET /v2/vector/index). A fresh snapshot per poll: a deleted index's series vanish
+// on the next poll.
+//
+// Which indexes: the configured ids, plus every listed index unless discovery is off. The list is
+// read on every poll either way (it carries the names, plans and limits); an index the list does
+// not show (a configured id of another team, say) gets its stats but no info and no limits.
+//
+// Partial failure, by decision: a CONFIGURED id whose stats answer 404 does not fail the poll.
+// Its series are absent, the other indexes export, a warning is logged once (until the id is
+// found again), and every such answer is counted by the API hook in
+// upstash_exporter_api_requests_total{api="management",endpoint="/v2/vector/index/:id/stats",code="404"}.
+// A typo in one id must not blank every other index, and collector_success stays a signal of
+// the upstream being unreachable. A DISCOVERED index that 404s was deleted between the list and
+// its stats: it is left out quietly. Any other error (auth, 5xx, timeout, rate limit, schema
+// drift) fails the poll and the previous snapshot stays served with collector_success 0.
+
+import type { Gauge, Registry } from 'prom-client';
+import { ApiNotFoundError } from '../api/errors.js';
+import type {
+  ManagementClient,
+  VectorIndex,
+  VectorStats,
+  VectorStatsPeriod,
+  VectorStatsSeriesName,
+} from '../api/management.js';
+import type { Logger } from '../logging/index.js';
+import { SnapshotRegistry } from '../metrics/snapshot.js';
+import type { Collector, PollContext } from './collector.js';
+import type { CollectorFactory } from './index.js';
+import { cadenceNote, limitValue, numberField, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { NewestPointReader } from './inventory/series.js';
+
+const LIST_SOURCE = 'GET /v2/vector/index';
+const ID = ['index_id'] as const;
+/** Stats requests in flight at once: enough for a handful of indexes, gentle on rate limits. */
+export const VECTOR_STATS_CONCURRENCY = 4;
+
+export const LATENCY_OPERATIONS = ['query', 'update', 'embeds', 'rerank'] as const;
+export const THROUGHPUT_OPERATIONS = ['query', 'update'] as const;
+type LatencyOperation = (typeof LATENCY_OPERATIONS)[number];
+type ThroughputOperation = (typeof THROUGHPUT_OPERATIONS)[number];
+
+// Compile-time check that every series named here exists in the API layer's list.
+const latencyMeanSeries = (op: LatencyOperation): VectorStatsSeriesName => `${op}_latency_mean`;
+const latencyP99Series = (op: LatencyOperation): VectorStatsSeriesName => `${op}_latency_99`;
+const throughputSeries = (op: ThroughputOperation): VectorStatsSeriesName => `${op}_throughput`;
+
+type StatsScalarField =
+  | 'current_vector_count'
+  | 'pending_index_count'
+  | 'daily_query_count'
+  | 'daily_update_count'
+  | 'daily_rerank_count'
+  | 'monthly_query_count'
+  | 'monthly_update_count'
+  | 'monthly_rerank_count'
+  | 'monthly_bandwidth_usage'
+  | 'storage_usage'
+  | 'monthly_cost';
+
+/** Counters of the stats answer, one gauge each. */
+export const VECTOR_STATS_VALUES: readonly { name: string; field: StatsScalarField; meaning: string }[] = [
+  { name: 'upstash_vector_index_vectors', field: 'current_vector_count', meaning: 'Vectors in the index; compare with upstash_vector_index_max_vectors' },
+  { name: 'upstash_vector_index_pending_vectors', field: 'pending_index_count', meaning: 'Vectors written but not indexed yet' },
+  { name: 'upstash_vector_index_daily_queries', field: 'daily_query_count', meaning: 'Queries today (resets daily); compare with upstash_vector_index_max_daily_queries' },
+  { name: 'upstash_vector_index_daily_updates', field: 'daily_update_count', meaning: 'Updates today (resets daily); compare with upstash_vector_index_max_daily_updates' },
+  { name: 'upstash_vector_index_daily_reranks', field: 'daily_rerank_count', meaning: 'Reranks today (resets daily)' },
+  { name: 'upstash_vector_index_monthly_queries', field: 'monthly_query_count', meaning: 'Queries this month (resets monthly)' },
+  { name: 'upstash_vector_index_monthly_updates', field: 'monthly_update_count', meaning: 'Updates this month (resets monthly)' },
+  { name: 'upstash_vector_index_monthly_reranks', field: 'monthly_rerank_count', meaning: 'Reranks this month (resets monthly); compare with upstash_vector_index_max_monthly_reranks' },
+  { name: 'upstash_vector_index_monthly_bandwidth_bytes', field: 'monthly_bandwidth_usage', meaning: 'Bandwidth used this month, bytes; compare with upstash_vector_index_max_monthly_bandwidth_bytes' },
+  { name: 'upstash_vector_index_storage_bytes', field: 'storage_usage', meaning: 'Storage used by the index, bytes' },
+  { name: 'upstash_vector_index_monthly_cost', field: 'monthly_cost', meaning: 'Cost of the index this month; the currency is not given by the API' },
+];
+
+/** Limits of the index list, labelled by index_id only so that usage / limit matches. */
+export const VECTOR_LIMITS: readonly { name: string; field: string; meaning: string }[] = [
+  { name: 'upstash_vector_index_max_vectors', field: 'max_vector_count', meaning: 'Most vectors the index holds' },
+  { name: 'upstash_vector_index_max_daily_queries', field: 'max_daily_queries', meaning: 'Most queries per day' },
+  { name: 'upstash_vector_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
+  { name: 'upstash_vector_index_max_monthly_bandwidth_bytes', field: 'max_monthly_bandwidth', meaning: 'Most bandwidth per month, bytes' },
+  { name: 'upstash_vector_index_max_monthly_reranks', field: 'max_monthly_reranks', meaning: 'Most reranks per month' },
+];
+
+export interface VectorCollectorOptions {
+  client: Pick<ManagementClient, 'listVectorIndexes' | 'vectorStats'>;
+  intervalMs: number;
+  /** Ids to read whatever the list says. */
+  indexIds: readonly string[];
+  /** Also read every index the list shows. */
+  discovery: boolean;
+  statsPeriod: VectorStatsPeriod;
+}
+
+interface PollResult {
+  listed: Map<string, VectorIndex>;
+  /** Ids read, in export order, with their stats. */
+  stats: Map<string, VectorStats>;
+}
+
+export class VectorCollector implements Collector {
+  readonly name = 'vector' as const;
+  readonly #snapshot = new SnapshotRegistry();
+  readonly #client: VectorCollectorOptions['client'];
+  readonly #configured: readonly string[];
+  readonly #discovery: boolean;
+  readonly #period: VectorStatsPeriod;
+  readonly #cadence: string;
+  readonly #statsSource: string;
+  readonly #points = new NewestPointReader();
+  /** Configured ids whose stats answered 404 on the last poll (warned once each). */
+  readonly #missing = new Set<string>();
+
+  constructor(options: VectorCollectorOptions) {
+    this.#client = options.client;
+    this.#configured = [...new Set(options.indexIds)];
+    this.#discovery = options.discovery;
+    this.#period = options.statsPeriod;
+    this.#cadence = cadenceNote(this.name, options.intervalMs);
+    this.#statsSource = `GET /v2/vector/index/{id}/stats?period=${options.statsPeriod}`;
+  }
+
+  get registry(): Registry {
+    return this.#snapshot.current;
+  }
+
+  /** Configured ids that answered 404 on the last poll. */
+  get missingIndexIds(): string[] {
+    return [...this.#missing];
+  }
+
+  async poll(ctx: PollContext): Promise<void> {
+    const result = await this.#read(ctx);
+    await this.#snapshot.build((registry) => this.#fill(registry, result, ctx.logger));
+  }
+
+  async #read(ctx: PollContext): Promise<PollResult> {
+    const listed = new Map<string, VectorIndex>();
+    if (this.#discovery || this.#configured.length > 0) {
+      for (const index of await this.#client.listVectorIndexes({ signal: ctx.signal })) listed.set(index.id, index);
+    }
+    const configured = new Set(this.#configured);
+    const ids = [...new Set([...this.#configured, ...(this.#discovery ? listed.keys() : [])])];
+
+    const answers = await mapConcurrently(ids, VECTOR_STATS_CONCURRENCY, async (id) => {
+      try {
+        return await this.#client.vectorStats(id, this.#period, { signal: ctx.signal });
+      } catch (error) {
+        if (error instanceof ApiNotFoundError) return undefined;
+        throw error;
+      }
+    });
+
+    const stats = new Map<string, VectorStats>();
+    ids.forEach((id, i) => {
+      const answer = answers[i];
+      if (answer !== undefined) {
+        stats.set(id, answer);
+        if (this.#missing.delete(id)) ctx.logger.info({ indexId: id }, 'configured vector index found again');
+      } else if (configured.has(id)) {
+        if (!this.#missing.has(id)) {
+          this.#missing.add(id);
+          ctx.logger.warn(
+            { indexId: id },
+            'configured vector index not found (stats answered 404): its series are absent until it exists; the other indexes are exported',
+          );
+        }
+      } else {
+        ctx.logger.debug({ indexId: id }, 'listed vector index vanished before its stats were read (deleted?)');
+      }
+    });
+    return { listed, stats };
+  }
+
+  #fill(registry: Registry, { listed, stats }: PollResult, logger: Logger): void {
+    const cadence = this.#cadence;
+    const fromStats = (field: string): string => `${field} of ${this.#statsSource}`;
+    const newestOf = (series: string, meaning: string): Pick<GaugeSpec<string>, 'meaning' | 'source'> => ({
+      meaning,
+      source: `newest point by time of ${series} of ${this.#statsSource}`,
+    });
+
+    const info = registerGauge(
+      registry,
+      {
+        name: 'upstash_vector_index_info',
+        meaning: 'One series per vector index the list shows, value 1; plan is the index type (free, payg, fixed)',
+        source: `id, name, type, region of ${LIST_SOURCE}`,
+        labelNames: ['index_id', 'name', 'plan', 'cloud_region'],
+      },
+      cadence,
+    );
+    const values = VECTOR_STATS_VALUES.map((spec) => ({
+      field: spec.field,
+      gauge: registerGauge(registry, { name: spec.name, meaning: spec.meaning, source: fromStats(spec.field), labelNames: ID }, cadence),
+    }));
+    const latencyMean = registerGauge(
+      registry,
+      {
+        name: 'upstash_vector_index_latency_mean',
+        ...newestOf('<operation>_latency_mean', 'Mean latency by operation; the unit is not documented by the API, exported as served'),
+        labelNames: ['index_id', 'operation'],
+      },
+      cadence,
+    );
+    const latencyP99 = registerGauge(
+      registry,
+      {
+        name: 'upstash_vector_index_latency_p99',
+        ...newestOf('<operation>_latency_99', '99th percentile latency by operation; the unit is not documented by the API, exported as served'),
+        labelNames: ['index_id', 'operation'],
+      },
+      cadence,
+    );
+    const throughput = registerGauge(
+      registry,
+      {
+        name: 'upstash_vector_index_throughput',
+        ...newestOf('<operation>_throughput', 'Request throughput by operation; the unit is not documented by the API, exported as served'),
+        labelNames: ['index_id', 'operation'],
+      },
+      cadence,
+    );
+    const dataSize = registerGauge(
+      registry,
+      {
+        name: 'upstash_vector_index_data_size',
+        ...newestOf('data_size', 'Data size of the index; the unit is not documented by the API, exported as served'),
+        labelNames: ID,
+      },
+      cadence,
+    );
+    const limits = VECTOR_LIMITS.map((spec) => ({
+      field: spec.field,
+      gauge: registerGauge(
+        registry,
+        { name: spec.name, meaning: spec.meaning, source: `${spec.field} of ${LIST_SOURCE}; ${UNLIMITED_NOTE}`, labelNames: ID },
+        cadence,
+      ),
+    }));
+
+    const setNewest = <L extends string>(
+      gauge: Gauge<L>,
+      labels: Record<L, string>,
+      statsOfIndex: VectorStats,
+      series: VectorStatsSeriesName,
+    ): void => {
+      const value = this.#points.newest(statsOfIndex[series], `vector ${series}`, logger);
+      if (value !== undefined) gauge.set(labels, value);
+    };
+
+    for (const [id, indexStats] of stats) {
+      const labels = { index_id: id };
+      const index = listed.get(id);
+      if (index !== undefined) {
+        info.set({ ...labels, name: index.name, plan: index.type ?? '', cloud_region: index.region ?? '' }, 1);
+        for (const { field, gauge } of limits) {
+          const limit = numberField(index, field);
+          if (limit !== undefined) gauge.set(labels, limitValue(limit));
+        }
+      }
+      for (const { field, gauge } of values) {
+        const value = indexStats[field];
+        if (value !== undefined) gauge.set(labels, value);
+      }
+      for (const operation of LATENCY_OPERATIONS) {
+        setNewest(latencyMean, { ...labels, operation }, indexStats, latencyMeanSeries(operation));
+        setNewest(latencyP99, { ...labels, operation }, indexStats, latencyP99Series(operation));
+      }
+      for (const operation of THROUGHPUT_OPERATIONS) {
+        setNewest(throughput, { ...labels, operation }, indexStats, throughputSeries(operation));
+      }
+      setNewest(dataSize, labels, indexStats, 'data_size');
+    }
+  }
+}
+
+/**
+ * `work` over `items` with at most `limit` in flight; results in the order of `items`. After the
+ * first failure no new item starts; the in-flight ones finish, then the first error is thrown.
+ */
+async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  let firstError: unknown;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await work(items[i]!);
+      } catch (error) {
+        if (!failed) firstError = error;
+        failed = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw firstError;
+  return results;
+}
+
+export const createVectorCollector: CollectorFactory = (config, deps) => {
+  if (deps.management === null) return null;
+  if (!config.vector.discovery && config.vector.indexIds.length === 0) {
+    deps.logger.warn(
+      { collector: 'vector' },
+      'vector discovery is off and no vector index ids are configured: the vector collector exports nothing',
+    );
+  }
+  return new VectorCollector({
+    client: deps.management,
+    intervalMs: config.collectors.vector.intervalMs,
+    indexIds: config.vector.indexIds,
+    discovery: config.vector.discovery,
+    statsPeriod: config.vector.statsPeriod,
+  });
+};
