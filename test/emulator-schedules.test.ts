@@ -28,16 +28,29 @@ afterAll(async () => {
 describe('firing', () => {
   it('fires at nextScheduleTime and keeps lastScheduleTime and lastScheduleStates true', async () => {
     const client = sdkClient(emulator);
-    const { scheduleId } = await client.schedules.create({ destination: `${target.url}/tick`, cron: '* * * * *', body: 'tick' });
-    const planned = (await client.schedules.get(scheduleId)).nextScheduleTime!;
-    const [request] = await target.waitForRequests(1, 2000);
-    expect(Math.abs(request!.at - planned)).toBeLessThan(60);
-    const after = await client.schedules.get(scheduleId);
-    expect(Math.abs(after.lastScheduleTime! - planned)).toBeLessThan(60);
-    expect(after.nextScheduleTime!).toBeGreaterThan(planned + 80);
-    expect(after.nextScheduleTime! - planned).toBeLessThan(120);
+    // Every 3 minutes of cron time: 300 ms at time scale 600.
+    const { scheduleId } = await client.schedules.create({ destination: `${target.url}/tick`, cron: '*/3 * * * *', body: 'tick' });
+    const [first] = await target.waitForRequests(1, 2000);
+    const afterFirst = await client.schedules.get(scheduleId);
+    const planned = afterFirst.nextScheduleTime!;
+    expect(afterFirst.lastScheduleTime!).toBeLessThanOrEqual(first!.at);
+    expect(planned).toBeGreaterThan(afterFirst.lastScheduleTime!);
+    expect(planned - afterFirst.lastScheduleTime!).toBeLessThanOrEqual(302);
+    expect(Object.keys(afterFirst.lastScheduleStates ?? {})).toEqual([String(first!.headers['upstash-message-id'])]);
+
+    const [, second] = await target.waitForRequests(2, 2000);
+    // Timers never fire early; under load they may fire a little late.
+    expect(second!.at).toBeGreaterThanOrEqual(planned - 2);
+    expect(second!.at - planned).toBeLessThan(250);
+    const afterSecond = await client.schedules.get(scheduleId);
+    expect(afterSecond.lastScheduleTime!).toBeGreaterThanOrEqual(planned - 2);
+    expect(afterSecond.lastScheduleTime!).toBeLessThanOrEqual(second!.at);
+    // The next time is a whole number of periods after the one that fired.
+    const periods = (afterSecond.nextScheduleTime! - planned) / 300;
+    expect(periods).toBeGreaterThanOrEqual(1);
+    expect(Math.abs(periods - Math.round(periods))).toBeLessThan(0.02);
     const logs = await allLogs(emulator, { scheduleId });
-    expect(logs.length).toBeGreaterThanOrEqual(1);
+    expect(logs.length).toBeGreaterThanOrEqual(2);
     expect(logs.every((entry) => entry.scheduleId === scheduleId)).toBe(true);
     await client.schedules.delete(scheduleId);
   });
