@@ -331,6 +331,14 @@ describe('delays, trigger, prefix and the raw destination', () => {
       const [created] = await allLogs(paid, { messageId });
       expect(created!.maxRetries).toBe(5);
       expect(created!.timeout).toBe(2 * 3_600_000);
+
+      // The defaults follow the account's plan when a test changes it.
+      const patched = await fetch(`${paid.url}/__emulator/management/account`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ plan: 'free' }) });
+      expect(patched.status).toBe(200);
+      const again = (await (await fetch(`${paid.url}/v2/publish/${target.url}/p`, { method: 'POST', headers: { authorization: `Bearer ${paid.credentials.token}` }, body: 'x' })).json()) as { messageId: string };
+      const [createdFree] = await allLogs(paid, { messageId: again.messageId });
+      expect(createdFree!.maxRetries).toBe(3);
+      expect(createdFree!.timeout).toBe(15 * 60_000);
     } finally {
       await paid.close();
     }

@@ -260,6 +260,17 @@ describe('knobs', () => {
     expect((await fetch(`${emulator.url}/v2/publish/${target.url}/x`, { method: 'POST', headers: auth(), body: 'x' })).status).toBe(200);
   });
 
+  it('puts the management interface behind the same knobs, with its own Basic auth', async () => {
+    const basic = { authorization: `Basic ${Buffer.from(`${emulator.credentials.email}:${emulator.credentials.apiKey}`).toString('base64')}` };
+    expect((await fetch(`${emulator.url}/v2/qstash/user`, { headers: basic })).status).toBe(200);
+    expect((await fetch(`${emulator.url}/v2/qstash/user`, { headers: auth() })).status).toBe(401);
+    emulator.setKnobs({ failNext: 1, faultScope: ['management'] });
+    expect((await getLogs('')).status).toBe(200);
+    expect((await fetch(`${emulator.url}/v2/search`, { headers: basic })).status).toBe(500);
+    expect((await fetch(`${emulator.url}/v2/search`, { headers: basic })).status).toBe(200);
+    expect(emulator.management.currentPlan()).toBe('payg');
+  });
+
   it('draws ratios from the seeded PRNG: the same seed gives the same sequence', async () => {
     const run = async (): Promise<number[]> => {
       const seeded = await createEmulator({ seed: 42, knobs: { errorRatio: 0.5 } });

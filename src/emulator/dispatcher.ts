@@ -25,6 +25,8 @@ export interface DispatcherDeps {
   planTimeoutMs: () => number;
   /** Signing seam (Upstash-Signature comes with a later issue). */
   signer?: RequestSigner;
+  /** Where unexpected internal errors go; delivery keeps going after them. */
+  report: (line: string) => void;
 }
 
 export class Dispatcher {
@@ -100,7 +102,11 @@ export class Dispatcher {
       }
       this.inFlight++;
       if (queue) queue.inFlight++;
-      void this.attempt(message).finally(() => {
+      void this.attempt(message)
+        .catch((error: unknown) => {
+          this.deps.report(`emulator: delivery of ${message.id} failed internally: ${error instanceof Error ? error.message : String(error)}`);
+        })
+        .finally(() => {
         this.inFlight--;
         if (queue) {
           queue.inFlight = Math.max(0, queue.inFlight - 1);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import type { Knobs } from './knobs.js';
 import type { GroundTruth } from './log-store.js';
-import { createManagement } from './management/index.js';
+import { createManagement, type ManagementState } from './management/index.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
 import { DeliveryService } from './service.js';
 
@@ -25,6 +25,8 @@ export interface EmulatorHandle {
   groundTruth(): GroundTruth;
   /** Forgets messages, schedules, URL Groups, queues, de-duplication ids and the log; knobs stay. */
   reset(): void;
+  /** The management interface's data (account, indexes, statistics), to read and change in process. */
+  management: ManagementState;
   close(): Promise<void>;
 }
 
@@ -39,7 +41,8 @@ function hostForUrl(address: string): string {
 
 export async function createEmulator(options: Partial<EmulatorOptions> = {}, extras: CreateEmulatorExtras = {}): Promise<EmulatorHandle> {
   const resolved = resolveOptions(options);
-  const service = new DeliveryService(resolved);
+  const report = extras.report ?? (() => undefined);
+  const service = new DeliveryService(resolved, report);
   const management = createManagement({
     email: resolved.email,
     apiKey: resolved.apiKey,
@@ -48,7 +51,9 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     now: () => service.clock.now(),
     serviceNames: resolved.serviceNames,
   });
-  const app = createApp(service, management, extras.report ?? (() => undefined));
+  // The delivery side's plan defaults follow the account's plan (it can change at run time).
+  service.usePlanSource(() => management.state.currentPlan());
+  const app = createApp(service, management, report);
   const server = createServer(app);
   server.on('clientError', (_error, socket) => {
     if (socket.writable && !socket.destroyed) {
@@ -82,6 +87,7 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     knobs: () => service.knobs,
     groundTruth: () => service.groundTruth(),
     reset: () => service.reset(),
+    management: management.state,
     close: () => {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -10,7 +10,7 @@ import { mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
 import { LogStore, type GroundTruth } from './log-store.js';
 import type { FinalOutcome } from './message.js';
 import type { MessageSpec } from './message-options.js';
-import { PLAN_DEFAULTS, type PlanDefaults, type ResolvedOptions } from './options.js';
+import { PLAN_DEFAULTS, type PlanDefaults, type PlanProfile, type ResolvedOptions } from './options.js';
 import { QueueStore } from './queues.js';
 import { SeededRandom } from './random.js';
 import { ScheduleStore, type Schedule } from './schedules.js';
@@ -48,7 +48,15 @@ export class DeliveryService {
   private readonly http: HttpDelivery;
   private currentKnobs: Knobs;
 
-  constructor(readonly options: ResolvedOptions, signer?: RequestSigner) {
+  /** Where the plan comes from: the management account's current plan once it is attached. */
+  private planSource: () => PlanProfile;
+
+  constructor(
+    readonly options: ResolvedOptions,
+    report: (line: string) => void = () => undefined,
+    signer?: RequestSigner,
+  ) {
+    this.planSource = () => options.plan;
     this.currentKnobs = options.knobs;
     this.clock = new ScaledClock(options.knobs.timeScale);
     this.timers = new TimerQueue(this.clock);
@@ -70,6 +78,7 @@ export class DeliveryService {
       allowRemoteDestinations: options.allowRemoteDestinations,
       planTimeoutMs: () => this.plan.timeoutMs,
       signer,
+      report,
     });
     this.schedules = new ScheduleStore(this.clock, this.timers, (schedule) => this.fireSchedule(schedule));
   }
@@ -78,8 +87,13 @@ export class DeliveryService {
     return { ...this.currentKnobs, faultScope: [...this.currentKnobs.faultScope] };
   }
 
+  /** Defaults of the plan in force (retries, timeout); follows plan changes of the management account. */
   get plan(): PlanDefaults {
-    return PLAN_DEFAULTS[this.options.plan];
+    return PLAN_DEFAULTS[this.planSource()];
+  }
+
+  usePlanSource(source: () => PlanProfile): void {
+    this.planSource = source;
   }
 
   /** Validates and applies a knob patch; throws EmulatorKnobError naming the knob. */
