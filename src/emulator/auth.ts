@@ -2,7 +2,7 @@
 // `qstash_token` query parameter, like the service. Anything else is 401 `{"error": ...}`.
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { sendError } from './http-util.js';
+import { EmulatorAuthError } from './errors.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -18,13 +18,13 @@ function queryToken(rawUrl: string): string | undefined {
 }
 
 export function bearerAuth(token: string): RequestHandler {
-  return (req, res, next) => {
+  return (req, _res, next) => {
     const header = req.headers.authorization;
     let given: string | undefined;
     if (header !== undefined) {
       const match = /^Bearer\s+(.+)$/i.exec(header.trim());
       if (!match) {
-        sendError(res, 401, 'unauthorized: the Authorization header must be "Bearer <token>"');
+        next(new EmulatorAuthError('unauthorized: the Authorization header must be "Bearer <token>"'));
         return;
       }
       given = match[1]!.trim();
@@ -32,11 +32,11 @@ export function bearerAuth(token: string): RequestHandler {
       given = queryToken(req.originalUrl);
     }
     if (given === undefined) {
-      sendError(res, 401, 'unauthorized: missing Authorization header');
+      next(new EmulatorAuthError('unauthorized: missing Authorization header'));
       return;
     }
     if (!sameSecret(given, token)) {
-      sendError(res, 401, 'unauthorized: invalid token');
+      next(new EmulatorAuthError('unauthorized: invalid token'));
       return;
     }
     next();

@@ -35,7 +35,6 @@ export class Dispatcher {
   private readonly waiting = new Map<string, Message[]>();
   private inFlight = 0;
   private generation = 0;
-  private readonly idle = new Set<() => void>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -69,18 +68,6 @@ export class Dispatcher {
     this.ready = [];
     this.readyHead = 0;
     this.waiting.clear();
-  }
-
-  get stats(): { inFlight: number; ready: number; held: number } {
-    let held = 0;
-    for (const list of this.waiting.values()) held += list.length;
-    return { inFlight: this.inFlight, ready: this.ready.length - this.readyHead, held };
-  }
-
-  /** Resolves once nothing is in flight or ready (delayed and held messages do not count). */
-  whenIdle(): Promise<void> {
-    if (this.inFlight === 0 && this.readyHead >= this.ready.length) return Promise.resolve();
-    return new Promise((resolve) => this.idle.add(resolve));
   }
 
   private makeReady(message: Message): void {
@@ -118,10 +105,6 @@ export class Dispatcher {
     if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
       this.ready = this.ready.slice(this.readyHead);
       this.readyHead = 0;
-    }
-    if (this.inFlight === 0 && this.readyHead >= this.ready.length && this.idle.size > 0) {
-      for (const resolve of this.idle) resolve();
-      this.idle.clear();
     }
   }
 
