@@ -72,6 +72,7 @@ describe('retries', () => {
     const errors = entries.filter((entry) => entry.state === 'ERROR');
     expect(errors.every((entry) => entry.responseStatus === 500 && entry.error === 'destination answered HTTP 500')).toBe(true);
     expect(Buffer.from(String(errors[0]!.responseBody), 'base64').toString()).toBe('boom');
+    expect((errors[0]!.responseHeaders as Record<string, string[]>)['Content-Length']).toEqual(['4']);
     const retries = entries.filter((entry) => entry.state === 'RETRY');
     expect(retries.every((entry) => typeof entry.nextDeliveryTime === 'number')).toBe(true);
     expect(Number(retries[0]!.nextDeliveryTime) - Number(retries[0]!.time)).toBeGreaterThanOrEqual(99);
@@ -156,7 +157,7 @@ describe('callbacks', () => {
     expect(payload).toMatchObject({ status: 201, retried: 0, sourceMessageId: messageId, url: `${target.url}/ok`, method: 'POST' });
     expect(Buffer.from(String(payload.body), 'base64').toString()).toBe('created!');
     expect(Buffer.from(String(payload.sourceBody), 'base64').toString()).toBe('source-body');
-    expect((payload.header as Record<string, string[]>)['x-answer']).toEqual(['42']);
+    expect((payload.header as Record<string, string[]>)['X-Answer']).toEqual(['42']);
     expect(payload.dlqId).toBeUndefined();
     // The callback is a message of its own, logged too.
     await waitFor(() => emulator.groundTruth().byState.DELIVERED === 2);

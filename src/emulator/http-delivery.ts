@@ -2,7 +2,7 @@
 // timeout over the whole exchange, and the response captured for the log (status, headers,
 // body up to a cap). Never throws: every outcome becomes an AttemptResult.
 import { Agent, request } from 'undici';
-import type { HeaderMap, HttpMethod } from './message-options.js';
+import { canonicalHeaderName, type HeaderMap, type HttpMethod } from './message-options.js';
 
 /** Response bodies kept for the log and callbacks are cut at this size. */
 export const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
@@ -20,7 +20,7 @@ export interface AttemptResult {
   ok: boolean;
   /** HTTP status, absent when no answer came. */
   status?: number;
-  /** Response headers by lower-case name. */
+  /** Response headers by canonical name (`Retry-After`), as the service records them. */
   headers: HeaderMap;
   body: Buffer;
   /** What went wrong, for ERROR entries. */
@@ -66,7 +66,7 @@ export class HttpDelivery {
       const status = response.statusCode;
       const ok = status >= 200 && status < 300;
       const nonRetryable =
-        status === 489 && (headers[`${this.headerPrefix.toLowerCase()}nonretryable-error`]?.[0] ?? '').toLowerCase() === 'true';
+        status === 489 && (headers[canonicalHeaderName(`${this.headerPrefix}NonRetryable-Error`)]?.[0] ?? '').toLowerCase() === 'true';
       return {
         ok,
         status,
@@ -91,7 +91,7 @@ function toHeaderMap(headers: Record<string, string | string[] | undefined>): He
   const out: HeaderMap = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value : [value];
+    out[canonicalHeaderName(name)] = Array.isArray(value) ? value : [value];
   }
   return out;
 }

@@ -47,9 +47,10 @@ export function parseRetryHintMs(value: string, nowMs: number): number | undefin
   return Math.min(ONE_DAY_MS, Math.max(0, Math.round(ms)));
 }
 
-const RETRY_HINT_HEADERS = ['retry-after', 'x-ratelimit-reset', 'x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens'];
+// Canonical names, as HttpDelivery records response headers.
+const RETRY_HINT_HEADERS = ['Retry-After', 'X-Ratelimit-Reset', 'X-Ratelimit-Reset-Requests', 'X-Ratelimit-Reset-Tokens'];
 
-/** The first usable retry hint among the destination's response headers (lower-case names). */
+/** The first usable retry hint among the destination's response headers (canonical names). */
 export function retryHintFromHeaders(headers: Record<string, string[]>, nowMs: number): number | undefined {
   for (const name of RETRY_HINT_HEADERS) {
     const value = headers[name]?.[0];
