@@ -35,7 +35,8 @@ function unescapeLabel(text: string): string {
 function parseValue(text: string): number {
   if (text === '+Inf') return Number.POSITIVE_INFINITY;
   if (text === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (text === 'NaN') return Number.NaN;
+  // prom-client writes NaN as `Nan`; Prometheus (Go's ParseFloat) reads any case.
+  if (text.toLowerCase() === 'nan') return Number.NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`not a sample value: ${text}`);
   return value;
@@ -74,7 +75,13 @@ export function parseExposition(text: string): Map<string, Family> {
     }
     const name = match[1]!;
     const base = families.has(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
-    family(families.has(base) ? base : name).samples.push({ labels, value: parseValue(match[3]!) });
+    let value: number;
+    try {
+      value = parseValue(match[3]!);
+    } catch (error) {
+      throw new Error(`${(error as Error).message} in line: ${line}`);
+    }
+    family(families.has(base) ? base : name).samples.push({ labels, value });
   }
   return families;
 }
@@ -205,6 +212,8 @@ export const CANARY = {
   apiKey: 'canary-management-key-c41d',
 } as const;
 
+const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|svc\/user)/;
+
 export interface Stack {
   emulator: EmulatorHandle;
   exporter: ExporterHandle;
@@ -212,7 +221,7 @@ export interface Stack {
   /** GET on the exporter. */
   get(path: string): Promise<{ status: number; text: string }>;
   scrape(): Promise<Map<string, Family>>;
-  /** JSON from the emulator: admin routes without auth, delivery routes with the token. */
+  /** JSON from the emulator: admin routes without auth, management routes with Basic, the rest with the token. */
   emulatorJson<T>(path: string, init?: { method?: string; body?: unknown }): Promise<T>;
   close(): Promise<void>;
 }
@@ -269,7 +278,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     emulatorJson: async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (!path.startsWith('/__emulator/')) headers.authorization = `Bearer ${CANARY.token}`;
+      if (MANAGEMENT_PATH.test(path)) {
+        headers.authorization = `Basic ${Buffer.from(`${CANARY.email}:${CANARY.apiKey}`).toString('base64')}`;
+      } else if (!path.startsWith('/__emulator/')) {
+        headers.authorization = `Bearer ${CANARY.token}`;
+      }
       const response = await fetch(new URL(path, emulator.url), {
         method: init.method ?? 'GET',
         headers,

@@ -1,0 +1,67 @@
+// docs/metrics.md stays honest for the schedules, account, search and vector sections: every
+// family its tables list is served by the real exporter (against the emulator) with the
+// documented type and label names, and the exporter serves no family of these collectors that
+// the page does not list.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startStack, valueOf, type Family, type Stack } from './exporter-e2e-helpers.js';
+import { documentedFamilies, INVENTORY_SECTIONS } from './exporter-e2e-docs.js';
+
+/** Name prefixes of the families the four inventory collectors own. */
+const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_account_', 'upstash_qstash_plan_', 'upstash_search_', 'upstash_vector_'];
+
+let stack: Stack;
+let scraped: Map<string, Family>;
+
+beforeAll(async () => {
+  stack = await startStack();
+  await eventually(async () => {
+    const families = await stack.scrape();
+    return ['schedules', 'account', 'search', 'vector']
+      .filter((collector) => valueOf(families, 'upstash_exporter_collector_success', { collector }) !== 1)
+      .map((c) => `${c} has not succeeded yet`);
+  });
+  scraped = await stack.scrape();
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('docs/metrics.md, inventory sections', () => {
+  it('the parser finds every section and a plausible number of families', () => {
+    const documented = documentedFamilies();
+    expect([...new Set(documented.map((d) => d.section))]).toEqual([...INVENTORY_SECTIONS]);
+    expect(documented.length).toBeGreaterThanOrEqual(7 + 22 + 13 + 21);
+    expect(new Set(documented.map((d) => d.name)).size).toBe(documented.length);
+    expect(documented.find((d) => d.name === 'upstash_qstash_account_info')!.labels).toEqual(['state', 'plan', 'reserved_plan']);
+    expect(documented.find((d) => d.name === 'upstash_qstash_schedule_last_run_messages')!.labels).toEqual(['schedule_id', 'state']);
+  });
+
+  it('every documented family is served with its type and label names', () => {
+    const problems: string[] = [];
+    for (const doc of documentedFamilies()) {
+      const family = scraped.get(doc.name);
+      if (!family) {
+        problems.push(`${doc.name}: not served`);
+        continue;
+      }
+      if (family.type !== doc.type) problems.push(`${doc.name}: type ${family.type}, documented ${doc.type}`);
+      if (family.help === '') problems.push(`${doc.name}: no HELP`);
+      for (const sample of family.samples) {
+        const names = Object.keys(sample.labels).sort();
+        if (JSON.stringify(names) !== JSON.stringify([...doc.labels].sort())) {
+          problems.push(`${doc.name}: labels ${names.join(',')}, documented ${doc.labels.join(',')}`);
+          break;
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('no undocumented family of these collectors is served', () => {
+    const documented = new Set(documentedFamilies().map((d) => d.name));
+    const served = [...scraped.keys()].filter((name) => INVENTORY_PREFIXES.some((prefix) => name.startsWith(prefix)));
+    expect(served.length).toBeGreaterThan(50);
+    expect(served.filter((name) => !documented.has(name))).toEqual([]);
+  });
+});
