@@ -106,10 +106,10 @@ async function runEmulator(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   return null;
 }
 
-function runDemo(): Outcome {
-  // The demo module lands with its own issue; until then say so rather than fail obscurely.
-  writeLine(process.stderr, 'upstash-exporter demo: the demo arrives with its own issue; meanwhile run upstash-exporter emulator and point the exporter at it (--qstash-url, --management-url)');
-  return EXIT_CONFIG;
+async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const m = await import('./demo.js');
+  await m.runDemo(argv, env);
+  return null;
 }
 
 function parseCommand(argv: readonly string[]): { command: Command | 'help' | 'version'; rest: string[] } | { unknown: string } {
@@ -150,7 +150,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       case 'emulator':
         return await runEmulator(rest, env);
       case 'demo':
-        return runDemo();
+        return await runDemo(rest, env);
     }
   } catch (error) {
     // ConfigError, or the same contract from the emulator (which may not import config):

@@ -1,0 +1,309 @@
+// `upstash-exporter demo`: the emulator, four destinations, generated traffic and the exporter in
+// one process, talking real HTTP to each other. The only module that joins emulator and exporter.
+// Prints the URLs, runs until SIGINT/SIGTERM, then stops traffic, exporter, emulator and
+// destinations in that order and exits 0.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, configSecrets, loadConfig, LOG_FORMATS, LOG_LEVELS } from './config/index.js';
+import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
+import { DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
+import { createEmulator, type EmulatorHandle } from './emulator/index.js';
+import { parseListenAddress } from './emulator/main.js';
+import { startExporter, type ExporterHandle } from './exporter.js';
+import { createLogger, type LogFormatName, type Logger, type LogLevelName } from './logging/index.js';
+
+export const DEMO_DEFAULTS = Object.freeze({
+  listenAddress: '127.0.0.1:9824',
+  emulatorAddress: '127.0.0.1:8787',
+  /** Retries, delays and crons run 60 times faster: a `* * * * *` schedule fires every second. */
+  timeScale: 60,
+  seed: 1,
+});
+
+/** Poll intervals of the demo's exporter: short, so every family has data within seconds. */
+export const DEMO_POLL_INTERVALS = 'logs=2s,schedules=5s,account=30s,search=30s,vector=10s';
+/** The emulator sends Burst-RateLimit-* headers only under a limit; this one is never reached. */
+const DEMO_RATE_LIMIT_PER_SECOND = 1_000;
+/** Same bound as `run`: a demo that does not close in time exits 1. */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+export interface DemoSettings {
+  /** host:port of the exporter's HTTP server; port 0 picks a free one. */
+  listenAddress: string;
+  /** Where the emulator listens; port 0 picks a free one. */
+  emulator: { host: string; port: number };
+  timeScale: number;
+  /** A path, `none`, or undefined for a temporary file removed when the demo stops. */
+  stateFile: string | undefined;
+  logLevel: LogLevelName;
+  logFormat: LogFormatName;
+  /** Seed of the emulator's and the destinations' random draws. */
+  seed: number;
+}
+
+export interface DemoHandle {
+  /** Base URL of the exporter, with a trailing slash. */
+  exporterUrl: string;
+  emulatorUrl: string;
+  destinations: Destinations['urls'];
+  /** Effective state file, or null. */
+  stateFile: string | null;
+  /** True when the state file is temporary and removed on close. */
+  temporaryState: boolean;
+  traffic: DemoTraffic;
+  close(): Promise<void>;
+}
+
+const FLAGS = {
+  'listen-address': { type: 'string', help: `exporter HTTP server host:port (default ${DEMO_DEFAULTS.listenAddress})` },
+  'emulator-address': { type: 'string', help: `emulator host:port (default ${DEMO_DEFAULTS.emulatorAddress})` },
+  'time-scale': { type: 'string', help: `emulator waits (retries, delays, crons) run this many times faster (default ${DEMO_DEFAULTS.timeScale})` },
+  'state-file': { type: 'string', help: 'exporter state file, or none (default: a temporary file removed at exit)' },
+  'log-level': { type: 'string', help: 'fatal, error, warn, info, debug, trace, silent (env LOG_LEVEL; default info)' },
+  'log-format': { type: 'string', help: 'pretty or json (env LOG_FORMAT; default pretty)' },
+  seed: { type: 'string', help: `seed of the random draws of emulator and destinations (default ${DEMO_DEFAULTS.seed})` },
+  help: { type: 'boolean', help: 'show this help' },
+} as const;
+
+export function demoHelpText(): string {
+  const lines = ['Usage: upstash-exporter demo [flags]', '', 'Emulator + generated traffic + exporter in one process. Flags:'];
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    lines.push(`  --${name}${spec.type === 'string' ? ' <value>' : ''}`, `      ${spec.help}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function oneOf<T extends string>(key: string, flag: string, text: string, allowed: readonly T[]): T {
+  const lower = text.trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(lower)) {
+    throw new ConfigError(key, `--${flag}: expected one of ${allowed.join(', ')}, got ${JSON.stringify(text)}`);
+  }
+  return lower as T;
+}
+
+/** Turns the demo's flags into settings; throws ConfigError (exit 2) naming the flag. */
+export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): DemoSettings & { help: boolean } {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    throw new ConfigError('demo', `demo: ${message}; flags are ${Object.keys(FLAGS).map((name) => `--${name}`).join(', ')}`);
+  }
+  const text = (name: keyof typeof FLAGS): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  const emulatorText = text('emulator-address') ?? DEMO_DEFAULTS.emulatorAddress;
+  let emulator: { host: string; port: number };
+  try {
+    emulator = parseListenAddress(emulatorText);
+  } catch {
+    throw new ConfigError('emulator_address', `--emulator-address: expected host:port, got ${JSON.stringify(emulatorText)}`);
+  }
+
+  const scaleText = text('time-scale');
+  const timeScale = scaleText === undefined ? DEMO_DEFAULTS.timeScale : Number(scaleText.trim());
+  if (!Number.isFinite(timeScale) || timeScale <= 0 || timeScale > 1_000_000 || scaleText?.trim() === '') {
+    throw new ConfigError('time_scale', `--time-scale: expected a number above 0 and at most 1000000, got ${JSON.stringify(scaleText)}`);
+  }
+  const seedText = text('seed');
+  const seed = seedText === undefined ? DEMO_DEFAULTS.seed : Number(seedText.trim());
+  if (!Number.isSafeInteger(seed) || seedText?.trim() === '') {
+    throw new ConfigError('seed', `--seed: expected an integer, got ${JSON.stringify(seedText)}`);
+  }
+  const stateFile = text('state-file')?.trim();
+  if (stateFile === '') throw new ConfigError('state_file', '--state-file is empty; give a path, or none');
+
+  return {
+    listenAddress: text('listen-address') ?? DEMO_DEFAULTS.listenAddress,
+    emulator,
+    timeScale,
+    stateFile,
+    logLevel: oneOf('log_level', 'log-level', text('log-level') ?? env.LOG_LEVEL ?? 'info', LOG_LEVELS),
+    logFormat: oneOf('log_format', 'log-format', text('log-format') ?? env.LOG_FORMAT ?? 'pretty', LOG_FORMATS),
+    seed,
+    help: values.help === true,
+  };
+}
+
+/** The exporter's flags in the demo: every collector on, pointed at the emulator, short intervals. */
+function exporterArgs(settings: DemoSettings, emulator: EmulatorHandle, stateFile: string | null): string[] {
+  const { credentials } = emulator;
+  return [
+    '--listen-address', settings.listenAddress,
+    '--qstash-url', emulator.url,
+    '--management-url', emulator.url,
+    '--qstash-token', credentials.token,
+    '--upstash-email', credentials.email,
+    '--upstash-api-key', credentials.apiKey,
+    '--poll-interval', DEMO_POLL_INTERVALS,
+    // The emulator writes its log synchronously: a short ingestion delay is enough.
+    '--logs-ingestion-delay', '1s',
+    // Show the messages' labels on the log-event metrics (an opt-in that raises cardinality).
+    '--logs-label', 'label',
+    '--state-file', stateFile ?? 'none',
+    '--log-level', settings.logLevel,
+    '--log-format', settings.logFormat,
+  ];
+}
+
+function isListenError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND';
+}
+
+/**
+ * Starts destinations, emulator, traffic and exporter. Rejects with ConfigError when an address
+ * cannot be used; whatever had started is closed again before it rejects.
+ */
+export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanUp = async (): Promise<void> => {
+    for (const step of cleanups.reverse()) await step();
+  };
+  try {
+    const destinations = await startDestinations(settings.seed);
+    cleanups.push(() => destinations.close());
+
+    let emulator: EmulatorHandle;
+    try {
+      emulator = await createEmulator(
+        {
+          host: settings.emulator.host,
+          port: settings.emulator.port,
+          seed: settings.seed,
+          knobs: { timeScale: settings.timeScale, rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND },
+        },
+        { report: (line) => process.stderr.write(`${line}\n`) },
+      );
+    } catch (error) {
+      if (!isListenError(error)) throw error;
+      const { host, port } = settings.emulator;
+      throw new ConfigError('emulator_address', `--emulator-address: cannot listen on ${host}:${port} (${String((error as { code: unknown }).code)}); choose another with --emulator-address`);
+    }
+    cleanups.push(() => emulator.close());
+
+    let stateFile: string | null;
+    let temporaryState = false;
+    if (settings.stateFile === undefined) {
+      const directory = mkdtempSync(join(tmpdir(), 'upstash-exporter-demo-'));
+      cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+      stateFile = join(directory, 'state.json');
+      temporaryState = true;
+    } else {
+      stateFile = settings.stateFile.toLowerCase() === 'none' ? null : settings.stateFile;
+    }
+
+    // An empty environment: the user's own QSTASH_TOKEN or CONFIG_FILE must not reach the demo.
+    const config = loadConfig(exporterArgs(settings, emulator, stateFile), {});
+    const logger: Logger = createLogger({ level: config.log.level, format: config.log.format, secrets: configSecrets(config) });
+
+    const traffic = new DemoTraffic({
+      emulatorUrl: emulator.url,
+      token: emulator.credentials.token,
+      destinations: destinations.urls,
+      logger: logger.child({ component: 'demo-traffic' }),
+    });
+    cleanups.push(() => traffic.stop());
+    await traffic.setUp();
+
+    let exporter: ExporterHandle;
+    try {
+      exporter = await startExporter(config, logger);
+    } catch (error) {
+      if (!isListenError(error)) throw error;
+      throw new ConfigError('listen_address', `--listen-address: cannot listen on ${settings.listenAddress} (${String((error as { code: unknown }).code)}); choose another with --listen-address`);
+    }
+    // Traffic stops before the exporter closes, so its last poll and checkpoint see a quiet log.
+    cleanups.splice(cleanups.length - 1, 0, () => exporter.close());
+    traffic.start();
+
+    let closing: Promise<void> | undefined;
+    return {
+      exporterUrl: exporter.url,
+      emulatorUrl: emulator.url,
+      destinations: destinations.urls,
+      stateFile,
+      temporaryState,
+      traffic,
+      close: () => (closing ??= cleanUp()),
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
+  const base = demo.exporterUrl.replace(/\/$/, '');
+  const { healthy, flaky, slow, failing } = demo.destinations;
+  const state =
+    demo.stateFile === null ? 'none' : `${demo.stateFile}${demo.temporaryState ? ' (temporary, removed at exit)' : ''}`;
+  const lines = [
+    'upstash-exporter demo: emulator, generated traffic and exporter in one process (Ctrl-C to stop)',
+    `  exporter metrics:  ${base}/metrics`,
+    `  exporter landing:  ${base}/`,
+    `  emulator:          ${demo.emulatorUrl} (QStash and management APIs, public development credentials)`,
+    `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
+    `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
+    `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,
+    `  traffic:           about 7 messages a second; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+    `  time scale:        ${settings.timeScale} (emulator retries, delays and crons)`,
+    `  state file:        ${state}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** Runs the demo until SIGINT or SIGTERM, then exits 0 (1 when closing fails or takes over 10 s). */
+export async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const settings = parseDemoArgs(argv, env);
+  if (settings.help) {
+    process.stdout.write(demoHelpText());
+    return;
+  }
+  // Handlers go in before anything starts, like `run`: a signal without a listener kills the
+  // process on the spot and leaves the temporary state file behind.
+  let closing = false;
+  let started: Promise<DemoHandle | undefined> = Promise.resolve(undefined);
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (closing) {
+      process.stderr.write(`upstash-exporter demo: second ${signal} while closing: exiting now\n`);
+      process.exit(1);
+    }
+    closing = true;
+    process.stdout.write(`upstash-exporter demo: ${signal} received, stopping traffic, exporter, emulator and destinations\n`);
+    setTimeout(() => {
+      process.stderr.write('upstash-exporter demo: did not stop in time: exiting\n');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    started
+      .then((demo) => demo?.close())
+      .then(
+        () => {
+          process.stdout.write('upstash-exporter demo: stopped\n');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          process.stderr.write(`upstash-exporter demo: error while stopping: ${error instanceof Error ? error.message : String(error)}\n`);
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+
+  const starting = startDemo(settings);
+  started = starting.catch(() => undefined);
+  try {
+    const demo = await starting;
+    if (!closing) process.stdout.write(demoBanner(demo, settings));
+  } catch (error) {
+    process.off('SIGINT', shutdown);
+    process.off('SIGTERM', shutdown);
+    throw error;
+  }
+}
