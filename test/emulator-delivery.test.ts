@@ -141,6 +141,32 @@ describe('retries', () => {
   });
 });
 
+describe('load', () => {
+  it('delivers thousands of messages with at most `concurrency` attempts in flight', async () => {
+    const bounded = await createEmulator({ concurrency: 16 });
+    try {
+      const target = await destination(() => ({ status: 200, delayMs: 2 }));
+      const total = 2000;
+      for (let start = 0; start < total; start += 100) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, offset) =>
+            fetch(`${bounded.url}/v2/publish/${target.url}/load/${start + offset}`, { method: 'POST', headers: { authorization: `Bearer ${bounded.credentials.token}` }, body: 'x' }).then((response) => {
+              expect(response.status).toBe(200);
+            }),
+          ),
+        );
+      }
+      await waitFor(() => bounded.groundTruth().byState.DELIVERED === total, 20_000, 'every message delivered');
+      expect(bounded.groundTruth()).toMatchObject({ total: 3 * total, byState: { CREATED: total, ACTIVE: total, DELIVERED: total, ERROR: 0 } });
+      expect(target.requests).toHaveLength(total);
+      expect(target.maxInFlight()).toBeLessThanOrEqual(16);
+      expect(target.maxInFlight()).toBeGreaterThan(1);
+    } finally {
+      await bounded.close();
+    }
+  });
+});
+
 describe('callbacks', () => {
   it('calls the callback after a successful delivery, with the service body and its own forward headers', async () => {
     const target = await destination(() => ({ status: 201, body: 'created!', headers: { 'X-Answer': '42' } }));

@@ -30,6 +30,8 @@ export interface Destination {
   /** Base URL, e.g. http://127.0.0.1:PORT */
   url: string;
   requests: RecordedRequest[];
+  /** Most requests that were being answered at the same time. */
+  maxInFlight(): number;
   /** Resolves once `count` requests arrived (rejects after timeoutMs). */
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   close(): Promise<void>;
@@ -38,7 +40,12 @@ export interface Destination {
 export async function startDestination(responder: Responder = () => ({ status: 200, body: 'ok' })): Promise<Destination> {
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server: Server = createServer((req, res) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.on('close', () => inFlight--);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -73,6 +80,7 @@ export async function startDestination(responder: Responder = () => ({ status: 2
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    maxInFlight: () => maxInFlight,
     waitForRequests: async (count, timeoutMs = 5000) => {
       await waitFor(() => requests.length >= count, timeoutMs, () => `${count} requests (got ${requests.length})`);
       return requests;
