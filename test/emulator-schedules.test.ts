@@ -93,6 +93,31 @@ describe('firing', () => {
   });
 });
 
+describe('records', () => {
+  it('redacts the body and headers of a schedule in its record while delivering the original', async () => {
+    const response = await fetch(`${emulator.url}/v2/schedules/${target.url}/secret`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${emulator.credentials.token}`,
+        'Upstash-Cron': '* * * * *',
+        'Upstash-Redact-Fields': 'body,header',
+        'Upstash-Forward-Api-Key': 'k-1',
+        'Upstash-Schedule-Id': 'secret-schedule',
+      },
+      body: 'classified',
+    });
+    expect(response.status).toBe(200);
+    const record = JSON.stringify(await (await fetch(`${emulator.url}/v2/schedules/secret-schedule`, { headers: { authorization: `Bearer ${emulator.credentials.token}` } })).json());
+    expect(record).toContain('"body":"REDACTED:');
+    expect(record).toContain('"Api-Key":["REDACTED:');
+    expect(record).not.toContain('classified');
+    expect(record).not.toContain('k-1');
+    const [request] = await target.waitForRequests(1, 2000);
+    expect(request!.body).toBe('classified');
+    expect(request!.headers['api-key']).toBe('k-1');
+  });
+});
+
 describe('cron walker', () => {
   const at = (text: string): number => Date.parse(text);
 
