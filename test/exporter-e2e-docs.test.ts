@@ -2,6 +2,7 @@
 // family its tables list is served by the real exporter (against the emulator) with the
 // documented type and label names, and the exporter serves no family of these collectors that
 // the page does not list.
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startStack, valueOf, type Family, type Stack } from './exporter-e2e-helpers.js';
 import { documentedFamilies, INVENTORY_SECTIONS } from './exporter-e2e-docs.js';
@@ -11,6 +12,7 @@ const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_account_'
 
 let stack: Stack;
 let scraped: Map<string, Family>;
+let text: string;
 
 beforeAll(async () => {
   stack = await startStack();
@@ -20,6 +22,7 @@ beforeAll(async () => {
       .filter((collector) => valueOf(families, 'upstash_exporter_collector_success', { collector }) !== 1)
       .map((c) => `${c} has not succeeded yet`);
   });
+  text = (await stack.get('/metrics')).text;
   scraped = await stack.scrape();
 });
 
@@ -63,5 +66,21 @@ describe('docs/metrics.md, inventory sections', () => {
     const served = [...scraped.keys()].filter((name) => INVENTORY_PREFIXES.some((prefix) => name.startsWith(prefix)));
     expect(served.length).toBeGreaterThan(50);
     expect(served.filter((name) => !documented.has(name))).toEqual([]);
+  });
+
+  it('passes promtool check metrics (naming, units, HELP) on these families', (ctx) => {
+    if (spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status !== 0) {
+      if (process.env.CI === 'true') throw new Error('promtool is required under CI (apt-get install prometheus)');
+      ctx.skip('promtool not installed');
+    }
+    const familyOf = (line: string): string => (line.startsWith('# ') ? (line.split(' ')[2] ?? '') : line);
+    const ours = text
+      .split('\n')
+      .filter((line) => INVENTORY_PREFIXES.some((prefix) => familyOf(line).startsWith(prefix)))
+      .join('\n');
+    expect(ours).toContain('# TYPE upstash_vector_index_info gauge');
+    const result = spawnSync('promtool', ['check', 'metrics'], { input: `${ours}\n`, encoding: 'utf8' });
+    expect(`${result.stdout}${result.stderr}`).toBe('');
+    expect(result.status).toBe(0);
   });
 });
