@@ -1,0 +1,61 @@
+// The dashboards this project ships, and their rendering to the committed JSON files.
+import type { Dashboard, Panel, RowPanel } from '@grafana/grafana-foundation-sdk/dashboard';
+import { deliveriesDashboard } from './deliveries.js';
+import { exporterHealthDashboard } from './exporter-health.js';
+import { indexesDashboard } from './indexes.js';
+import { overviewDashboard } from './overview.js';
+import { quotasDashboard } from './quotas.js';
+import { schedulesDashboard } from './schedules.js';
+
+export interface DashboardFile {
+  /** File name under dashboards/, `<uid>.json`. */
+  file: string;
+  dashboard: Dashboard;
+}
+
+const BUILDERS: (() => Dashboard)[] = [
+  overviewDashboard,
+  deliveriesDashboard,
+  schedulesDashboard,
+  quotasDashboard,
+  indexesDashboard,
+  exporterHealthDashboard,
+];
+
+/** Every dashboard, built and finalised, in a fixed order. */
+export function buildDashboards(): DashboardFile[] {
+  return BUILDERS.map((build) => {
+    const dashboard = numberPanels(build());
+    if (dashboard.uid === undefined || dashboard.uid === '') throw new Error(`dashboard "${dashboard.title ?? ''}" has no uid`);
+    return { file: `${dashboard.uid}.json`, dashboard };
+  });
+}
+
+/**
+ * Gives every panel (rows included) a stable id, 1, 2, ... in layout order, so that links to a
+ * panel (viewPanel=<id>) survive regeneration. The SDK leaves ids unset (rows get 0).
+ */
+function numberPanels(dashboard: Dashboard): Dashboard {
+  let next = 1;
+  const visit = (panel: Panel | RowPanel): void => {
+    panel.id = next++;
+    if (panel.type === 'row') for (const inner of (panel as RowPanel).panels) visit(inner);
+  };
+  for (const panel of dashboard.panels ?? []) visit(panel);
+  return dashboard;
+}
+
+/** Pretty JSON with object keys sorted at every level and a trailing newline: diffs stay small. */
+export function renderDashboard(dashboard: Dashboard): string {
+  return `${JSON.stringify(sortKeys(dashboard), null, 2)}\n`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+    return sorted;
+  }
+  return value;
+}
