@@ -7,6 +7,7 @@ import type { ExporterConfig } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
+import { createLogsCollector } from './logs/index.js';
 import { createAccountCollector } from './account.js';
 import { createSchedulesCollector } from './schedules.js';
 import { createSearchCollector } from './search.js';
@@ -33,6 +34,7 @@ export type CollectorFactory = (config: ExporterConfig, deps: CollectorDeps) => 
 
 /** Collector name -> factory. Each collector's author adds its line here. */
 const FACTORIES: Partial<Record<CollectorName, CollectorFactory>> = {
+  logs: createLogsCollector,
   schedules: createSchedulesCollector,
   account: createAccountCollector,
   search: createSearchCollector,

@@ -1,0 +1,273 @@
+// The logs collector: one long-lived registry of counters fed by the incremental walk, and the
+// checkpoint that makes them survive restarts. The checkpoint (src/state) holds the walk
+// position, the de-duplication window and every counter from one moment between two pages; it
+// is written after each completed slice, every few seconds of a long walk, at the end of each
+// poll (failed ones included) and on close. It is read synchronously at construction, so the
+// counters are restored before anything is served.
+import type { Counter, Registry } from 'prom-client';
+import type { Logger } from '../../logging/index.js';
+import { createRegistry } from '../../metrics/snapshot.js';
+import { CheckpointFile, logsStateSchema, type LogsState } from '../../state/index.js';
+import type { Collector, PollContext } from '../collector.js';
+import { LogCounter } from './counter.js';
+import type { OptInLabel } from './event-counters.js';
+import { computedCounter, computedGauge } from './families.js';
+import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
+
+export interface LogsSettings {
+  ingestionDelayMs: number;
+  overlapMs: number;
+  maxPagesPerCycle: number;
+  labels: readonly OptInLabel[];
+  seriesLimit: number;
+  messageTrackerSize: number;
+}
+
+export interface LogsCollectorOptions {
+  source: LogsSource;
+  settings: LogsSettings;
+  /** Path of the state file; null disables persistence. */
+  stateFile: string | null;
+  /** upstreamIdentity() of the QStash URL and token. */
+  upstream: string;
+  /** upstash_exporter_series_dropped_total of the self metrics. */
+  dropped?: Counter<'metric'>;
+  logger: Logger;
+  now?: () => number;
+}
+
+export class LogsCollector implements Collector {
+  readonly name = 'logs' as const;
+  readonly registry: Registry = createRegistry();
+  readonly #counter: LogCounter;
+  readonly #walker: LogWalker;
+  readonly #file: CheckpointFile<LogsState> | null;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  #pages = 0;
+  #gaps = 0;
+  #checkpointsOk = 0;
+  #checkpointsFailed = 0;
+  #checkpointFailing = false;
+
+  constructor(options: LogsCollectorOptions) {
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+    const { settings } = options;
+    this.#counter = new LogCounter({
+      registry: this.registry,
+      seriesLimit: settings.seriesLimit,
+      optIn: settings.labels,
+      trackerCapacity: settings.messageTrackerSize,
+      ...(options.dropped ? { dropped: options.dropped } : {}),
+    });
+    this.#file =
+      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, now: this.#now });
+    const position = this.#restore();
+    this.#walker = new LogWalker({
+      source: options.source,
+      counter: this.#counter,
+      settings,
+      logger: this.#logger,
+      now: this.#now,
+      hooks: {
+        onPage: () => {
+          this.#pages += 1;
+        },
+        checkpoint: () => this.#checkpoint(),
+        onGap: (gap) => this.#reportGap(gap),
+        onStateWalk: () => undefined,
+      },
+      ...(position ? { position } : {}),
+    });
+    this.#registerSelfMetrics();
+  }
+
+  /** The walk position (read-only view for tests and the landing page). */
+  get position(): Readonly<WalkPosition> {
+    return this.#walker.position;
+  }
+
+  async poll(ctx: PollContext): Promise<void> {
+    let report: CycleReport | undefined;
+    try {
+      report = await this.#walker.cycle(ctx.signal);
+    } finally {
+      await this.#checkpoint();
+    }
+    const position = this.#walker.position;
+    ctx.logger.debug(
+      { pages: report.pages, slices: report.slicesCompleted, stopped: report.stopped, watermark: new Date(position.watermark).toISOString() },
+      'logs walked',
+    );
+    if (report.stopped === 'budget') {
+      ctx.logger.info({ pages: report.pages, lagSeconds: (this.#now() - position.watermark) / 1000 }, 'page budget of the cycle spent; the walk continues next cycle');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#checkpoint();
+  }
+
+  #reportGap(gap: GapReport): void {
+    this.#gaps += gap.estimatedEvents;
+    this.#logger.warn(
+      { since: new Date(gap.since).toISOString(), until: new Date(gap.until).toISOString(), estimatedEvents: gap.estimatedEvents },
+      'the service dropped log entries before they were read (retention overrun); counts miss about this many events',
+    );
+  }
+
+  /** Writes the checkpoint; a failure is counted and logged (once per streak), never thrown. */
+  async #checkpoint(): Promise<void> {
+    if (this.#file === null) return;
+    this.#checkpointsOk += 1;
+    try {
+      await this.#file.save(this.#snapshot());
+      if (this.#checkpointFailing) this.#logger.info({ path: this.#file.path }, 'state file written again');
+      this.#checkpointFailing = false;
+    } catch (error) {
+      this.#checkpointsOk -= 1;
+      this.#checkpointsFailed += 1;
+      if (!this.#checkpointFailing) {
+        this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; counts survive only while the process runs');
+      }
+      this.#checkpointFailing = true;
+    }
+  }
+
+  #snapshot(): LogsState {
+    const position = this.#walker.position;
+    const counter = this.#counter;
+    return {
+      watermark: position.watermark,
+      watermarkReadAt: position.watermarkReadAt,
+      dedupFrom: position.dedupFrom,
+      anchorTime: position.anchorTime,
+      lastEventTime: counter.lastEventTime,
+      sliceMs: position.sliceMs,
+      stateWalk: position.stateWalk,
+      gapSince: position.gapSince,
+      rateEwma: position.rateEwma,
+      slice: position.slice,
+      dedup: counter.dedup.export(),
+      counters: { events: counter.events.events.export(), errors: counter.events.errors.export() },
+      histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
+      tracker: counter.tracker.export(),
+      daily: { day: counter.daily.day, count: counter.daily.count },
+      self: {
+        pages: this.#pages,
+        duplicates: counter.duplicates,
+        gaps: this.#gaps,
+        evictions: counter.tracker.evictions,
+        checkpointsSuccess: this.#checkpointsOk,
+        checkpointsError: this.#checkpointsFailed,
+        folded: { ...counter.events.foldedTotals(), ...counter.tracker.foldedTotals() },
+      },
+    };
+  }
+
+  /** Restores the last checkpoint, or reports why there is none; the walk position or undefined. */
+  #restore(): WalkPosition | undefined {
+    if (this.#file === null) {
+      this.#logger.info('state file disabled: counting starts at now and restarts from 0 with the process');
+      return undefined;
+    }
+    const result = this.#file.loadSync();
+    if (result.status === 'missing') {
+      this.#logger.info({ path: this.#file.path }, 'no state file yet: counting starts at now');
+      return undefined;
+    }
+    if (result.status === 'set-aside') {
+      this.#logger.warn(
+        { path: this.#file.path, reason: result.reason, detail: result.detail, movedTo: result.movedTo },
+        'state file unusable: set aside, counting starts at now',
+      );
+      return undefined;
+    }
+    const state = result.payload;
+    const counter = this.#counter;
+    counter.dedup.restore(state.dedup);
+    const folded = state.self.folded;
+    const restored = counter.events.restore(state.counters, folded);
+    const durations = counter.tracker.durations.restore(state.histograms.duration);
+    const attempts = counter.tracker.attempts.restore(state.histograms.attempts);
+    counter.tracker.restoreGuards(folded);
+    counter.tracker.restore(state.tracker);
+    counter.tracker.evictions = state.self.evictions;
+    counter.daily.restore(state.daily);
+    counter.lastEventTime = state.lastEventTime;
+    counter.duplicates = state.self.duplicates;
+    this.#pages = state.self.pages;
+    this.#gaps = state.self.gaps;
+    this.#checkpointsOk = state.self.checkpointsSuccess;
+    this.#checkpointsFailed = state.self.checkpointsError;
+    if (!restored.events || !restored.errors || !durations || !attempts) {
+      this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
+    }
+    this.#logger.info(
+      { path: this.#file.path, savedAt: new Date(result.savedAt).toISOString(), watermark: new Date(state.watermark).toISOString() },
+      'state restored: counting continues after the watermark',
+    );
+    return {
+      watermark: state.watermark,
+      watermarkReadAt: state.watermarkReadAt,
+      dedupFrom: state.dedupFrom,
+      anchorTime: state.anchorTime,
+      sliceMs: state.sliceMs,
+      stateWalk: state.stateWalk,
+      gapSince: state.gapSince,
+      rateEwma: state.rateEwma,
+      slice: state.slice,
+    };
+  }
+
+  #registerSelfMetrics(): void {
+    const registry = this.registry;
+    const counter = this.#counter;
+    const position = (): WalkPosition => this.#walker.position;
+    const one = (value: number): Array<{ labels: Record<never, string>; value: number }> => [{ labels: {}, value }];
+
+    computedGauge(registry, { name: 'upstash_qstash_messages_in_flight', help: 'Messages seen in the logs and not yet in a final state (bounded tracker)' }, () => counter.tracker.inFlight);
+    computedCounter(
+      registry,
+      { name: 'upstash_qstash_message_tracker_evictions_total', help: 'Messages dropped from the tracker (full) before they finished' },
+      () => one(counter.tracker.evictions),
+    );
+    computedGauge(registry, { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' }, () => counter.lastEventTime / 1000);
+    computedGauge(
+      registry,
+      { name: 'upstash_qstash_daily_messages', help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day' },
+      () => counter.daily.valueAt(this.#now()),
+    );
+    computedGauge(registry, { name: 'upstash_exporter_log_lag_seconds', help: 'Now minus the logs watermark' }, () => Math.max(0, this.#now() - position().watermark) / 1000);
+    computedGauge(
+      registry,
+      { name: 'upstash_exporter_log_watermark_timestamp_seconds', help: 'Newest time up to which the delivery logs are fully counted' },
+      () => position().watermark / 1000,
+    );
+    computedCounter(registry, { name: 'upstash_exporter_log_pages_total', help: 'Log pages read' }, () => one(this.#pages));
+    computedCounter(
+      registry,
+      { name: 'upstash_exporter_log_duplicates_skipped_total', help: 'Log entries seen again (overlap, inclusive bounds, page edges, repeated cursors) and not counted' },
+      () => one(counter.duplicates),
+    );
+    computedCounter(
+      registry,
+      { name: 'upstash_exporter_log_gaps_total', help: 'Best estimate of log events the service dropped before they were read (retention overrun)' },
+      () => one(this.#gaps),
+    );
+    computedGauge(
+      registry,
+      { name: 'upstash_exporter_log_state_walk', help: '1 while log entries lack a state field and the exporter walks one filter per state' },
+      () => (position().stateWalk ? 1 : 0),
+    );
+    computedCounter(
+      registry,
+      { name: 'upstash_exporter_state_checkpoints_total', help: 'Checkpoints of the logs state written, by result', labelNames: ['result'] as const },
+      () => [
+        { labels: { result: 'success' }, value: this.#checkpointsOk },
+        { labels: { result: 'error' }, value: this.#checkpointsFailed },
+      ],
+    );
+  }
+}

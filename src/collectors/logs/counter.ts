@@ -1,0 +1,114 @@
+// Counting one parsed page: the hot path. For each entry: its state, its identity key, the
+// de-duplication window, then the target's series, the error class, the daily count and the
+// message tracker. No per-entry objects are allocated besides the identity key; the page's
+// summary goes into a PageTally the caller reuses.
+import type { Counter, Registry } from 'prom-client';
+import type { LogEntry } from '../../api/delivery.js';
+import { DailyMessages } from './daily.js';
+import { DedupWindow, eventKey } from './dedup.js';
+import { EventCounters, type OptInLabel } from './event-counters.js';
+import { errorReasonOf } from './labels.js';
+import { CREATED, ERROR, StateTable } from './states.js';
+import { MessageTracker } from './tracker.js';
+
+/** What one page contributed; reset by the caller before each page. */
+export class PageTally {
+  counted = 0;
+  duplicates = 0;
+  /** Entries without `state`; in a walk without a state filter they are not counted. */
+  missingState = 0;
+  withState = 0;
+  /** Some entry is at or before the basis time (the watermark before the slice). */
+  atOrBeforeBasis = false;
+  oldestCounted = Number.POSITIVE_INFINITY;
+  newestCounted = Number.NEGATIVE_INFINITY;
+  /** Lowest entry time of the walk so far (carried across pages by the caller). */
+  lowest = Number.POSITIVE_INFINITY;
+  /** An entry was newer than one before it: the service did not answer newest first. */
+  orderBroken = false;
+
+  reset(lowest: number): void {
+    this.counted = 0;
+    this.duplicates = 0;
+    this.missingState = 0;
+    this.withState = 0;
+    this.atOrBeforeBasis = false;
+    this.oldestCounted = Number.POSITIVE_INFINITY;
+    this.newestCounted = Number.NEGATIVE_INFINITY;
+    this.lowest = lowest;
+    this.orderBroken = false;
+  }
+}
+
+export interface LogCounterOptions {
+  registry: Registry;
+  seriesLimit: number;
+  optIn: readonly OptInLabel[];
+  trackerCapacity: number;
+  dropped?: Counter<'metric'>;
+}
+
+export class LogCounter {
+  readonly states = new StateTable();
+  readonly dedup = new DedupWindow();
+  readonly events: EventCounters;
+  readonly tracker: MessageTracker;
+  readonly daily = new DailyMessages();
+  /** Newest event time counted, unix ms (0: none yet). */
+  lastEventTime = 0;
+  /** Entries seen again and not counted, all time. */
+  duplicates = 0;
+
+  constructor(options: LogCounterOptions) {
+    const dropped = options.dropped ? { dropped: options.dropped } : {};
+    this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
+    this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
+  }
+
+  /**
+   * Counts the entries of one page. `filterState` is the state index of a per-state walk (used
+   * for entries without `state`), or -1. `basis` is the watermark before the slice.
+   */
+  countPage(entries: readonly LogEntry[], filterState: number, basis: number, tally: PageTally): void {
+    const states = this.states;
+    const dedup = this.dedup;
+    const events = this.events;
+    const tracker = this.tracker;
+    let lowest = tally.lowest;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      const time = entry.time;
+      if (time > lowest) tally.orderBroken = true;
+      else lowest = time;
+      if (time <= basis) tally.atOrBeforeBasis = true;
+
+      const raw = entry.state;
+      let state: number;
+      if (raw === undefined) {
+        tally.missingState += 1;
+        if (filterState < 0) continue;
+        state = filterState;
+      } else {
+        state = states.indexOf(raw);
+        tally.withState += 1;
+      }
+
+      if (!dedup.observe(eventKey(time, state, entry.messageId, entry.responseStatus, entry.nextDeliveryTime))) {
+        tally.duplicates += 1;
+        continue;
+      }
+      tally.counted += 1;
+      const target = events.targetOf(entry);
+      events.countEvent(target, state);
+      if (state === ERROR) events.countError(target, errorReasonOf(entry.responseStatus, entry.error));
+      else if (state === CREATED) this.daily.observeCreated(time);
+      tracker.observe(entry.messageId, state, time, target.queue, target.destination);
+      if (time > this.lastEventTime) this.lastEventTime = time;
+      if (time < tally.oldestCounted) tally.oldestCounted = time;
+      if (time > tally.newestCounted) tally.newestCounted = time;
+    }
+    tally.lowest = lowest;
+    this.duplicates += tally.duplicates;
+    events.flushFolded();
+  }
+}

@@ -1,0 +1,230 @@
+// Counter and histogram families whose values live in plain objects owned by the logs
+// collector, exposed through prom-client classes whose get() reads those objects. Why not
+// prom-client's own storage: every inc() there hashes the label object (too slow for the hot
+// path), and a histogram cannot be restored bucket by bucket from a checkpoint. Here an
+// increment is `series.value += 1` on a series found once per label set, and export/restore
+// are exact.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { CounterFamilyState, HistogramFamilyState } from '../../state/index.js';
+
+export type Labels<L extends string = string> = Readonly<Record<L, string>>;
+
+export interface CounterSeries<L extends string = string> {
+  readonly labels: Labels<L>;
+  value: number;
+}
+
+export interface HistogramSeries<L extends string = string> {
+  readonly labels: Labels<L>;
+  /** Observations per bucket (not cumulative); the last slot is above the highest bound. */
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+interface FamilyOptions<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  registry: Registry;
+}
+
+/** Series key: label values in labelNames order. NUL cannot occur in a label value we admit. */
+function seriesKey<L extends string>(labelNames: readonly L[], labels: Labels<L>): string {
+  let key = '';
+  for (let i = 0; i < labelNames.length; i++) {
+    if (i > 0) key += '\u0000';
+    key += labels[labelNames[i]!];
+  }
+  return key;
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
+export class CounterFamily<L extends string> {
+  readonly name: string;
+  readonly labelNames: readonly L[];
+  readonly #series = new Map<string, CounterSeries<L>>();
+
+  constructor(options: FamilyOptions<L>) {
+    this.name = options.name;
+    this.labelNames = options.labelNames;
+    const all = this.#series;
+    computedCounter(options.registry, options, () => [...all.values()]);
+  }
+
+  get size(): number {
+    return this.#series.size;
+  }
+
+  /** The series of a label set, created at 0 on first use. */
+  series(labels: Labels<L>): CounterSeries<L> {
+    const key = seriesKey(this.labelNames, labels);
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = { labels: { ...labels }, value: 0 };
+      this.#series.set(key, series);
+    }
+    return series;
+  }
+
+  all(): IterableIterator<CounterSeries<L>> {
+    return this.#series.values();
+  }
+
+  export(): CounterFamilyState {
+    return {
+      labelNames: [...this.labelNames],
+      series: [...this.#series.values()].map((series) => [this.labelNames.map((name) => series.labels[name]), series.value]),
+    };
+  }
+
+  /** Restores values saved by export(); false (nothing restored) when the label names differ. */
+  restore(state: CounterFamilyState): boolean {
+    if (!sameNames(state.labelNames, this.labelNames)) return false;
+    for (const [values, value] of state.series) {
+      if (values.length !== this.labelNames.length) continue;
+      this.series(labelsOf(this.labelNames, values)).value = value;
+    }
+    return true;
+  }
+}
+
+export class HistogramFamily<L extends string> {
+  readonly name: string;
+  readonly labelNames: readonly L[];
+  readonly buckets: readonly number[];
+  readonly #series = new Map<string, HistogramSeries<L>>();
+
+  constructor(options: FamilyOptions<L> & { buckets: readonly number[] }) {
+    this.name = options.name;
+    this.labelNames = options.labelNames;
+    this.buckets = [...options.buckets].sort((a, b) => a - b);
+    const all = this.#series;
+    const { name, help } = options;
+    const buckets = this.buckets;
+    class FamilyHistogram extends Histogram<L> {
+      override get(): ReturnType<Histogram<L>['get']> {
+        return Promise.resolve(histogramExposition(name, help, buckets, all.values()) as unknown as Awaited<ReturnType<Histogram<L>['get']>>);
+      }
+      // The registry prefers this one for the text format; same values.
+      getForPromString(): ReturnType<Histogram<L>['get']> {
+        return this.get();
+      }
+    }
+    new FamilyHistogram({
+      name: options.name,
+      help: options.help,
+      labelNames: options.labelNames,
+      buckets: [...this.buckets],
+      registers: [options.registry],
+    });
+  }
+
+  get size(): number {
+    return this.#series.size;
+  }
+
+  series(labels: Labels<L>): HistogramSeries<L> {
+    const key = seriesKey(this.labelNames, labels);
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = { labels: { ...labels }, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    return series;
+  }
+
+  observe(series: HistogramSeries<L>, value: number): void {
+    const buckets = this.buckets;
+    let slot = buckets.length;
+    for (let i = 0; i < buckets.length; i++) {
+      if (value <= buckets[i]!) {
+        slot = i;
+        break;
+      }
+    }
+    series.counts[slot]! += 1;
+    series.sum += value;
+    series.count += 1;
+  }
+
+  export(): HistogramFamilyState {
+    return {
+      labelNames: [...this.labelNames],
+      buckets: [...this.buckets],
+      series: [...this.#series.values()].map((series) => ({
+        labels: this.labelNames.map((name) => series.labels[name]),
+        counts: [...series.counts],
+        sum: series.sum,
+        count: series.count,
+      })),
+    };
+  }
+
+  /** Restores buckets saved by export(); false when label names or bucket bounds differ. */
+  restore(state: HistogramFamilyState): boolean {
+    if (!sameNames(state.labelNames, this.labelNames)) return false;
+    if (state.buckets.length !== this.buckets.length || state.buckets.some((bound, i) => bound !== this.buckets[i])) return false;
+    for (const saved of state.series) {
+      if (saved.labels.length !== this.labelNames.length || saved.counts.length !== this.buckets.length + 1) continue;
+      const series = this.series(labelsOf(this.labelNames, saved.labels));
+      saved.counts.forEach((value, i) => (series.counts[i] = value));
+      series.sum = saved.sum;
+      series.count = saved.count;
+    }
+    return true;
+  }
+}
+
+/** The same shape prom-client's Histogram produces: cumulative buckets, +Inf, _sum, _count. */
+function histogramExposition(name: string, help: string, buckets: readonly number[], all: Iterable<HistogramSeries>): object {
+  const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+  const bucketName = `${name}_bucket`;
+  for (const series of all) {
+    let cumulative = 0;
+    for (let i = 0; i < buckets.length; i++) {
+      cumulative += series.counts[i]!;
+      values.push({ labels: { ...series.labels, le: buckets[i]! }, value: cumulative, metricName: bucketName });
+    }
+    values.push({ labels: { ...series.labels, le: '+Inf' }, value: series.count, metricName: bucketName });
+    values.push({ labels: { ...series.labels }, value: series.sum, metricName: `${name}_sum` });
+    values.push({ labels: { ...series.labels }, value: series.count, metricName: `${name}_count` });
+  }
+  return { name, help, type: 'histogram', aggregator: 'sum', values };
+}
+
+function labelsOf<L extends string>(names: readonly L[], values: readonly string[]): Labels<L> {
+  const labels = {} as Record<L, string>;
+  names.forEach((name, i) => (labels[name] = values[i] ?? ''));
+  return labels;
+}
+
+/** A counter whose values are read from the caller's own fields at scrape time. */
+export function computedCounter<L extends string>(
+  registry: Registry,
+  options: { name: string; help: string; labelNames?: readonly L[] },
+  read: () => Array<{ labels: Labels<L>; value: number }>,
+): void {
+  class ComputedCounter extends Counter<L> {
+    override get(): ReturnType<Counter<L>['get']> {
+      const values = read().map((item) => ({ labels: { ...item.labels }, value: item.value }));
+      return Promise.resolve({ name: options.name, help: options.help, type: 'counter', aggregator: 'sum', values } as unknown as Awaited<ReturnType<Counter<L>['get']>>);
+    }
+  }
+  new ComputedCounter({ name: options.name, help: options.help, labelNames: options.labelNames ?? [], registers: [registry] });
+}
+
+/** A gauge set from `read` at scrape time. */
+export function computedGauge(registry: Registry, options: { name: string; help: string }, read: () => number): void {
+  new Gauge({
+    name: options.name,
+    help: options.help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}

@@ -1,0 +1,22 @@
+// Factory of the logs collector for the collector list (src/collectors/index.ts).
+import type { ExporterConfig } from '../../config/index.js';
+import { upstreamIdentity } from '../../state/index.js';
+import type { Collector } from '../collector.js';
+import type { CollectorDeps } from '../index.js';
+import { LogsCollector } from './collector.js';
+
+export { LogsCollector, type LogsCollectorOptions, type LogsSettings } from './collector.js';
+export type { CycleReport, GapReport, LogsSource, WalkPosition } from './walker.js';
+
+export function createLogsCollector(config: ExporterConfig, deps: CollectorDeps): Collector | null {
+  if (deps.delivery === null || config.qstash.token === null) return null;
+  return new LogsCollector({
+    source: deps.delivery,
+    settings: config.logs,
+    stateFile: config.stateFile,
+    upstream: upstreamIdentity(config.qstash.url, config.qstash.token),
+    dropped: deps.selfMetrics.seriesDropped,
+    logger: deps.logger.child({ collector: 'logs' }),
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+}

@@ -1,0 +1,235 @@
+// The per-message tracker behind upstash_qstash_message_duration_seconds,
+// upstash_qstash_message_attempts and upstash_qstash_messages_in_flight. A message enters with
+// its first counted entry and leaves when its final state (DELIVERED, FAILED, CANCELLED) has
+// been counted AND the slice holding it is complete: walks go newest first, so the older
+// entries of a message (its CREATED, its ACTIVE attempts) may come after its final entry, and
+// only a complete slice guarantees every older entry has been seen. Duration and attempts are
+// observed only for messages whose CREATED was seen. The tracker holds at most `capacity`
+// messages; the oldest are evicted (and counted) beyond that.
+import type { Counter, Registry } from 'prom-client';
+import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
+import { HistogramFamily, type HistogramSeries, type Labels } from './families.js';
+import { ACTIVE, CREATED, OUTCOMES, outcomeOf } from './states.js';
+import type { TrackedState } from '../../state/index.js';
+
+export const DURATION_METRIC = 'upstash_qstash_message_duration_seconds';
+export const ATTEMPTS_METRIC = 'upstash_qstash_message_attempts';
+
+/** Seconds: sub-second loopback deliveries up to retries spread over a day. */
+export const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 10_800, 43_200, 86_400];
+/** Attempts: 1 is the common case; plans allow up to tens of retries. */
+export const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30];
+
+/** Finished ids remembered so a late entry of a finished message does not start a new life. */
+const FINISHED_MEMORY = 10_000;
+
+interface Tracked {
+  created: number;
+  attempts: number;
+  finalTime: number;
+  outcome: number;
+  readonly queue: string;
+  readonly destination: string;
+}
+
+export interface MessageTrackerOptions {
+  registry: Registry;
+  capacity: number;
+  seriesLimit: number;
+  dropped?: Counter<'metric'>;
+}
+
+export class MessageTracker {
+  readonly durations: HistogramFamily<'outcome' | 'queue' | 'destination'>;
+  readonly attempts: HistogramFamily<'outcome' | 'queue' | 'destination'>;
+  readonly capacity: number;
+  /** Messages dropped before they finished, all time. */
+  evictions = 0;
+  readonly #messages = new Map<string, Tracked>();
+  /** Ids whose final entry was counted; they leave at the next slice completion. */
+  readonly #finalSeen = new Set<string>();
+  readonly #finished = new Set<string>();
+  readonly #durationGuard: SeriesGuard<string>;
+  readonly #attemptsGuard: SeriesGuard<string>;
+  readonly #groups = new Map<string, Group>();
+  readonly #dropped: Counter<'metric'> | undefined;
+  /** Observations folded into overflow series, all time, by metric. */
+  readonly #folded = new Map<string, number>([
+    [DURATION_METRIC, 0],
+    [ATTEMPTS_METRIC, 0],
+  ]);
+
+  constructor(options: MessageTrackerOptions) {
+    this.capacity = options.capacity;
+    this.#dropped = options.dropped;
+    const labelNames = ['outcome', 'queue', 'destination'] as const;
+    this.durations = new HistogramFamily({
+      name: DURATION_METRIC,
+      help: 'Time from CREATED to the final state of messages whose whole life was seen in the logs',
+      labelNames,
+      buckets: DURATION_BUCKETS,
+      registry: options.registry,
+    });
+    this.attempts = new HistogramFamily({
+      name: ATTEMPTS_METRIC,
+      help: 'Delivery attempts (ACTIVE entries) of finished messages whose whole life was seen in the logs',
+      labelNames,
+      buckets: ATTEMPT_BUCKETS,
+      registry: options.registry,
+    });
+    const guard = (metric: string): SeriesGuard<string> =>
+      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: ['outcome'], ...(options.dropped ? { dropped: options.dropped } : {}) });
+    this.#durationGuard = guard(DURATION_METRIC);
+    this.#attemptsGuard = guard(ATTEMPTS_METRIC);
+  }
+
+  /** Messages seen and not finished. */
+  get inFlight(): number {
+    return this.#messages.size - this.#finalSeen.size;
+  }
+
+  get size(): number {
+    return this.#messages.size;
+  }
+
+  /** One counted entry of a message (hot path). */
+  observe(messageId: string, stateIndex: number, time: number, queue: string, destination: string): void {
+    let tracked = this.#messages.get(messageId);
+    if (tracked === undefined) {
+      if (this.#finished.has(messageId)) return;
+      if (this.#messages.size >= this.capacity) this.#evictOldest();
+      tracked = { created: Number.NaN, attempts: 0, finalTime: Number.NaN, outcome: -1, queue, destination };
+      this.#messages.set(messageId, tracked);
+    }
+    if (stateIndex === CREATED) {
+      if (!(tracked.created <= time)) tracked.created = time;
+    } else if (stateIndex === ACTIVE) {
+      tracked.attempts += 1;
+    } else {
+      const outcome = outcomeOf(stateIndex);
+      if (outcome >= 0) {
+        tracked.outcome = outcome;
+        tracked.finalTime = time;
+        this.#finalSeen.add(messageId);
+      }
+    }
+  }
+
+  /** At a slice completion: observes and forgets every message whose final entry was counted. */
+  finishSlice(): number {
+    let observed = 0;
+    for (const messageId of this.#finalSeen) {
+      const tracked = this.#messages.get(messageId);
+      this.#messages.delete(messageId);
+      this.#remember(messageId);
+      if (tracked === undefined || Number.isNaN(tracked.created)) continue;
+      const group = this.#group(tracked.queue, tracked.destination);
+      this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000);
+      this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
+      if (group.folded) {
+        this.#fold(DURATION_METRIC, 1);
+        this.#fold(ATTEMPTS_METRIC, 1);
+      }
+      observed += 1;
+    }
+    this.#finalSeen.clear();
+    return observed;
+  }
+
+  export(): { messages: TrackedState[]; finished: string[] } {
+    const messages: TrackedState[] = [];
+    for (const [id, t] of this.#messages) {
+      messages.push([id, nullIfNaN(t.created), t.attempts, nullIfNaN(t.finalTime), t.outcome, t.queue, t.destination]);
+    }
+    return { messages, finished: [...this.#finished] };
+  }
+
+  restore(state: { messages: readonly TrackedState[]; finished: readonly string[] }): void {
+    this.#messages.clear();
+    this.#finalSeen.clear();
+    this.#finished.clear();
+    for (const id of state.finished) this.#remember(id);
+    for (const [id, created, attempts, finalTime, outcome, queue, destination] of state.messages) {
+      if (this.#messages.size >= this.capacity) break;
+      this.#messages.set(id, { created: created ?? Number.NaN, attempts, finalTime: finalTime ?? Number.NaN, outcome, queue, destination });
+      if (outcome >= 0 && finalTime !== null) this.#finalSeen.add(id);
+    }
+  }
+
+  /** All-time observations folded into overflow series, by metric. */
+  foldedTotals(): Record<string, number> {
+    return Object.fromEntries(this.#folded);
+  }
+
+  /**
+   * After the histogram families were restored: re-admits their label sets to the series caps
+   * and carries the folded totals into series_dropped_total.
+   */
+  restoreGuards(folded: Record<string, number>): void {
+    for (const metric of [DURATION_METRIC, ATTEMPTS_METRIC]) this.#fold(metric, folded[metric] ?? 0);
+    const sets = (family: HistogramFamily<string>): Labels[] => {
+      const out: Labels[] = [];
+      for (const series of family.export().series) {
+        if (!series.labels.includes(OVERFLOW_LABEL_VALUE)) out.push(Object.fromEntries(family.labelNames.map((n, i) => [n, series.labels[i] ?? ''])));
+      }
+      return out;
+    };
+    this.#durationGuard.restoreState(sets(this.durations));
+    this.#attemptsGuard.restoreState(sets(this.attempts));
+  }
+
+  #fold(metric: string, value: number): void {
+    if (value <= 0) return;
+    this.#folded.set(metric, (this.#folded.get(metric) ?? 0) + value);
+    this.#dropped?.inc({ metric }, value);
+  }
+
+  #evictOldest(): void {
+    const oldest = this.#messages.keys().next();
+    if (oldest.done) return;
+    this.#messages.delete(oldest.value);
+    this.#finalSeen.delete(oldest.value);
+    this.evictions += 1;
+  }
+
+  #remember(messageId: string): void {
+    this.#finished.add(messageId);
+    if (this.#finished.size > FINISHED_MEMORY) {
+      const oldest = this.#finished.values().next();
+      if (!oldest.done) this.#finished.delete(oldest.value);
+    }
+  }
+
+  /** Histogram series of one (queue, destination) for every outcome, admitted together. */
+  #group(queue: string, destination: string): Group {
+    const key = `${queue}\u0000${destination}`;
+    let group = this.#groups.get(key);
+    if (group === undefined) {
+      const sets = OUTCOMES.map((outcome) => ({ outcome, queue, destination }));
+      const durations = admit(this.#durationGuard, this.durations, sets);
+      const attempts = admit(this.#attemptsGuard, this.attempts, sets);
+      group = { durations: durations.series, attempts: attempts.series, folded: durations.folded || attempts.folded };
+      if (this.#groups.size >= 10_000) this.#groups.clear();
+      this.#groups.set(key, group);
+    }
+    return group;
+  }
+}
+
+interface Group {
+  durations: HistogramSeries[];
+  attempts: HistogramSeries[];
+  folded: boolean;
+}
+
+/** Admits the outcomes of one (queue, destination) together, or folds them all. */
+function admit(guard: SeriesGuard<string>, family: HistogramFamily<string>, sets: ReadonlyArray<Labels>): { series: HistogramSeries[]; folded: boolean } {
+  let missing = 0;
+  for (const set of sets) if (!guard.has(set)) missing += 1;
+  if (guard.size + missing <= guard.limit) return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };
+  return { series: sets.map((set) => family.series(guard.overflowOf(set))), folded: true };
+}
+
+function nullIfNaN(value: number): number | null {
+  return Number.isNaN(value) ? null : value;
+}

@@ -1,0 +1,404 @@
+// The incremental walk of the delivery logs (docs/counting.md has the reasoning).
+//
+// Position: the watermark W (every entry at or before W is counted) and the de-duplication
+// window, complete from `dedupFrom` on. Each cycle reads up to the frontier, now minus the
+// ingestion delay, in time slices oldest first; a slice [dedupFrom, top] is walked newest first
+// by cursor, 100 entries a page. After every page the walk knows everything above the lowest
+// time it has seen is read, so it can stop anywhere (page budget, a repeated cursor, a page
+// with no progress, an error, a crash) and resume later with toDate = that time: entries read
+// twice are recognised by the window. A complete slice moves W to its top; the window then
+// keeps only what the next slice will re-read: the overlap before W (while W is near the
+// frontier) and the newest counted millisecond (the anchor, whose disappearance betrays a
+// retention overrun).
+import type { LogsPage, LogsQuery } from '../../api/delivery.js';
+import { ApiNotFoundError, ApiUpstreamError } from '../../api/errors.js';
+import type { Logger } from '../../logging/index.js';
+import type { SliceState, WalkState } from '../../state/index.js';
+import { PageTally, type LogCounter } from './counter.js';
+import { KNOWN_STATES } from './states.js';
+
+export const PAGE_SIZE = 100;
+/** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
+export const TARGET_PAGES_PER_SLICE = 50;
+export const MIN_SLICE_MS = 1_000;
+export const MAX_SLICE_MS = 3_600_000;
+export const INITIAL_SLICE_MS = 60_000;
+/** A long walk checkpoints at least this often, so a crash loses little work. */
+const MID_WALK_CHECKPOINT_MS = 2_000;
+/** Weight of the newest slice in the smoothed event rate. */
+const RATE_WEIGHT = 0.3;
+
+export interface LogsSource {
+  logsPage(query: LogsQuery, call?: { signal?: AbortSignal }): Promise<LogsPage>;
+}
+
+export interface WalkSettings {
+  ingestionDelayMs: number;
+  overlapMs: number;
+  maxPagesPerCycle: number;
+}
+
+export interface WalkPosition {
+  watermark: number;
+  /** When the slice that set the watermark started reading, unix ms. */
+  watermarkReadAt: number;
+  dedupFrom: number;
+  /** Time of the newest counted entry as of the watermark; 0 when unknown or gone. */
+  anchorTime: number;
+  sliceMs: number;
+  stateWalk: boolean;
+  gapSince: number | null;
+  rateEwma: number | null;
+  slice: SliceState | null;
+}
+
+export interface GapReport {
+  /** Watermark after which entries went missing. */
+  since: number;
+  /** Oldest entry still there. */
+  until: number;
+  estimatedEvents: number;
+}
+
+export interface CycleReport {
+  pages: number;
+  slicesCompleted: number;
+  /** Why the cycle stopped before the frontier, if it did. */
+  stopped: 'budget' | 'stalled' | null;
+  gaps: GapReport[];
+}
+
+export interface WalkerHooks {
+  /** After every page fetched. */
+  onPage(): void;
+  /** Persist the position and counters (between pages, so they are consistent). */
+  checkpoint(): Promise<void>;
+  /** A retention overrun was detected and estimated. */
+  onGap(gap: GapReport): void;
+  /** The walk switched to (true) or back from (false) one filtered walk per state. */
+  onStateWalk(active: boolean): void;
+}
+
+type WalkOutcome = 'done' | 'budget' | 'stalled' | 'switched';
+
+export class LogWalker {
+  position: WalkPosition;
+  readonly #source: LogsSource;
+  readonly #counter: LogCounter;
+  readonly #settings: WalkSettings;
+  readonly #logger: Logger;
+  readonly #hooks: WalkerHooks;
+  readonly #now: () => number;
+  readonly #tally = new PageTally();
+  #pagesLeft = 0;
+  #lastCheckpoint = 0;
+  /** Dedup walk stamp of the cursor chain this process is following (-1: none). */
+  #chainStamp = -1;
+
+  constructor(options: { source: LogsSource; counter: LogCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
+    this.#source = options.source;
+    this.#counter = options.counter;
+    this.#settings = options.settings;
+    this.#logger = options.logger;
+    this.#hooks = options.hooks;
+    this.#now = options.now;
+    this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
+  }
+
+  /** Without state: start at the frontier, so history is not dumped into counters. */
+  static freshPosition(now: number, settings: WalkSettings): WalkPosition {
+    const start = now - settings.ingestionDelayMs;
+    return {
+      watermark: start,
+      watermarkReadAt: now,
+      dedupFrom: start + 1,
+      anchorTime: 0,
+      sliceMs: INITIAL_SLICE_MS,
+      stateWalk: false,
+      gapSince: null,
+      rateEwma: null,
+      slice: null,
+    };
+  }
+
+  /** One cycle: walk slices up to the frontier or until the page budget is spent. */
+  async cycle(signal: AbortSignal): Promise<CycleReport> {
+    const report: CycleReport = { pages: 0, slicesCompleted: 0, stopped: null, gaps: [] };
+    const frontier = this.#now() - this.#settings.ingestionDelayMs;
+    this.#pagesLeft = this.#settings.maxPagesPerCycle;
+    this.#lastCheckpoint = this.#now();
+    const position = this.position;
+    try {
+      for (;;) {
+        if (position.slice === null) {
+          if (frontier <= position.watermark) break;
+          position.slice = this.#planSlice(frontier);
+        }
+        const outcome = await this.#walkSlice(position.slice, signal);
+        if (outcome === 'switched') continue;
+        if (outcome !== 'done') {
+          report.stopped = outcome;
+          break;
+        }
+        const gap = this.#completeSlice(position.slice);
+        if (gap) report.gaps.push(gap);
+        report.slicesCompleted += 1;
+        await this.#checkpoint();
+      }
+    } finally {
+      report.pages = this.#settings.maxPagesPerCycle - this.#pagesLeft;
+    }
+    return report;
+  }
+
+  #planSlice(frontier: number): SliceState {
+    const position = this.position;
+    const top = Math.min(frontier, position.watermark + position.sliceMs);
+    return {
+      from: position.dedupFrom,
+      top,
+      startedAt: this.#now(),
+      atFrontier: top === frontier,
+      basis: position.watermark,
+      hadAnchor: position.anchorTime > 0,
+      pages: 0,
+      counted: 0,
+      oldestCounted: null,
+      newestCounted: null,
+      sawBoundary: false,
+      sawStateless: false,
+      sawStateField: false,
+      walks: position.stateWalk ? stateWalks() : [newWalk(null)],
+    };
+  }
+
+  async #walkSlice(slice: SliceState, signal: AbortSignal): Promise<WalkOutcome> {
+    for (const walk of slice.walks) {
+      if (walk.done) continue;
+      const outcome = await this.#walk(slice, walk, signal);
+      if (outcome !== 'done') return outcome;
+    }
+    return 'done';
+  }
+
+  /**
+   * Walks one filter of a slice down to `slice.from`. The chain of cursors in progress is kept
+   * in the walk state, so a walk stopped by the page budget continues where it was (even inside
+   * a millisecond holding more than a page of entries). A chain that stalls (a cursor seen
+   * before, an empty page that still has a cursor, the same page twice) is abandoned and a
+   * fresh chain starts from the resume point, as long as that point keeps moving down.
+   */
+  async #walk(slice: SliceState, walk: WalkState, signal: AbortSignal): Promise<WalkOutcome> {
+    const filterState = walk.state === null ? -1 : this.#counter.states.indexOf(walk.state);
+    let restartFloor = Number.POSITIVE_INFINITY;
+    for (;;) {
+      // Continue the stored chain (same walk, unless this process never saw its start), or
+      // start a new one below everything read.
+      const continuing = walk.cursor !== null && walk.chainTo !== null;
+      if (!continuing || this.#chainStamp !== this.#counter.dedup.stamp) {
+        this.#counter.dedup.beginWalk();
+        this.#chainStamp = this.#counter.dedup.stamp;
+      }
+      if (!continuing) {
+        walk.cursor = null;
+        walk.chainTo = walk.resumeTo ?? slice.top;
+      }
+      const toDate = walk.chainTo!;
+      const followed = new Set<string>(walk.cursor === null ? [] : [walk.cursor]);
+      let previousSignature = '';
+      let lowest = walk.resumeTo ?? Number.POSITIVE_INFINITY;
+      let orderBroken = false;
+      let stall = '';
+      for (;;) {
+        if (this.#pagesLeft <= 0) return 'budget';
+        const query: LogsQuery = { fromDate: slice.from, toDate, count: PAGE_SIZE };
+        if (walk.cursor !== null) query.cursor = walk.cursor;
+        if (walk.state !== null) query.state = walk.state;
+        let page: LogsPage;
+        try {
+          page = await this.#source.logsPage(query, { signal });
+        } catch (error) {
+          // A stored cursor the service no longer accepts: start a new chain from the resume point.
+          if (walk.cursor !== null && isRejectedRequest(error)) {
+            this.#logger.info({ status: (error as { status?: number }).status }, 'stored log cursor refused; walking again from the last entry read');
+            walk.cursor = null;
+            walk.chainTo = null;
+            break;
+          }
+          throw error;
+        }
+        this.#pagesLeft -= 1;
+        slice.pages += 1;
+        this.#hooks.onPage();
+
+        const tally = this.#tally;
+        tally.reset(lowest);
+        this.#counter.countPage(page.logs, filterState, slice.basis, tally);
+        this.#absorb(slice, tally);
+        lowest = tally.lowest;
+        if (tally.orderBroken && !orderBroken) {
+          orderBroken = true;
+          this.#logger.warn({ toDate }, 'log page not ordered newest first; this walk will not be resumed midway');
+        }
+        if (!orderBroken && lowest !== Number.POSITIVE_INFINITY) walk.resumeTo = lowest;
+
+        if (tally.missingState > 0 && !this.position.stateWalk) {
+          this.#switchToStateWalk(slice);
+          return 'switched';
+        }
+        if (page.cursor === undefined) {
+          walk.done = true;
+          walk.cursor = null;
+          walk.chainTo = null;
+          return 'done';
+        }
+        const signature = pageSignature(page);
+        if (followed.has(page.cursor)) stall = 'the service returned a cursor already followed';
+        else if (page.logs.length === 0) stall = 'the service returned an empty page with a cursor';
+        else if (signature === previousSignature) stall = 'the service returned the same page twice';
+        if (stall !== '') break;
+        followed.add(page.cursor);
+        // An order violation makes a later resume by time unsafe, not the cursor itself.
+        walk.cursor = page.cursor;
+        previousSignature = signature;
+        if (this.#now() - this.#lastCheckpoint >= MID_WALK_CHECKPOINT_MS) await this.#checkpoint();
+      }
+      walk.cursor = null;
+      walk.chainTo = null;
+      if (stall === '') continue;
+      if (orderBroken || !(lowest < restartFloor)) {
+        this.#logger.warn({ reason: stall, resumeTo: walk.resumeTo }, 'log walk stalled; it resumes on the next cycle');
+        return 'stalled';
+      }
+      this.#logger.info({ reason: stall, resumeTo: walk.resumeTo }, 'log walk stalled; walking again from the last entry read');
+      restartFloor = lowest;
+    }
+  }
+
+  #absorb(slice: SliceState, tally: PageTally): void {
+    slice.counted += tally.counted;
+    if (tally.atOrBeforeBasis) slice.sawBoundary = true;
+    if (tally.missingState > 0) slice.sawStateless = true;
+    if (tally.withState > 0) slice.sawStateField = true;
+    if (tally.counted > 0) {
+      slice.oldestCounted = Math.min(slice.oldestCounted ?? Number.POSITIVE_INFINITY, tally.oldestCounted);
+      slice.newestCounted = Math.max(slice.newestCounted ?? Number.NEGATIVE_INFINITY, tally.newestCounted);
+    }
+  }
+
+  /** Entries without `state`: walk the slice again, one filtered walk per state. */
+  #switchToStateWalk(slice: SliceState): void {
+    this.position.stateWalk = true;
+    slice.walks = stateWalks();
+    this.#logger.warn('log entries come without a state field: switching to one filtered walk per state');
+    this.#hooks.onStateWalk(true);
+  }
+
+  #completeSlice(slice: SliceState): GapReport | null {
+    const position = this.position;
+    this.#counter.tracker.finishSlice();
+
+    // Retention overrun: entries counted at or before the watermark (the anchor) are gone, so
+    // the service dropped everything up to some point after it.
+    const anchorGone = slice.hadAnchor && !slice.sawBoundary;
+    if (anchorGone && position.gapSince === null) position.gapSince = slice.basis;
+    let gap: GapReport | null = null;
+    if (position.gapSince !== null) {
+      if (slice.oldestCounted !== null) {
+        gap = this.#estimateGap(position.gapSince, slice);
+        position.gapSince = null;
+      } else if (slice.atFrontier) {
+        // Up to the frontier and nothing there: the anchor aged out of a quiet log, nothing lost.
+        position.gapSince = null;
+      }
+    }
+
+    const span = slice.top - slice.basis;
+    if (gap === null && span > 0) {
+      const rate = slice.counted / span;
+      position.rateEwma = position.rateEwma === null ? rate : RATE_WEIGHT * rate + (1 - RATE_WEIGHT) * position.rateEwma;
+    }
+
+    position.watermark = slice.top;
+    position.watermarkReadAt = slice.startedAt;
+    if (slice.counted > 0) position.anchorTime = this.#counter.lastEventTime;
+    else if (anchorGone) position.anchorTime = 0;
+    position.dedupFrom = this.#nextFrom();
+    this.#counter.dedup.prune(position.dedupFrom);
+    this.#adaptSliceLength(slice);
+
+    if (position.stateWalk && slice.sawStateField && !slice.sawStateless) {
+      position.stateWalk = false;
+      this.#logger.info('log entries carry a state field again: back to one walk');
+      this.#hooks.onStateWalk(false);
+    }
+    position.slice = null;
+    if (gap) this.#hooks.onGap(gap);
+    return gap;
+  }
+
+  /**
+   * Where the next slice starts reading. Near the frontier, `overlap` before the watermark:
+   * entries written late (after the ingestion delay) are caught there. Deep in a backlog the
+   * entries were long visible when read, so only the watermark's millisecond is re-read. The
+   * anchor's millisecond is always re-read (retention check), and never anything below the
+   * window's start.
+   */
+  #nextFrom(): number {
+    const { watermark, watermarkReadAt, anchorTime, dedupFrom } = this.position;
+    const { ingestionDelayMs, overlapMs } = this.#settings;
+    const settled = Math.min(watermark, watermarkReadAt - ingestionDelayMs - overlapMs);
+    const base = Math.max(watermark - overlapMs, settled);
+    const from = anchorTime > 0 ? Math.min(base, anchorTime) : base;
+    return Math.max(from, dedupFrom);
+  }
+
+  /** Sizes the next slice so it takes about TARGET_PAGES_PER_SLICE pages per walk. */
+  #adaptSliceLength(slice: SliceState): void {
+    const pagesPerWalk = slice.pages / slice.walks.length;
+    const span = slice.top - slice.basis;
+    if (pagesPerWalk < 1 || span <= 0) return;
+    const wanted = (span * TARGET_PAGES_PER_SLICE) / pagesPerWalk;
+    this.position.sliceMs = Math.round(Math.min(MAX_SLICE_MS, Math.max(MIN_SLICE_MS, wanted)));
+  }
+
+  /**
+   * Entries lost between `since` and the oldest entry still there, at the event rate seen in
+   * the entries that remain (or the smoothed rate before the gap).
+   */
+  #estimateGap(since: number, slice: SliceState): GapReport {
+    const until = slice.oldestCounted!;
+    const interval = Math.max(0, until - since);
+    let rate = this.position.rateEwma;
+    const newest = slice.newestCounted ?? until;
+    if (slice.counted >= 10 && newest > until) rate = (slice.counted - 1) / (newest - until);
+    const estimatedEvents = rate === null ? 0 : Math.round(rate * interval);
+    return { since, until, estimatedEvents };
+  }
+
+  async #checkpoint(): Promise<void> {
+    this.#lastCheckpoint = this.#now();
+    await this.#hooks.checkpoint();
+  }
+}
+
+function newWalk(state: string | null): WalkState {
+  return { state, resumeTo: null, cursor: null, chainTo: null, done: false };
+}
+
+function stateWalks(): WalkState[] {
+  return KNOWN_STATES.map((state) => newWalk(state));
+}
+
+/** The service refused the request itself (a 4xx other than auth and rate limit). */
+function isRejectedRequest(error: unknown): boolean {
+  return error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500);
+}
+
+/** Cheap identity of a page: its size and its first and last entries. */
+function pageSignature(page: LogsPage): string {
+  const first = page.logs[0];
+  const last = page.logs[page.logs.length - 1];
+  if (first === undefined || last === undefined) return '';
+  return `${page.logs.length}|${first.time}|${first.messageId}|${first.state ?? ''}|${last.time}|${last.messageId}|${last.state ?? ''}`;
+}

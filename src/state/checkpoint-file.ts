@@ -1,0 +1,174 @@
+// The state file: one JSON document written atomically (temp file in the same directory, fsync,
+// rename, fsync of the directory), so a reader sees either the previous checkpoint or the new
+// one, never half of one, even after SIGKILL or a power cut. The envelope names the format, its
+// version and the upstream it belongs to (a hash of base URL and token, never the token), so a
+// file of another account or of an incompatible version is recognised. A file that cannot be
+// used is renamed aside and reported, never fatal: the exporter starts fresh.
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+
+export const STATE_FORMAT = 'upstash-exporter-state';
+export const STATE_VERSION = 1;
+
+/** Why a state file was set aside. */
+export type SetAsideReason = 'corrupt' | 'foreign' | 'version';
+
+export type LoadResult<T> =
+  | { status: 'loaded'; payload: T; savedAt: number }
+  | { status: 'missing' }
+  | { status: 'set-aside'; reason: SetAsideReason; detail: string; movedTo: string | null };
+
+/** Error of a checkpoint write; the path is the user's own, the message never holds a secret. */
+export class StateFileError extends Error {
+  readonly code = 'ERR_STATE_FILE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StateFileError';
+  }
+}
+
+/**
+ * Identity of an upstream account: sha256 of the normalised base URL and the token, shortened.
+ * The token cannot be recovered from it, and a state file of another account does not match.
+ */
+export function upstreamIdentity(baseUrl: string, token: string): string {
+  const normalised = baseUrl.trim().replace(/\/+$/, '').toLowerCase();
+  const digest = createHash('sha256').update(normalised).update('\n').update(token).digest('hex');
+  return `sha256:${digest.slice(0, 32)}`;
+}
+
+const envelopeSchema = z.object({
+  format: z.literal(STATE_FORMAT),
+  version: z.number().int(),
+  upstream: z.string(),
+  savedAt: z.number().finite(),
+  payload: z.unknown(),
+});
+
+export interface CheckpointFileOptions<T> {
+  path: string;
+  /** upstreamIdentity() of the configured upstream. */
+  upstream: string;
+  /** Strict schema of the payload (the file is ours: anything unexpected means corruption). */
+  schema: z.ZodType<T>;
+  /** Wall clock, for the set-aside suffix. */
+  now?: () => number;
+}
+
+export class CheckpointFile<T> {
+  readonly path: string;
+  readonly #upstream: string;
+  readonly #schema: z.ZodType<T>;
+  readonly #now: () => number;
+  #writes = 0;
+
+  constructor(options: CheckpointFileOptions<T>) {
+    this.path = options.path;
+    this.#upstream = options.upstream;
+    this.#schema = options.schema;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Reads the checkpoint. Synchronous on purpose: it runs once at start, before anything is
+   * served, so /metrics never shows counters at 0 before the restore (Prometheus would see a
+   * reset). A missing file is `missing`; an unusable one is renamed aside and `set-aside`.
+   */
+  loadSync(): LoadResult<T> {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return { status: 'missing' };
+      // Unreadable (permissions, a directory...): leave it where it is, start fresh.
+      return { status: 'set-aside', reason: 'corrupt', detail: `cannot read: ${errnoText(error)}`, movedTo: null };
+    }
+    const verdict = this.#check(text);
+    if (verdict.ok) return { status: 'loaded', payload: verdict.payload, savedAt: verdict.savedAt };
+    return { status: 'set-aside', reason: verdict.reason, detail: verdict.detail, movedTo: this.#setAside(verdict.reason) };
+  }
+
+  /** Writes a checkpoint atomically. Rejects with StateFileError; the previous file stays intact. */
+  async save(payload: T): Promise<void> {
+    const envelope = { format: STATE_FORMAT, version: STATE_VERSION, upstream: this.#upstream, savedAt: this.#now(), payload };
+    const text = JSON.stringify(envelope);
+    const temp = join(dirname(this.path), `.${basename(this.path)}.tmp-${process.pid}-${++this.#writes}`);
+    try {
+      const handle = await open(temp, 'w', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, this.path);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw new StateFileError(`cannot write the state file ${this.path}: ${errnoText(error)}`, { cause: error });
+    }
+    syncDirectory(dirname(this.path));
+  }
+
+  #check(text: string): { ok: true; payload: T; savedAt: number } | { ok: false; reason: SetAsideReason; detail: string } {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return { ok: false, reason: 'corrupt', detail: 'not JSON' };
+    }
+    const envelope = envelopeSchema.safeParse(json);
+    if (!envelope.success) return { ok: false, reason: 'corrupt', detail: `not a state file of this exporter (${firstIssue(envelope.error)})` };
+    if (envelope.data.version !== STATE_VERSION) {
+      return { ok: false, reason: 'version', detail: `format version ${envelope.data.version}, this exporter reads ${STATE_VERSION}` };
+    }
+    if (envelope.data.upstream !== this.#upstream) {
+      return { ok: false, reason: 'foreign', detail: 'written for another QStash URL or token' };
+    }
+    const payload = this.#schema.safeParse(envelope.data.payload);
+    if (!payload.success) return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
+    return { ok: true, payload: payload.data, savedAt: envelope.data.savedAt };
+  }
+
+  #setAside(reason: SetAsideReason): string | null {
+    const suffix = reason === 'foreign' ? 'foreign' : 'corrupt';
+    const target = `${this.path}.${suffix}-${this.#now()}`;
+    try {
+      renameSync(this.path, target);
+      return target;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** Makes a rename durable. Some platforms cannot open a directory for fsync; the rename stands anyway. */
+function syncDirectory(directory: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(directory, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Best effort.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'unknown problem';
+  const path = issue.path.map(String).join('.');
+  return path === '' ? issue.message : `${path}: ${issue.message}`;
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
+}
+
+function errnoText(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  return error instanceof Error ? error.message : String(error);
+}

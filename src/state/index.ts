@@ -1,0 +1,19 @@
+export {
+  CheckpointFile,
+  StateFileError,
+  STATE_FORMAT,
+  STATE_VERSION,
+  upstreamIdentity,
+  type CheckpointFileOptions,
+  type LoadResult,
+  type SetAsideReason,
+} from './checkpoint-file.js';
+export {
+  logsStateSchema,
+  type CounterFamilyState,
+  type HistogramFamilyState,
+  type LogsState,
+  type SliceState,
+  type TrackedState,
+  type WalkState,
+} from './logs-state.js';
