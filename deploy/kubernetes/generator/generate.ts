@@ -1,0 +1,7 @@
+// Writes deploy/kubernetes/prometheus-rule.yaml from the rules file. Run with
+// `npm run deploy:generate` (compiles this folder to tmp/deploy-kubernetes first); commit the result.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { PROMETHEUS_RULE_FILE, RULES_FILE, renderPrometheusRule } from './prometheus-rule.js';
+
+writeFileSync(PROMETHEUS_RULE_FILE, renderPrometheusRule(readFileSync(RULES_FILE, 'utf8')));
+console.log(`wrote ${PROMETHEUS_RULE_FILE}`);
