@@ -8,6 +8,7 @@ import { describeError, sendError } from './http-util.js';
 import type { Management } from './management/index.js';
 import { ADMIN_PREFIX, adminRouter } from './routes/admin.js';
 import { logsHandler } from './routes/logs.js';
+import { keysRouter } from './routes/keys.js';
 import { enqueueHandler, publishHandler, triggerHandler } from './routes/messages.js';
 import { queuesRouter } from './routes/queues.js';
 import { schedulesHandler } from './routes/schedules.js';
@@ -47,9 +48,13 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.get('/v2/logs', logFaults, auth, logsHandler(service, 'logs'));
   app.get('/v2/events', logFaults, auth, logsHandler(service, 'events'));
   app.use('/v2/schedules', onlyWhen((req) => req.method === 'GET', faultInjector(service, 'schedules')), auth, schedulesHandler(service));
-  app.use('/v2/enqueue', auth, enqueueHandler(service));
-  app.use('/v2/publish', auth, publishHandler(service));
-  app.use('/v2/trigger', auth, triggerHandler(service));
+  // Writes are faulted only when the `publish` scope is asked for (not by default).
+  const publishFaults = faultInjector(service, 'publish');
+  app.use('/v2/enqueue', publishFaults, auth, enqueueHandler(service));
+  app.use('/v2/publish', publishFaults, auth, publishHandler(service));
+  app.use('/v2/trigger', publishFaults, auth, triggerHandler(service));
+  app.use('/v2/keys', auth);
+  app.use(keysRouter(service));
   app.use('/v2/topics', auth);
   app.use(topicsRouter(service));
   app.use('/v2/queues', auth);

@@ -23,7 +23,7 @@ export interface DispatcherDeps {
   concurrency: number;
   allowRemoteDestinations: boolean;
   planTimeoutMs: () => number;
-  /** Signing seam (Upstash-Signature comes with a later issue). */
+  /** Signs each attempt (`<prefix>Signature`); see signing.ts. */
   signer?: RequestSigner;
   /** Where unexpected internal errors go; delivery keeps going after them. */
   report: (line: string) => void;
@@ -180,7 +180,9 @@ export class Dispatcher {
     if (message.callerIP !== undefined) set(`${prefix}Caller-Ip`, message.callerIP);
     for (const [name, value] of Object.entries(message.extraHeaders)) set(name, value);
     if (this.deps.signer) {
-      for (const [name, value] of Object.entries(this.deps.signer({ url: message.url, body: message.body }))) set(name, value);
+      // The signature covers the bytes sent: GET carries no body (http-delivery.ts).
+      const sent = message.method === 'GET' ? Buffer.alloc(0) : message.body;
+      for (const [name, value] of Object.entries(this.deps.signer({ url: message.url, body: sent }))) set(name, value);
     }
     return Object.fromEntries([...byLower.values()]);
   }

@@ -1,4 +1,5 @@
-// Fault injection on the read endpoints a poller uses (logs, schedules, management): added
+// Fault injection on the read endpoints a poller uses (logs, schedules, management), and on the
+// writes (enqueue, publish, trigger) when the `publish` scope is asked for: added
 // latency, a per-second burst rate limit answered 429 with `Burst-RateLimit-*` headers (sent on
 // successful answers too), 5xx answers, malformed bodies (200 with text that is not JSON) and
 // truncated bodies (the connection closes halfway through the declared length).

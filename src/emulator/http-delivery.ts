@@ -30,8 +30,8 @@ export interface AttemptResult {
 }
 
 /**
- * Seam for request signing (`Upstash-Signature`, a later issue): returns extra headers for an
- * attempt. The emulator sends unsigned requests until one is configured.
+ * Request signing (`Upstash-Signature`): returns extra headers for an attempt, computed per
+ * attempt so each carries a fresh token. The implementation is in signing.ts.
  */
 export type RequestSigner = (attempt: { url: string; body: Buffer }) => Record<string, string>;
 

@@ -8,11 +8,13 @@ import type { GroundTruth } from './log-store.js';
 import { createManagement, type ManagementState } from './management/index.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
 import { DeliveryService } from './service.js';
+import type { SigningKeyPair } from './signing.js';
 
 export type { EmulatorOptions, PlanProfile } from './options.js';
 export { DEV_CREDENTIALS, PLAN_DEFAULTS } from './options.js';
 export type { FaultScope, Knobs } from './knobs.js';
 export type { GroundTruth, GroundTruthSeries, LogState } from './log-store.js';
+export { DEV_SIGNING_KEYS, type SigningKeyPair } from './signing.js';
 
 export interface EmulatorHandle {
   /** http://127.0.0.1:PORT — both interfaces on one address. */
@@ -27,6 +29,8 @@ export interface EmulatorHandle {
   reset(): void;
   /** The management interface's data (account, indexes, statistics), to read and change in process. */
   management: ManagementState;
+  /** The signing keys in force: deliveries are signed with `current` (GET /v2/keys answers the same). */
+  signingKeys(): SigningKeyPair;
   close(): Promise<void>;
 }
 
@@ -88,6 +92,7 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     groundTruth: () => service.groundTruth(),
     reset: () => service.reset(),
     management: management.state,
+    signingKeys: () => service.signingKeys.get(),
     close: () => {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,9 +4,14 @@
 import { z } from 'zod';
 import { EmulatorKnobError } from './errors.js';
 
-/** Groups of read endpoints the fault knobs apply to. */
-export const FAULT_SCOPES = ['logs', 'schedules', 'management'] as const;
+/**
+ * Groups of endpoints the fault knobs apply to: the read endpoints a poller uses, and `publish`
+ * (enqueue, publish, trigger: what an active probe measures), which is off unless asked for.
+ */
+export const FAULT_SCOPES = ['logs', 'schedules', 'management', 'publish'] as const;
 export type FaultScope = (typeof FAULT_SCOPES)[number];
+/** Scopes faulted by default: the read endpoints; writes stay clean unless `publish` is asked for. */
+export const DEFAULT_FAULT_SCOPES: readonly FaultScope[] = ['logs', 'schedules', 'management'];
 
 export interface Knobs {
   /** Every wait the emulator imposes (retry delays, Delay/Not-Before, cron, dedup window) runs this many times faster. */
@@ -51,7 +56,7 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   truncatedNext: 0,
   repeatCursorNext: 0,
   omitState: false,
-  faultScope: [...FAULT_SCOPES],
+  faultScope: [...DEFAULT_FAULT_SCOPES],
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -6,8 +6,9 @@ import { parseArgs } from 'node:util';
 import { parseDuration } from '../common/duration.js';
 import { EmulatorKnobError, EmulatorUsageError } from './errors.js';
 import { createEmulator, type EmulatorHandle } from './index.js';
-import { FAULT_SCOPES, parseKnobsPatch, type FaultScope, type Knobs } from './knobs.js';
+import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, type FaultScope, type Knobs } from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
+import { DEV_SIGNING_KEYS } from './signing.js';
 
 export const DEFAULT_LISTEN_ADDRESS = '127.0.0.1:8787';
 
@@ -18,6 +19,8 @@ const FLAGS = {
   'upstash-email': { type: 'string', help: 'management user (env UPSTASH_EMAIL)' },
   'upstash-api-key': { type: 'string', help: 'management API key (env UPSTASH_API_KEY, UPSTASH_API_KEY_FILE)' },
   'upstash-api-key-file': { type: 'string', help: 'file holding the management API key' },
+  'current-signing-key': { type: 'string', help: 'key deliveries are signed with (Upstash-Signature; env QSTASH_CURRENT_SIGNING_KEY; default: the public development key)' },
+  'next-signing-key': { type: 'string', help: 'key that becomes current on POST /v2/keys/rotate (env QSTASH_NEXT_SIGNING_KEY; default: the public development key)' },
   'time-scale': { type: 'string', help: 'waits (retry delays, Delay/Not-Before, cron, dedup window) run this many times faster (default 1)' },
   'log-retention': { type: 'string', help: 'log entries kept, newest first (default 10000)' },
   'log-visibility-delay': { type: 'string', help: 'hide log entries younger than this duration, e.g. 2s (default 0)' },
@@ -27,7 +30,7 @@ const FLAGS = {
   'malformed-ratio': { type: 'string', help: 'share answered with a body that is not JSON, 0..1 (default 0)' },
   'truncated-ratio': { type: 'string', help: 'share answered with a body cut halfway, 0..1 (default 0)' },
   'omit-state': { type: 'boolean', help: 'serve log entries without their state field' },
-  'fault-scope': { type: 'string', help: `endpoint groups the faults apply to, comma list of ${FAULT_SCOPES.join(', ')} (default all)` },
+  'fault-scope': { type: 'string', help: `endpoint groups the faults apply to, comma list of ${FAULT_SCOPES.join(', ')} (default ${DEFAULT_FAULT_SCOPES.join(',')})` },
   'header-prefix': { type: 'string', help: 'prefix of the service headers (default Upstash-; e.g. Svc-)' },
   plan: { type: 'string', help: 'plan profile free|payg|fixed: default retries, timeout, account record (default payg)' },
   seed: { type: 'string', help: 'seed of the fault PRNG (default 1)' },
@@ -130,6 +133,16 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   options.token = token?.trim() ?? DEV_CREDENTIALS.token;
   options.email = email?.trim() ?? DEV_CREDENTIALS.email;
   options.apiKey = apiKey?.trim() ?? DEV_CREDENTIALS.apiKey;
+  const currentSigningKey = text('current-signing-key') ?? env.QSTASH_CURRENT_SIGNING_KEY;
+  const nextSigningKey = text('next-signing-key') ?? env.QSTASH_NEXT_SIGNING_KEY;
+  if (currentSigningKey !== undefined && currentSigningKey.trim() === '') throw new EmulatorUsageError('--current-signing-key', 'is empty');
+  if (nextSigningKey !== undefined && nextSigningKey.trim() === '') throw new EmulatorUsageError('--next-signing-key', 'is empty');
+  // Both or neither: a receiver verifies with the pair, so half a custom pair is a mistake.
+  if ((currentSigningKey === undefined) !== (nextSigningKey === undefined)) {
+    throw new EmulatorUsageError(currentSigningKey === undefined ? '--current-signing-key' : '--next-signing-key', 'give both signing keys (--current-signing-key and --next-signing-key) or neither');
+  }
+  options.currentSigningKey = currentSigningKey?.trim() ?? DEV_SIGNING_KEYS.current;
+  options.nextSigningKey = nextSigningKey?.trim() ?? DEV_SIGNING_KEYS.next;
 
   const plan = text('plan');
   if (plan !== undefined) {
@@ -205,7 +218,14 @@ function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): str
     if (defaults.email) lines.push(`    UPSTASH_EMAIL=${handle.credentials.email}`);
     if (defaults.apiKey) lines.push(`    UPSTASH_API_KEY=${handle.credentials.apiKey}`);
   }
-  if (!defaults.token || !defaults.email || !defaults.apiKey) lines.push('  credentials given by flags or environment are in use (not printed)');
+  // The development keys are public, so they are printed whoever chose them; other keys never are.
+  const keys = handle.signingKeys();
+  const devKeys = keys.current === DEV_SIGNING_KEYS.current && keys.next === DEV_SIGNING_KEYS.next;
+  if (devKeys) {
+    lines.push('  deliveries are signed (Upstash-Signature) with the public development signing keys (set --current-signing-key/QSTASH_CURRENT_SIGNING_KEY and --next-signing-key/QSTASH_NEXT_SIGNING_KEY to change):');
+    lines.push(`    QSTASH_CURRENT_SIGNING_KEY=${keys.current}`, `    QSTASH_NEXT_SIGNING_KEY=${keys.next}`);
+  }
+  if (!defaults.token || !defaults.email || !defaults.apiKey || !devKeys) lines.push('  credentials given by flags or environment are in use (not printed)');
   lines.push(`  admin (no auth): ${handle.url}/__emulator/knobs, ${handle.url}/__emulator/ground-truth, POST ${handle.url}/__emulator/reset`);
   return `${lines.join('\n')}\n`;
 }

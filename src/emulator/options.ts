@@ -2,6 +2,7 @@
 // delivery limits and the initial knobs. Defaults are the documented development values.
 import type { PlanProfile } from './management/index.js';
 import { DEFAULT_KNOBS, mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
+import { DEV_SIGNING_KEYS } from './signing.js';
 
 export type { PlanProfile };
 
@@ -31,6 +32,9 @@ export interface EmulatorOptions {
   serviceNames: string[];
   /** Initial knobs (time scale, retention, faults...). */
   knobs: Partial<Knobs>;
+  /** Key every delivery is signed with (`Upstash-Signature`); rotation makes `nextSigningKey` current. */
+  currentSigningKey: string;
+  nextSigningKey: string;
 }
 
 /** Public development credentials, used when none are given (printed by the CLI at start). */
@@ -55,6 +59,8 @@ export const DEFAULT_OPTIONS: Readonly<EmulatorOptions> = Object.freeze({
   concurrency: 64,
   serviceNames: ['qstash', 'svc'],
   knobs: {},
+  currentSigningKey: DEV_SIGNING_KEYS.current,
+  nextSigningKey: DEV_SIGNING_KEYS.next,
 });
 
 export interface PlanDefaults {
@@ -91,6 +97,9 @@ export function resolveOptions(partial: Partial<EmulatorOptions>): ResolvedOptio
   }
   if (!Number.isInteger(merged.maxBodyBytes) || merged.maxBodyBytes < 1) {
     throw new TypeError('maxBodyBytes must be a positive integer');
+  }
+  for (const key of ['currentSigningKey', 'nextSigningKey'] as const) {
+    if (typeof merged[key] !== 'string' || merged[key].trim() === '') throw new TypeError(`${key} must be a non-empty string`);
   }
   return {
     ...merged,

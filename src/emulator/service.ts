@@ -14,6 +14,7 @@ import { PLAN_DEFAULTS, type PlanDefaults, type PlanProfile, type ResolvedOption
 import { QueueStore } from './queues.js';
 import { SeededRandom } from './random.js';
 import { ScheduleStore, type Schedule } from './schedules.js';
+import { createRequestSigner, SigningKeys } from './signing.js';
 import { UrlGroupStore } from './url-groups.js';
 
 export interface PublishRequest {
@@ -44,6 +45,8 @@ export class DeliveryService {
   readonly dispatcher: Dispatcher;
   /** PRNG of the fault knobs (seeded, so ratios repeat). */
   readonly random: SeededRandom;
+  /** Keys deliveries are signed with; GET /v2/keys and POST /v2/keys/rotate read and rotate them. */
+  readonly signingKeys: SigningKeys;
   private readonly dedup: DedupIndex;
   private readonly http: HttpDelivery;
   private currentKnobs: Knobs;
@@ -67,6 +70,7 @@ export class DeliveryService {
     this.dedup = new DedupIndex(() => this.clock.virtualNow());
     this.random = new SeededRandom(options.seed);
     this.http = new HttpDelivery(options.headerPrefix);
+    this.signingKeys = new SigningKeys({ current: options.currentSigningKey, next: options.nextSigningKey });
     this.dispatcher = new Dispatcher({
       clock: this.clock,
       timers: this.timers,
@@ -77,7 +81,7 @@ export class DeliveryService {
       concurrency: options.concurrency,
       allowRemoteDestinations: options.allowRemoteDestinations,
       planTimeoutMs: () => this.plan.timeoutMs,
-      signer,
+      signer: signer ?? createRequestSigner(this.signingKeys, options.headerPrefix),
       report,
     });
     this.schedules = new ScheduleStore(this.clock, this.timers, (schedule) => this.fireSchedule(schedule));
