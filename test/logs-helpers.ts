@@ -108,6 +108,7 @@ export function startCollector(world: World, settings: Partial<LogsSettings> = {
     timeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 5000, bodyTimeoutMs: 5000 },
   });
   const log = captureLogger('debug');
+  let closed = false;
   const collector = new LogsCollector({
     source: client,
     settings: { ...TEST_SETTINGS, ...settings },
@@ -121,6 +122,8 @@ export function startCollector(world: World, settings: Partial<LogsSettings> = {
     log,
     requests,
     close: async () => {
+      if (closed) return;
+      closed = true;
       await collector.close();
       await client.close();
     },

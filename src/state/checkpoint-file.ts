@@ -5,7 +5,7 @@
 // file of another account or of an incompatible version is recognised. A file that cannot be
 // used is renamed aside and reported, never fatal: the exporter starts fresh.
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -78,6 +78,7 @@ export class CheckpointFile<T> {
    * reset). A missing file is `missing`; an unusable one is renamed aside and `set-aside`.
    */
   loadSync(): LoadResult<T> {
+    this.#removeStaleTemps();
     let text: string;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -130,6 +131,18 @@ export class CheckpointFile<T> {
     const payload = this.#schema.safeParse(envelope.data.payload);
     if (!payload.success) return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
     return { ok: true, payload: payload.data, savedAt: envelope.data.savedAt };
+  }
+
+  /** Temporary files of writers killed before their rename: never a checkpoint, always garbage. */
+  #removeStaleTemps(): void {
+    const prefix = `.${basename(this.path)}.tmp-`;
+    try {
+      for (const name of readdirSync(dirname(this.path))) {
+        if (name.startsWith(prefix)) rmSync(join(dirname(this.path), name), { force: true });
+      }
+    } catch {
+      // Best effort: an unreadable directory shows up at the first write.
+    }
   }
 
   #setAside(reason: SetAsideReason): string | null {

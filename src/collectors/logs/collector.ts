@@ -3,7 +3,8 @@
 // position, the de-duplication window and every counter from one moment between two pages; it
 // is written after each completed slice, every few seconds of a long walk, at the end of each
 // poll (failed ones included) and on close. It is read synchronously at construction, so the
-// counters are restored before anything is served.
+// counters are restored before anything is served. /metrics shows the values as of the last
+// checkpoint (published with it), never values a crash could take back.
 import type { Counter, Registry } from 'prom-client';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
@@ -11,6 +12,7 @@ import { CheckpointFile, logsStateSchema, type LogsState } from '../../state/ind
 import type { Collector, PollContext } from '../collector.js';
 import { LogCounter } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
+import { utcDay } from './daily.js';
 import { computedCounter, computedGauge } from './families.js';
 import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
 
@@ -49,6 +51,20 @@ export class LogsCollector implements Collector {
   #checkpointsOk = 0;
   #checkpointsFailed = 0;
   #checkpointFailing = false;
+  /** What /metrics shows besides the counter families: copied at each checkpoint. */
+  readonly #published = {
+    pages: 0,
+    duplicates: 0,
+    gaps: 0,
+    evictions: 0,
+    checkpointsOk: 0,
+    checkpointsFailed: 0,
+    watermark: 0,
+    lastEventTime: 0,
+    inFlight: 0,
+    stateWalk: false,
+    daily: { day: 0, count: 0 },
+  };
 
   constructor(options: LogsCollectorOptions) {
     this.#logger = options.logger;
@@ -81,6 +97,7 @@ export class LogsCollector implements Collector {
       ...(position ? { position } : {}),
     });
     this.#registerSelfMetrics();
+    this.#publish();
   }
 
   /** The walk position (read-only view for tests and the landing page). */
@@ -117,22 +134,44 @@ export class LogsCollector implements Collector {
     );
   }
 
-  /** Writes the checkpoint; a failure is counted and logged (once per streak), never thrown. */
+  /**
+   * Writes the checkpoint, then publishes the values it holds. A failure is counted and logged
+   * (once per streak), never thrown; the values are published anyway (the process still has them).
+   */
   async #checkpoint(): Promise<void> {
-    if (this.#file === null) return;
-    this.#checkpointsOk += 1;
-    try {
-      await this.#file.save(this.#snapshot());
-      if (this.#checkpointFailing) this.#logger.info({ path: this.#file.path }, 'state file written again');
-      this.#checkpointFailing = false;
-    } catch (error) {
-      this.#checkpointsOk -= 1;
-      this.#checkpointsFailed += 1;
-      if (!this.#checkpointFailing) {
-        this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; counts survive only while the process runs');
+    if (this.#file !== null) {
+      this.#checkpointsOk += 1;
+      try {
+        await this.#file.save(this.#snapshot());
+        if (this.#checkpointFailing) this.#logger.info({ path: this.#file.path }, 'state file written again');
+        this.#checkpointFailing = false;
+      } catch (error) {
+        this.#checkpointsOk -= 1;
+        this.#checkpointsFailed += 1;
+        if (!this.#checkpointFailing) {
+          this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; counts survive only while the process runs');
+        }
+        this.#checkpointFailing = true;
       }
-      this.#checkpointFailing = true;
     }
+    this.#publish();
+  }
+
+  #publish(): void {
+    const counter = this.#counter;
+    counter.publish();
+    const published = this.#published;
+    published.pages = this.#pages;
+    published.duplicates = counter.duplicates;
+    published.gaps = this.#gaps;
+    published.evictions = counter.tracker.evictions;
+    published.checkpointsOk = this.#checkpointsOk;
+    published.checkpointsFailed = this.#checkpointsFailed;
+    published.watermark = this.#walker.position.watermark;
+    published.lastEventTime = counter.lastEventTime;
+    published.inFlight = counter.tracker.inFlight;
+    published.stateWalk = this.#walker.position.stateWalk;
+    published.daily = { day: counter.daily.day, count: counter.daily.count };
   }
 
   #snapshot(): LogsState {
@@ -223,50 +262,49 @@ export class LogsCollector implements Collector {
 
   #registerSelfMetrics(): void {
     const registry = this.registry;
-    const counter = this.#counter;
-    const position = (): WalkPosition => this.#walker.position;
+    const p = this.#published;
     const one = (value: number): Array<{ labels: Record<never, string>; value: number }> => [{ labels: {}, value }];
 
-    computedGauge(registry, { name: 'upstash_qstash_messages_in_flight', help: 'Messages seen in the logs and not yet in a final state (bounded tracker)' }, () => counter.tracker.inFlight);
+    computedGauge(registry, { name: 'upstash_qstash_messages_in_flight', help: 'Messages seen in the logs and not yet in a final state (bounded tracker)' }, () => p.inFlight);
     computedCounter(
       registry,
       { name: 'upstash_qstash_message_tracker_evictions_total', help: 'Messages dropped from the tracker (full) before they finished' },
-      () => one(counter.tracker.evictions),
+      () => one(p.evictions),
     );
-    computedGauge(registry, { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' }, () => counter.lastEventTime / 1000);
+    computedGauge(registry, { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' }, () => p.lastEventTime / 1000);
     computedGauge(
       registry,
       { name: 'upstash_qstash_daily_messages', help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day' },
-      () => counter.daily.valueAt(this.#now()),
+      () => (utcDay(this.#now()) === p.daily.day ? p.daily.count : 0),
     );
-    computedGauge(registry, { name: 'upstash_exporter_log_lag_seconds', help: 'Now minus the logs watermark' }, () => Math.max(0, this.#now() - position().watermark) / 1000);
+    computedGauge(registry, { name: 'upstash_exporter_log_lag_seconds', help: 'Now minus the logs watermark' }, () => Math.max(0, this.#now() - p.watermark) / 1000);
     computedGauge(
       registry,
       { name: 'upstash_exporter_log_watermark_timestamp_seconds', help: 'Newest time up to which the delivery logs are fully counted' },
-      () => position().watermark / 1000,
+      () => p.watermark / 1000,
     );
-    computedCounter(registry, { name: 'upstash_exporter_log_pages_total', help: 'Log pages read' }, () => one(this.#pages));
+    computedCounter(registry, { name: 'upstash_exporter_log_pages_total', help: 'Log pages read' }, () => one(p.pages));
     computedCounter(
       registry,
       { name: 'upstash_exporter_log_duplicates_skipped_total', help: 'Log entries seen again (overlap, inclusive bounds, page edges, repeated cursors) and not counted' },
-      () => one(counter.duplicates),
+      () => one(p.duplicates),
     );
     computedCounter(
       registry,
       { name: 'upstash_exporter_log_gaps_total', help: 'Best estimate of log events the service dropped before they were read (retention overrun)' },
-      () => one(this.#gaps),
+      () => one(p.gaps),
     );
     computedGauge(
       registry,
       { name: 'upstash_exporter_log_state_walk', help: '1 while log entries lack a state field and the exporter walks one filter per state' },
-      () => (position().stateWalk ? 1 : 0),
+      () => (p.stateWalk ? 1 : 0),
     );
     computedCounter(
       registry,
       { name: 'upstash_exporter_state_checkpoints_total', help: 'Checkpoints of the logs state written, by result', labelNames: ['result'] as const },
       () => [
-        { labels: { result: 'success' }, value: this.#checkpointsOk },
-        { labels: { result: 'error' }, value: this.#checkpointsFailed },
+        { labels: { result: 'success' }, value: p.checkpointsOk },
+        { labels: { result: 'error' }, value: p.checkpointsFailed },
       ],
     );
   }

@@ -109,6 +109,15 @@ export class LogCounter {
     }
     tally.lowest = lowest;
     this.duplicates += tally.duplicates;
-    events.flushFolded();
+  }
+
+  /** Makes the live counter values the ones /metrics shows (at a checkpoint). */
+  publish(): void {
+    this.events.events.publish();
+    this.events.errors.publish();
+    this.tracker.durations.publish();
+    this.tracker.attempts.publish();
+    this.events.flushFolded();
+    this.tracker.flushFolded();
   }
 }

@@ -117,9 +117,12 @@ export class EventCounters {
     this.#foldedErrorsPending = 0;
   }
 
-  /** All-time folded increments by metric (flushed ones), for the checkpoint. */
+  /** All-time folded increments by metric, flushed or not, for the checkpoint. */
   foldedTotals(): Record<string, number> {
-    return Object.fromEntries(this.#foldedTotal);
+    return {
+      [EVENTS_METRIC]: (this.#foldedTotal.get(EVENTS_METRIC) ?? 0) + this.#foldedEventsPending,
+      [ERRORS_METRIC]: (this.#foldedTotal.get(ERRORS_METRIC) ?? 0) + this.#foldedErrorsPending,
+    };
   }
 
   /**

@@ -4,6 +4,10 @@
 // path), and a histogram cannot be restored bucket by bucket from a checkpoint. Here an
 // increment is `series.value += 1` on a series found once per label set, and export/restore
 // are exact.
+//
+// Each series has a live value and a published one; /metrics shows the published values, which
+// the collector copies from the live ones when it writes a checkpoint. So what Prometheus sees
+// never runs ahead of what a restart restores: a SIGKILL cannot make a counter go down.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CounterFamilyState, HistogramFamilyState } from '../../state/index.js';
 
@@ -12,6 +16,8 @@ export type Labels<L extends string = string> = Readonly<Record<L, string>>;
 export interface CounterSeries<L extends string = string> {
   readonly labels: Labels<L>;
   value: number;
+  /** What /metrics shows (see publish()). */
+  published: number;
 }
 
 export interface HistogramSeries<L extends string = string> {
@@ -20,6 +26,9 @@ export interface HistogramSeries<L extends string = string> {
   readonly counts: number[];
   sum: number;
   count: number;
+  readonly publishedCounts: number[];
+  publishedSum: number;
+  publishedCount: number;
 }
 
 interface FamilyOptions<L extends string> {
@@ -52,7 +61,7 @@ export class CounterFamily<L extends string> {
     this.name = options.name;
     this.labelNames = options.labelNames;
     const all = this.#series;
-    computedCounter(options.registry, options, () => [...all.values()]);
+    computedCounter(options.registry, options, () => [...all.values()].map((series) => ({ labels: series.labels, value: series.published })));
   }
 
   get size(): number {
@@ -64,7 +73,7 @@ export class CounterFamily<L extends string> {
     const key = seriesKey(this.labelNames, labels);
     let series = this.#series.get(key);
     if (series === undefined) {
-      series = { labels: { ...labels }, value: 0 };
+      series = { labels: { ...labels }, value: 0, published: 0 };
       this.#series.set(key, series);
     }
     return series;
@@ -72,6 +81,11 @@ export class CounterFamily<L extends string> {
 
   all(): IterableIterator<CounterSeries<L>> {
     return this.#series.values();
+  }
+
+  /** Makes the live values the ones /metrics shows. */
+  publish(): void {
+    for (const series of this.#series.values()) series.published = series.value;
   }
 
   export(): CounterFamilyState {
@@ -131,10 +145,28 @@ export class HistogramFamily<L extends string> {
     const key = seriesKey(this.labelNames, labels);
     let series = this.#series.get(key);
     if (series === undefined) {
-      series = { labels: { ...labels }, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
+      const slots = this.buckets.length + 1;
+      series = {
+        labels: { ...labels },
+        counts: new Array<number>(slots).fill(0),
+        sum: 0,
+        count: 0,
+        publishedCounts: new Array<number>(slots).fill(0),
+        publishedSum: 0,
+        publishedCount: 0,
+      };
       this.#series.set(key, series);
     }
     return series;
+  }
+
+  /** Makes the live values the ones /metrics shows. */
+  publish(): void {
+    for (const series of this.#series.values()) {
+      for (let i = 0; i < series.counts.length; i++) series.publishedCounts[i] = series.counts[i]!;
+      series.publishedSum = series.sum;
+      series.publishedCount = series.count;
+    }
   }
 
   observe(series: HistogramSeries<L>, value: number): void {
@@ -186,12 +218,12 @@ function histogramExposition(name: string, help: string, buckets: readonly numbe
   for (const series of all) {
     let cumulative = 0;
     for (let i = 0; i < buckets.length; i++) {
-      cumulative += series.counts[i]!;
+      cumulative += series.publishedCounts[i]!;
       values.push({ labels: { ...series.labels, le: buckets[i]! }, value: cumulative, metricName: bucketName });
     }
-    values.push({ labels: { ...series.labels, le: '+Inf' }, value: series.count, metricName: bucketName });
-    values.push({ labels: { ...series.labels }, value: series.sum, metricName: `${name}_sum` });
-    values.push({ labels: { ...series.labels }, value: series.count, metricName: `${name}_count` });
+    values.push({ labels: { ...series.labels, le: '+Inf' }, value: series.publishedCount, metricName: bucketName });
+    values.push({ labels: { ...series.labels }, value: series.publishedSum, metricName: `${name}_sum` });
+    values.push({ labels: { ...series.labels }, value: series.publishedCount, metricName: `${name}_count` });
   }
   return { name, help, type: 'histogram', aggregator: 'sum', values };
 }

@@ -53,11 +53,12 @@ export class MessageTracker {
   readonly #attemptsGuard: SeriesGuard<string>;
   readonly #groups = new Map<string, Group>();
   readonly #dropped: Counter<'metric'> | undefined;
-  /** Observations folded into overflow series, all time, by metric. */
+  /** Observations folded into overflow series, all time, by metric; and not yet added to `dropped`. */
   readonly #folded = new Map<string, number>([
     [DURATION_METRIC, 0],
     [ATTEMPTS_METRIC, 0],
   ]);
+  #foldedPending = 0;
 
   constructor(options: MessageTrackerOptions) {
     this.capacity = options.capacity;
@@ -126,10 +127,7 @@ export class MessageTracker {
       const group = this.#group(tracked.queue, tracked.destination);
       this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000);
       this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
-      if (group.folded) {
-        this.#fold(DURATION_METRIC, 1);
-        this.#fold(ATTEMPTS_METRIC, 1);
-      }
+      if (group.folded) this.#foldedPending += 1;
       observed += 1;
     }
     this.#finalSeen.clear();
@@ -156,9 +154,19 @@ export class MessageTracker {
     }
   }
 
-  /** All-time observations folded into overflow series, by metric. */
+  /** All-time observations folded into overflow series, by metric, flushed or not. */
   foldedTotals(): Record<string, number> {
-    return Object.fromEntries(this.#folded);
+    return {
+      [DURATION_METRIC]: (this.#folded.get(DURATION_METRIC) ?? 0) + this.#foldedPending,
+      [ATTEMPTS_METRIC]: (this.#folded.get(ATTEMPTS_METRIC) ?? 0) + this.#foldedPending,
+    };
+  }
+
+  /** Adds the folded observations since the last flush to series_dropped_total. */
+  flushFolded(): void {
+    this.#fold(DURATION_METRIC, this.#foldedPending);
+    this.#fold(ATTEMPTS_METRIC, this.#foldedPending);
+    this.#foldedPending = 0;
   }
 
   /**

@@ -1,0 +1,117 @@
+// The state file on a real file system: atomic writes (a process killed while writing never
+// leaves a half file), corrupt, foreign and other-version files set aside, the upstream identity.
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CheckpointFile, StateFileError, upstreamIdentity } from '../src/state/index.js';
+
+const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });
+type Payload = z.infer<typeof payloadSchema>;
+
+const UPSTREAM = upstreamIdentity('http://127.0.0.1:8080', 'token-one');
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'upstash-state-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function file(path = join(dir, 'state.json'), upstream = UPSTREAM): CheckpointFile<Payload> {
+  return new CheckpointFile({ path, upstream, schema: payloadSchema, now: () => 1_700_000_000_000 });
+}
+
+describe('state file', () => {
+  it('round-trips a checkpoint, owner-only, without temp files or the token', async () => {
+    const state = file();
+    expect(state.loadSync()).toEqual({ status: 'missing' });
+    await state.save({ watermark: 42, keys: ['a', 'b'] });
+    await state.save({ watermark: 43, keys: ['c'] });
+    expect(state.loadSync()).toEqual({ status: 'loaded', payload: { watermark: 43, keys: ['c'] }, savedAt: 1_700_000_000_000 });
+    expect(await readdir(dir)).toEqual(['state.json']);
+    expect(statSync(state.path).mode & 0o777).toBe(0o600);
+    const text = await readFile(state.path, 'utf8');
+    expect(text).not.toContain('token-one');
+    expect(JSON.parse(text)).toMatchObject({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM });
+  });
+
+  it('keeps the previous checkpoint when a write fails, and says why', async () => {
+    const state = file();
+    await state.save({ watermark: 1, keys: [] });
+    // The next temporary file cannot be created: a directory is in its place.
+    const blocker = join(dir, `.state.json.tmp-${process.pid}-2`);
+    await mkdir(blocker);
+    const failure = await state.save({ watermark: 2, keys: [] }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StateFileError);
+    expect((failure as StateFileError).code).toBe('ERR_STATE_FILE');
+    expect(state.loadSync()).toMatchObject({ status: 'loaded', payload: { watermark: 1 } });
+    await rm(blocker, { recursive: true });
+    await expect(file(join(dir, 'missing-dir', 'state.json')).save({ watermark: 3, keys: [] })).rejects.toThrow(/cannot write the state file/);
+  });
+
+  it('never leaves a half-written file when the writer is killed with SIGKILL', async () => {
+    const module = resolve('dist/state/index.js');
+    if (!existsSync(module)) throw new Error('dist/state/index.js is missing: run `npm run build` first');
+    const path = join(dir, 'state.json');
+    // A writer saving big checkpoints as fast as it can (the built module, as the exporter runs it).
+    const script = `
+      import { CheckpointFile, upstreamIdentity } from ${JSON.stringify(module)};
+      import { z } from 'zod';
+      const file = new CheckpointFile({ path: ${JSON.stringify(path)}, upstream: upstreamIdentity('http://127.0.0.1:8080', 'token-one'), schema: z.any() });
+      const keys = Array.from({ length: 60000 }, (_, i) => 'key-' + i + '-' + 'x'.repeat(20));
+      for (let round = 0; ; round++) { await file.save({ watermark: round, keys }); if (round === 0) process.stdout.write('first\\n'); }
+    `;
+    let killedWhileWriting = 0;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: resolve('.'), stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((done) => child.stdout.once('data', () => done()));
+      await new Promise((done) => setTimeout(done, 50 + attempt * 70));
+      const exited = new Promise<void>((done) => child.once('exit', () => done()));
+      child.kill('SIGKILL');
+      await exited;
+      if ((await readdir(dir)).some((name) => name.includes('.tmp-'))) killedWhileWriting += 1;
+      const loaded = file().loadSync();
+      expect(loaded.status).toBe('loaded');
+      if (loaded.status === 'loaded') expect(loaded.payload.keys).toHaveLength(60000);
+      // The killed writer's temporary file is cleaned up by the next start.
+      expect(await readdir(dir)).toEqual(['state.json']);
+    }
+    expect(killedWhileWriting).toBeGreaterThan(0);
+  }, 20_000);
+
+  it('sets aside a corrupt, foreign or other-version file and reports it', async () => {
+    const path = join(dir, 'state.json');
+    const cases: Array<[string, string, string]> = [
+      ['{ "format": "upstash-exporter-state", "vers', 'corrupt', 'not JSON'],
+      ['{"format":"something-else","version":1,"upstream":"x","savedAt":1,"payload":{}}', 'corrupt', 'not a state file'],
+      [JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 'x', keys: [] } }), 'corrupt', 'invalid content (watermark'],
+      [JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: upstreamIdentity('http://127.0.0.1:8080', 'token-two'), savedAt: 1, payload: { watermark: 1, keys: [] } }), 'foreign', 'another QStash URL or token'],
+      [JSON.stringify({ format: 'upstash-exporter-state', version: 2, upstream: UPSTREAM, savedAt: 1, payload: {} }), 'version', 'format version 2'],
+    ];
+    for (const [text, reason, detail] of cases) {
+      await writeFile(path, text);
+      const result = file().loadSync();
+      expect(result).toMatchObject({ status: 'set-aside', reason });
+      if (result.status !== 'set-aside') continue;
+      expect(result.detail).toContain(detail);
+      expect(result.movedTo).toBe(`${path}.${reason === 'foreign' ? 'foreign' : 'corrupt'}-1700000000000`);
+      expect(existsSync(path)).toBe(false);
+      expect(await readFile(result.movedTo!, 'utf8')).toBe(text);
+      await rm(result.movedTo!);
+    }
+  });
+
+  it('identifies the upstream by URL and token without revealing the token', () => {
+    const a = upstreamIdentity('https://qstash.upstash.io', 'secret-token');
+    expect(upstreamIdentity('https://QStash.upstash.io/', 'secret-token')).toBe(a);
+    expect(upstreamIdentity('https://qstash.upstash.io', 'other-token')).not.toBe(a);
+    expect(upstreamIdentity('https://qstash-eu.upstash.io', 'secret-token')).not.toBe(a);
+    expect(a).toMatch(/^sha256:[0-9a-f]{32}$/);
+    expect(a).not.toContain('secret');
+  });
+});
