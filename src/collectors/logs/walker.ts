@@ -230,6 +230,12 @@ export class LogWalker {
         this.#pagesLeft -= 1;
         slice.pages += 1;
         this.#hooks.onPage();
+        // The same page again (under a new cursor): its entries would read as twins. Not counted.
+        const signature = pageSignature(page);
+        if (signature !== '' && signature === previousSignature) {
+          stall = 'the service returned the same page twice';
+          break;
+        }
 
         const tally = this.#tally;
         tally.reset(lowest);
@@ -252,10 +258,8 @@ export class LogWalker {
           walk.chainTo = null;
           return 'done';
         }
-        const signature = pageSignature(page);
         if (followed.has(page.cursor)) stall = 'the service returned a cursor already followed';
         else if (page.logs.length === 0) stall = 'the service returned an empty page with a cursor';
-        else if (signature === previousSignature) stall = 'the service returned the same page twice';
         if (stall !== '') break;
         followed.add(page.cursor);
         // An order violation makes a later resume by time unsafe, not the cursor itself.

@@ -1,0 +1,322 @@
+// Parts of the logs collector on their own, and the collector against peers for cases the
+// emulator cannot produce: the `CANCELED` spelling, unknown states, two identical entries,
+// a service that serves the same page under a new cursor or empty pages with a cursor, and a
+// quiet log whose entries age out. Those use a small scripted log server on 127.0.0.1 (a real
+// HTTP peer with the documented paging rules); series caps and opt-in labels use the emulator.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeliveryClient } from '../src/api/delivery.js';
+import { LogsCollector } from '../src/collectors/logs/index.js';
+import { DailyMessages } from '../src/collectors/logs/daily.js';
+import { DedupWindow, eventKey } from '../src/collectors/logs/dedup.js';
+import { HistogramFamily } from '../src/collectors/logs/families.js';
+import { errorReasonOf, safeUrlOf } from '../src/collectors/logs/labels.js';
+import { MessageTracker } from '../src/collectors/logs/tracker.js';
+import { SelfMetrics } from '../src/metrics/self.js';
+import { upstreamIdentity } from '../src/state/index.js';
+import { startDestination } from './emulator-helpers.js';
+import { captureLogger, parseExposition, pollContext, sleep, valueOf, type Family } from './exporter-e2e-helpers.js';
+import { EVENTS, exportedEventSeries, publish, settle, startCollector, startWorld, sumOf, TEST_SETTINGS, pollUntil, type World } from './logs-helpers.js';
+
+describe('de-duplication window', () => {
+  it('counts identical entries of one walk each, and none of them again in a later walk', () => {
+    const window = new DedupWindow();
+    const twin = eventKey(1000, 1, 'msg_a', undefined, undefined);
+    const other = eventKey(1000, 3, 'msg_a', 500, undefined);
+    window.beginWalk();
+    expect([window.observe(twin), window.observe(twin), window.observe(other)]).toEqual([true, true, true]);
+    window.beginWalk();
+    expect([window.observe(other), window.observe(twin), window.observe(twin)]).toEqual([false, false, false]);
+    // A third twin appearing later (late write) is new.
+    window.beginWalk();
+    expect([window.observe(twin), window.observe(twin), window.observe(twin)]).toEqual([false, false, true]);
+    expect(window.countedTimes(twin)).toBe(3);
+
+    const restored = new DedupWindow();
+    restored.restore(window.export());
+    restored.beginWalk();
+    expect([restored.observe(twin), restored.observe(twin), restored.observe(twin), restored.observe(other)]).toEqual([false, false, false, false]);
+    restored.prune(1001);
+    expect(restored.size).toBe(0);
+  });
+
+  it('tells transitions of one message apart by status and next delivery time', () => {
+    expect(eventKey(5, 3, 'm', 500, undefined)).not.toBe(eventKey(5, 3, 'm', 502, undefined));
+    expect(eventKey(5, 2, 'm', undefined, 100)).not.toBe(eventKey(5, 2, 'm', undefined, 200));
+    expect(eventKey(5, 2, 'm', undefined, undefined)).not.toBe(eventKey(6, 2, 'm', undefined, undefined));
+  });
+});
+
+describe('labels, tracker, daily count, histograms', () => {
+  it('classifies delivery errors and strips secrets from the opt-in URL', () => {
+    expect(errorReasonOf(404, 'destination answered HTTP 404')).toBe(0);
+    expect(errorReasonOf(503, undefined)).toBe(1);
+    expect(errorReasonOf(undefined, 'timeout: no response within 1000ms')).toBe(2);
+    expect(errorReasonOf(undefined, 'connection failed: ECONNREFUSED')).toBe(3);
+    expect(errorReasonOf(undefined, 'request failed: something odd')).toBe(4);
+    expect(errorReasonOf(302, undefined)).toBe(4);
+    expect(safeUrlOf('https://user:pass@api.example.com:8443/hook/a?token=secret#frag')).toBe('https://api.example.com:8443/hook/a');
+    expect(safeUrlOf('not a url')).toBe('');
+  });
+
+  it('tracks messages to their final state, observes only whole lives, evicts the oldest beyond capacity', async () => {
+    const registry = new Registry();
+    const tracker = new MessageTracker({ registry, capacity: 3, seriesLimit: 100 });
+    // Newest first, as a walk reads them: the final state comes before the older entries.
+    tracker.observe('m1', 4, 3000, 'q', 'h:1'); // DELIVERED
+    tracker.observe('m1', 1, 2000, 'q', 'h:1'); // ACTIVE
+    tracker.observe('m1', 3, 1500, 'q', 'h:1'); // ERROR
+    tracker.observe('m1', 1, 1200, 'q', 'h:1'); // ACTIVE
+    tracker.observe('m1', 0, 1000, 'q', 'h:1'); // CREATED
+    tracker.observe('m2', 5, 3000, 'q', 'h:1'); // FAILED, CREATED never seen
+    expect(tracker.inFlight).toBe(0);
+    expect(tracker.finishSlice()).toBe(1);
+    tracker.observe('m1', 1, 3500, 'q', 'h:1'); // a late entry of a finished message
+    for (const id of ['a', 'b', 'c', 'd']) tracker.observe(id, 0, 4000, 'q', 'h:1');
+    expect(tracker.size).toBe(3);
+    expect(tracker.evictions).toBe(1);
+    tracker.durations.publish();
+    tracker.attempts.publish();
+    const families = parseExposition(await registry.metrics());
+    expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '2.5' })).toBe(1);
+    expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '1' })).toBe(0);
+    expect(valueOf(families, 'upstash_qstash_message_attempts', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '2' })).toBe(1);
+    expect(valueOf(families, 'upstash_qstash_message_attempts', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '1' })).toBe(0);
+    expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'failed', queue: 'q', destination: 'h:1', le: '+Inf' })).toBe(0);
+  });
+
+  it('restores histogram buckets exactly and refuses other bounds', () => {
+    const registry = new Registry();
+    const family = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 5], registry });
+    const series = family.series({ k: 'v' });
+    for (const value of [0.5, 3, 3, 9]) family.observe(series, value);
+    const saved = family.export();
+    expect(saved.series[0]).toEqual({ labels: ['v'], counts: [1, 2, 1], sum: 15.5, count: 4 });
+    const other = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 5], registry: new Registry() });
+    expect(other.restore(saved)).toBe(true);
+    expect(other.export()).toEqual(saved);
+    const rebucketed = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 10], registry: new Registry() });
+    expect(rebucketed.restore(saved)).toBe(false);
+  });
+
+  it('counts CREATED entries of the current UTC day and reads 0 after midnight', () => {
+    const daily = new DailyMessages();
+    const day = Date.UTC(2026, 10, 21);
+    daily.observeCreated(day + 1000);
+    daily.observeCreated(day + 2000);
+    daily.observeCreated(day - 1000); // yesterday, read after today's (newest first)
+    expect(daily.valueAt(day + 5000)).toBe(2);
+    expect(daily.valueAt(day + 86_400_000)).toBe(0);
+    daily.observeCreated(day + 86_400_000 + 10);
+    expect(daily.valueAt(day + 86_400_000 + 20)).toBe(1);
+  });
+});
+
+// ---- a scripted log server ------------------------------------------------------------------
+
+type Entry = Record<string, unknown> & { time: number; messageId: string };
+
+interface ScriptedLogs {
+  url: string;
+  entries: Entry[];
+  /** Called for every page; may change the answer. */
+  tamper?: (page: { cursor?: string; logs: Entry[] }, request: number) => { cursor?: string; logs: Entry[] };
+  requests: number;
+  close(): Promise<void>;
+}
+
+/** Newest first, inclusive fromDate/toDate, `count` at most 100, the cursor is the next index. */
+async function startScriptedLogs(): Promise<ScriptedLogs> {
+  const state: ScriptedLogs = { url: '', entries: [], requests: 0, close: () => Promise.resolve() };
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://logs');
+    const from = Number(url.searchParams.get('fromDate') ?? 0);
+    const to = Number(url.searchParams.get('toDate') ?? Number.MAX_SAFE_INTEGER);
+    const count = Math.min(100, Number(url.searchParams.get('count') ?? 100));
+    const filter = url.searchParams.get('state');
+    const matching = state.entries
+      .filter((e) => e.time >= from && e.time <= to && (filter === null || e.state === undefined || e.state === filter))
+      .sort((a, b) => b.time - a.time);
+    const start = Number(url.searchParams.get('cursor') ?? 0);
+    let page: { cursor?: string; logs: Entry[] } = { logs: matching.slice(start, start + count) };
+    if (start + count < matching.length) page.cursor = String(start + count);
+    state.requests += 1;
+    if (state.tamper) page = state.tamper(page, state.requests);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(page));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return state;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function collectorFor(logs: ScriptedLogs, settings: Partial<typeof TEST_SETTINGS> = {}): { collector: LogsCollector; log: ReturnType<typeof captureLogger> } {
+  const client = new DeliveryClient({ baseUrl: logs.url, token: 'scripted', retry: { maxRetries: 0 } });
+  const log = captureLogger('debug');
+  const collector = new LogsCollector({
+    source: client,
+    settings: { ...TEST_SETTINGS, ingestionDelayMs: 0, overlapMs: 0, ...settings },
+    stateFile: null,
+    upstream: upstreamIdentity(logs.url, 'scripted'),
+    logger: log.logger,
+  });
+  cleanups.push(() => client.close());
+  return { collector, log };
+}
+
+async function families(collector: LogsCollector): Promise<Map<string, Family>> {
+  return parseExposition(await collector.registry.metrics());
+}
+
+function entry(time: number, messageId: string, state: string | undefined, extra: Record<string, unknown> = {}): Entry {
+  return { time, messageId, ...(state === undefined ? {} : { state }), url: 'http://dest.example:8080/x', ...extra };
+}
+
+describe('logs collector against a scripted log server', () => {
+  it('normalises CANCELED, counts an unknown state under its own name and identical entries each', async () => {
+    const logs = await startScriptedLogs();
+    cleanups.push(() => logs.close());
+    const { collector } = collectorFor(logs);
+    await collector.poll(pollContext(captureLogger().logger));
+    const t = Date.now() + 5;
+    logs.entries.push(
+      entry(t, 'm1', 'CANCELED'),
+      entry(t, 'm2', 'CANCELLED'),
+      entry(t, 'm3', 'cancel_requested'),
+      entry(t, 'm4', 'PAUSED'),
+      entry(t, 'm5', 'ACTIVE'),
+      entry(t, 'm5', 'ACTIVE'),
+    );
+    await sleep(20);
+    for (let i = 0; i < 3; i++) await collector.poll(pollContext(captureLogger().logger));
+    const f = await families(collector);
+    const byState = (state: string): number => sumOf(f, EVENTS, (l) => l.state === state);
+    expect(byState('CANCELLED')).toBe(2);
+    expect(byState('CANCEL_REQUESTED')).toBe(1);
+    expect(byState('PAUSED')).toBe(1);
+    expect(byState('ACTIVE')).toBe(2);
+    expect(valueOf(f, EVENTS, { state: 'CANCELED', queue: '', url_group: '', endpoint: '', destination: 'dest.example:8080' })).toBeUndefined();
+  });
+
+  it('walks again from the last entry read when the same page comes back under a new cursor or a page is empty', async () => {
+    const logs = await startScriptedLogs();
+    cleanups.push(() => logs.close());
+    const { collector, log } = collectorFor(logs);
+    await collector.poll(pollContext(log.logger));
+    const t = Date.now() + 5;
+    for (let i = 0; i < 350; i++) logs.entries.push(entry(t + Math.floor(i / 10), `m${i}`, 'CREATED'));
+    let served = 0;
+    let previous: { cursor?: string; logs: Entry[] } | undefined;
+    logs.tamper = (page) => {
+      served += 1;
+      // The second page is the first one again with a fresh cursor; the fourth is empty.
+      if (served === 2 && previous) return { logs: previous.logs, cursor: 'fresh-cursor-0' };
+      if (served === 4) return { logs: [], cursor: '999' };
+      previous = page;
+      return page;
+    };
+    await sleep(60);
+    for (let i = 0; i < 4; i++) await collector.poll(pollContext(log.logger));
+    const f = await families(collector);
+    expect(sumOf(f, EVENTS)).toBe(350);
+    expect(valueOf(f, 'upstash_exporter_log_duplicates_skipped_total')).toBeGreaterThan(0);
+    expect(log.text()).toContain('the service returned the same page twice');
+    expect(log.text()).toContain('the service returned an empty page with a cursor');
+  });
+
+  it('does not report a gap when the entries of a quiet log age out', async () => {
+    const logs = await startScriptedLogs();
+    cleanups.push(() => logs.close());
+    const { collector } = collectorFor(logs);
+    await collector.poll(pollContext(captureLogger().logger));
+    logs.entries.push(entry(Date.now() + 2, 'old', 'CREATED'));
+    await sleep(10);
+    await collector.poll(pollContext(captureLogger().logger));
+    // Retention by age: the only entry is gone; nothing new for a while, then new traffic.
+    logs.entries.length = 0;
+    await sleep(10);
+    await collector.poll(pollContext(captureLogger().logger));
+    logs.entries.push(entry(Date.now() + 2, 'new', 'CREATED'));
+    await sleep(10);
+    await collector.poll(pollContext(captureLogger().logger));
+    const f = await families(collector);
+    expect(sumOf(f, EVENTS)).toBe(2);
+    expect(valueOf(f, 'upstash_exporter_log_gaps_total')).toBe(0);
+  });
+});
+
+// ---- series cap and opt-in labels, against the emulator ----------------------------------------
+
+describe('series cap and opt-in labels against the emulator', () => {
+  let world: World | undefined;
+  afterEach(async () => {
+    await world?.close();
+    world = undefined;
+  });
+
+  it('folds label sets beyond the cap into __overflow__ (state kept) and counts what was folded', async () => {
+    world = await startWorld();
+    const extra = await Promise.all([startDestination(), startDestination(), startDestination()]);
+    cleanups.push(async () => {
+      for (const d of extra) await d.close();
+    });
+    const self = new SelfMetrics({ version: 'test', processMetrics: false });
+    // Room for two destinations' 8 states each.
+    const under = startCollector(world, { seriesLimit: 16 });
+    cleanups.push(() => under.close());
+    const collector = new LogsCollector({
+      source: under.client,
+      settings: { ...TEST_SETTINGS, seriesLimit: 16 },
+      stateFile: null,
+      upstream: 'test',
+      dropped: self.seriesDropped,
+      logger: under.log.logger,
+    });
+    await collector.poll(pollContext(under.log.logger));
+    for (const d of extra) {
+      await publish(world.emu, `${d.url}/a`);
+      await publish(world.emu, `${d.url}/b`);
+    }
+    const truth = await settle(world.emu);
+    await pollUntil({ ...under, collector }, Date.now());
+    const f = await families(collector);
+    expect(sumOf(f, EVENTS)).toBe(truth.total);
+    const overflow = (f.get(EVENTS)?.samples ?? []).filter((s) => s.labels.destination === '__overflow__');
+    expect(overflow.map((s) => s.labels.state).sort()).toEqual(['ACTIVE', 'CANCELLED', 'CANCEL_REQUESTED', 'CREATED', 'DELIVERED', 'ERROR', 'FAILED', 'RETRY']);
+    expect(overflow.every((s) => s.labels.queue === '__overflow__')).toBe(true);
+    const folded = overflow.reduce((sum, s) => sum + s.value, 0);
+    expect(folded).toBe(6); // one destination of three: 2 messages x CREATED, ACTIVE, DELIVERED
+    expect(new Set((f.get(EVENTS)?.samples ?? []).map((s) => s.labels.destination)).size).toBe(3);
+    const selfFamilies = parseExposition(await self.registry.metrics());
+    expect(valueOf(selfFamilies, 'upstash_exporter_series_dropped_total', { metric: EVENTS })).toBe(6);
+  });
+
+  it('adds opt-in labels: schedule id, first label, URL without query', async () => {
+    world = await startWorld();
+    const under = startCollector(world, { labels: ['schedule_id', 'label', 'url'] });
+    cleanups.push(() => under.close());
+    await under.collector.poll(pollContext(under.log.logger));
+    await publish(world.emu, `${world.ok.url}/hook?token=do-not-export`, { labels: ['billing', 'eu'] });
+    const truth = await settle(world.emu);
+    await pollUntil(under, Date.now());
+    const f = await families(under.collector);
+    const samples = (f.get(EVENTS)?.samples ?? []).filter((s) => s.value > 0);
+    expect(samples.reduce((sum, s) => sum + s.value, 0)).toBe(truth.total);
+    for (const sample of samples) {
+      expect(sample.labels).toMatchObject({ label: 'billing', url: `${world.ok.url}/hook`, schedule_id: '' });
+    }
+    expect(JSON.stringify([...exportedEventSeries(f).keys()])).not.toContain('do-not-export');
+    expect(await under.collector.registry.metrics()).not.toContain('do-not-export');
+  });
+});
