@@ -10,6 +10,8 @@ export {
   type LogFormat,
   type VectorStatsPeriod,
   type OptInLogLabel,
+  type ProbeConfig,
+  type RemediationConfig,
 } from './schema.js';
 export {
   COLLECTOR_NAMES,
@@ -18,6 +20,7 @@ export {
   LOG_FORMATS,
   VECTOR_STATS_PERIODS,
   OPT_IN_LOG_LABELS,
+  DEFAULT_REMEDIATION_ALERTS,
   SETTINGS,
   type CollectorName,
   type SettingSpec,

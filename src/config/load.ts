@@ -8,6 +8,7 @@ import { ExporterConfigSchema, MAX_TIMER_MS, type ExporterConfig } from './schem
 import {
   COLLECTOR_NAMES,
   DEFAULT_POLL_INTERVALS,
+  DEFAULT_REMEDIATION_ALERTS,
   LOG_FORMATS,
   LOG_LEVELS,
   OPT_IN_LOG_LABELS,
@@ -24,6 +25,7 @@ import {
   asInteger,
   asList,
   asListenAddress,
+  asTargetUrl,
   asText,
   asUrlPath,
   enumItem,
@@ -38,7 +40,13 @@ const SECRET_NAMES: Record<string, string> = {
   qstash_token: 'QStash token',
   upstash_email: 'account email',
   upstash_api_key: 'management API key',
+  qstash_current_signing_key: 'QStash current signing key',
+  qstash_next_signing_key: 'QStash next signing key',
+  'remediation.bearer_token': 'remediation bearer token',
 };
+const QUEUE_NAME = /^[A-Za-z0-9._-]+$/;
+/** What Prometheus accepts as an alert name (a metric name). */
+const ALERT_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
 
 /** A setting's default from the settings table, parsed like any given value. */
 function defaultValue(key: string): RawValue {
@@ -228,6 +236,71 @@ function readCollectors(
   return collectors;
 }
 
+/**
+ * Paths the exporter's own server answers, and everything under `/-/` (its admin paths, the
+ * remediation webhook included): the probe receiver must not shadow them.
+ */
+function isReservedServerPath(path: string): boolean {
+  return ['/', '/metrics', '/healthz', '/readyz'].includes(path.replace(/\/+$/, '') || '/') || path.startsWith('/-/');
+}
+
+function originOf(sources: Sources, key: string): string {
+  return sources.get(key)?.origin ?? sources.get(`${key}_file`)?.origin ?? key;
+}
+
+/** The signing keys, both or neither: a receiver verifies with the pair. */
+function readSigningKeys(sources: Sources): { currentSigningKey: string | null; nextSigningKey: string | null } {
+  const currentSigningKey = readSecret(sources, 'qstash_current_signing_key');
+  const nextSigningKey = readSecret(sources, 'qstash_next_signing_key');
+  if ((currentSigningKey === null) !== (nextSigningKey === null)) {
+    const [given, missing] = currentSigningKey === null ? ['qstash_next_signing_key', 'qstash_current_signing_key'] : ['qstash_current_signing_key', 'qstash_next_signing_key'];
+    const missingSpec = settingByKey(missing);
+    throw new ConfigError(missing, `${originOf(sources, given)} is set but ${missingSpec.env} is not: signatures are verified with both keys (the service signs with the next one after a rotation); set ${missingSpec.env} (or ${missingSpec.env}_FILE, --${missingSpec.flag})`);
+  }
+  return { currentSigningKey, nextSigningKey };
+}
+
+/** Checks of the active checks that need the whole configuration (credentials, keys). */
+function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig, 'qstash' | 'probe' | 'remediation'>): void {
+  const { qstash, probe, remediation } = config;
+  const tokenHint = 'set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)';
+  if (probe.enabled) {
+    const origin = originOf(sources, 'probe.enabled');
+    if (qstash.token === null) throw new ConfigError('probe.enabled', `${origin} turns the probe on, but enqueueing needs the QStash token; ${tokenHint} or turn the probe off`);
+    if (probe.receiverUrl === null) {
+      throw new ConfigError('probe.receiver_url', `${origin} turns the probe on without PROBE_RECEIVER_URL; set it (or --probe-receiver-url) to the public URL at which the service reaches this exporter's ${probe.receiverPath}`);
+    }
+    if (qstash.currentSigningKey === null && !probe.insecureReceiver) {
+      throw new ConfigError('qstash_current_signing_key', `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`);
+    }
+    if (isReservedServerPath(probe.receiverPath)) {
+      throw new ConfigError('probe.receiver_path', `${originOf(sources, 'probe.receiver_path')}: ${quoteValue(probe.receiverPath)} is one of the exporter's own paths; choose another, e.g. /probe/receive`);
+    }
+  }
+  if (remediation.enabled) {
+    const origin = originOf(sources, 'remediation.enabled');
+    if (qstash.token === null) throw new ConfigError('remediation.enabled', `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`);
+    if (remediation.bearerToken === null) {
+      throw new ConfigError('remediation.bearer_token', `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`);
+    }
+  }
+}
+
+function readRemediationAlerts(sources: Sources): string[] {
+  const key = 'remediation.alerts';
+  const raw = sources.get(key) ?? defaultValue(key);
+  const alerts = [
+    ...new Set(
+      asList(key, raw, 'a list of alert names').map((name) => {
+        if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+        return name;
+      }),
+    ),
+  ];
+  if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+  return alerts;
+}
+
 function noCredentialsError(): ConfigError {
   return new ConfigError(
     'credentials',
@@ -343,6 +416,31 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     statsPeriod: value('vector.stats_period', (raw) => asEnum('vector.stats_period', raw, VECTOR_STATS_PERIODS, 'stats period')),
   };
   const pollIntervals = readPollIntervals(sources);
+  const optionalTarget = (key: string): string | null => {
+    const raw = sources.get(key);
+    return raw === undefined ? null : asTargetUrl(key, raw, 'https://exporter.example.com/probe/receive');
+  };
+  const probe = {
+    enabled: value('probe.enabled', (raw) => asBoolean('probe.enabled', raw)),
+    intervalMs: duration('probe.interval', MIN_POLL_INTERVAL_MS),
+    timeoutMs: duration('probe.timeout', MIN_POLL_INTERVAL_MS),
+    queue: value('probe.queue', (raw) => {
+      const text = asText('probe.queue', raw, 'a queue name').trim();
+      if (!QUEUE_NAME.test(text)) throw new ConfigError('probe.queue', `${raw.origin}: ${quoteValue(text)} is not a queue name; use letters, digits, dots, dashes and underscores`);
+      return text;
+    }),
+    receiverUrl: optionalTarget('probe.receiver_url'),
+    receiverPath: urlPath('probe.receiver_path'),
+    workflowUrl: optionalTarget('probe.workflow_url'),
+    insecureReceiver: value('probe.insecure_receiver', (raw) => asBoolean('probe.insecure_receiver', raw)),
+  };
+  const remediation = {
+    enabled: value('remediation.enabled', (raw) => asBoolean('remediation.enabled', raw)),
+    bearerToken: readSecret(sources, 'remediation.bearer_token'),
+    alerts: readRemediationAlerts(sources),
+    dryRun: value('remediation.dry_run', (raw) => asBoolean('remediation.dry_run', raw)),
+  };
+  const signingKeys = readSigningKeys(sources);
 
   // Credentials last: a typo elsewhere is the more specific message.
   if (token === null && email === null && apiKey === null) throw noCredentialsError();
@@ -353,6 +451,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     throw new ConfigError(missing, `${givenOrigin} is set but ${missingSpec.env} is not: the management API needs both; set ${missingSpec.env} (or ${missingSpec.env}_FILE, --${missingSpec.flag})`);
   }
   const collectors = readCollectors(sources, { token, management: email !== null && apiKey !== null }, pollIntervals);
+  const qstashWithKeys = { ...qstash, ...signingKeys };
+  checkActiveChecks(sources, { qstash: qstashWithKeys, probe, remediation });
 
   const candidate: ExporterConfig = {
     configFile,
@@ -360,12 +460,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     webConfigFile,
     stateFile,
     log,
-    qstash,
+    qstash: qstashWithKeys,
     management,
     collectors,
     http,
     logs,
     vector,
+    probe,
+    remediation,
   };
 
   // The checks above give the friendly messages; the schema guards the shape the rest relies on.

@@ -7,19 +7,26 @@ import { COLLECTOR_NAMES } from './settings.js';
 
 export const MASK = '***';
 
-/** A copy with the token and the API key replaced by `***` (unset ones stay null). */
+/** A copy with the token, the API key, the signing keys and the bearer token replaced by `***` (unset ones stay null). */
 export function maskConfig(config: ExporterConfig): ExporterConfig {
   const mask = (secret: string | null): string | null => (secret === null ? null : MASK);
   return {
     ...structuredClone(config),
-    qstash: { ...config.qstash, token: mask(config.qstash.token) },
+    qstash: {
+      ...config.qstash,
+      token: mask(config.qstash.token),
+      currentSigningKey: mask(config.qstash.currentSigningKey),
+      nextSigningKey: mask(config.qstash.nextSigningKey),
+    },
     management: { ...config.management, apiKey: mask(config.management.apiKey) },
+    remediation: { ...config.remediation, alerts: [...config.remediation.alerts], bearerToken: mask(config.remediation.bearerToken) },
   };
 }
 
 /**
- * Every value that must never reach a log line: the token, the API key, and the Basic
- * credentials the management client sends (base64 of `email:apiKey`).
+ * Every value that must never reach a log line: the token, the API key, the Basic
+ * credentials the management client sends (base64 of `email:apiKey`), the signing keys and the
+ * remediation bearer token.
  */
 export function configSecrets(config: ExporterConfig): string[] {
   const { token } = config.qstash;
@@ -29,6 +36,9 @@ export function configSecrets(config: ExporterConfig): string[] {
   if (apiKey !== null) {
     secrets.push(apiKey);
     if (email !== null) secrets.push(Buffer.from(`${email}:${apiKey}`).toString('base64'));
+  }
+  for (const secret of [config.qstash.currentSigningKey, config.qstash.nextSigningKey, config.remediation.bearerToken]) {
+    if (secret !== null) secrets.push(secret);
   }
   return secrets;
 }
@@ -44,13 +54,15 @@ function formatListen({ host, port }: ExporterConfig['listen']): string {
  */
 export function renderConfigYaml(config: ExporterConfig): string {
   const masked = maskConfig(config);
-  const { qstash, management, http, logs, vector } = masked;
+  const { qstash, management, http, logs, vector, probe, remediation } = masked;
   const optional = <T>(key: string, value: T | null): Record<string, T> => (value === null ? {} : { [key]: value });
 
   const document = {
     listen_address: formatListen(masked.listen),
     qstash_url: qstash.url,
     ...optional('qstash_token', qstash.token),
+    ...optional('qstash_current_signing_key', qstash.currentSigningKey),
+    ...optional('qstash_next_signing_key', qstash.nextSigningKey),
     management_url: management.url,
     ...optional('upstash_email', management.email),
     ...optional('upstash_api_key', management.apiKey),
@@ -84,6 +96,22 @@ export function renderConfigYaml(config: ExporterConfig): string {
       index_ids: vector.indexIds,
       discovery: vector.discovery,
       stats_period: vector.statsPeriod,
+    },
+    probe: {
+      enabled: probe.enabled,
+      interval: formatDuration(probe.intervalMs),
+      timeout: formatDuration(probe.timeoutMs),
+      queue: probe.queue,
+      ...optional('receiver_url', probe.receiverUrl),
+      receiver_path: probe.receiverPath,
+      ...optional('workflow_url', probe.workflowUrl),
+      insecure_receiver: probe.insecureReceiver,
+    },
+    remediation: {
+      enabled: remediation.enabled,
+      ...optional('bearer_token', remediation.bearerToken),
+      alerts: remediation.alerts,
+      dry_run: remediation.dryRun,
     },
   };
 

@@ -11,6 +11,8 @@ const durationMs = z.number().int().min(0).max(MAX_TIMER_MS);
 const positiveDurationMs = z.number().int().min(1).max(MAX_TIMER_MS);
 const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/);
 const urlPath = z.string().regex(/^\/[^\s?#]*$/);
+/** A destination URL as the service will call it (query allowed, no fragment). */
+const targetUrl = z.string().regex(/^https?:\/\/[^\s#]+$/);
 
 const CollectorSchema = z.strictObject({
   enabled: z.boolean(),
@@ -38,6 +40,9 @@ export const ExporterConfigSchema = z.strictObject({
     token: z.string().min(1).nullable(),
     headerPrefix: z.string().min(1),
     logsPath: urlPath,
+    /** Signing keys the probe receiver verifies deliveries with; both or neither. */
+    currentSigningKey: z.string().min(1).nullable(),
+    nextSigningKey: z.string().min(1).nullable(),
   }),
   management: z.strictObject({
     url: httpUrl,
@@ -77,6 +82,23 @@ export const ExporterConfigSchema = z.strictObject({
     discovery: z.boolean(),
     statsPeriod: z.enum(VECTOR_STATS_PERIODS),
   }),
+  probe: z.strictObject({
+    enabled: z.boolean(),
+    intervalMs: positiveDurationMs,
+    timeoutMs: positiveDurationMs,
+    queue: z.string().min(1),
+    /** Where the service delivers probe messages; null only while the probe is off. */
+    receiverUrl: targetUrl.nullable(),
+    receiverPath: urlPath,
+    workflowUrl: targetUrl.nullable(),
+    insecureReceiver: z.boolean(),
+  }),
+  remediation: z.strictObject({
+    enabled: z.boolean(),
+    bearerToken: z.string().min(1).nullable(),
+    alerts: z.array(z.string().min(1)),
+    dryRun: z.boolean(),
+  }),
 });
 
 export type ExporterConfig = z.infer<typeof ExporterConfigSchema>;
@@ -85,3 +107,5 @@ export type LogLevel = ExporterConfig['log']['level'];
 export type LogFormat = ExporterConfig['log']['format'];
 export type VectorStatsPeriod = ExporterConfig['vector']['statsPeriod'];
 export type OptInLogLabel = ExporterConfig['logs']['labels'][number];
+export type ProbeConfig = ExporterConfig['probe'];
+export type RemediationConfig = ExporterConfig['remediation'];

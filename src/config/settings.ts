@@ -21,7 +21,10 @@ export const VECTOR_STATS_PERIODS = ['1h', '3h', '12h', '1d', '3d', '7d', '30d']
 export const OPT_IN_LOG_LABELS = ['schedule_id', 'label', 'url'] as const;
 
 /** The section headings of the YAML file: settings whose key is `<section>.<name>`. */
-export const YAML_SECTIONS = ['http', 'logs', 'vector'] as const;
+export const YAML_SECTIONS = ['http', 'logs', 'vector', 'probe', 'remediation'] as const;
+
+/** The failing-schedule alert of deploy/rules/upstash-exporter.rules.yml: remediation acts on it by default. */
+export const DEFAULT_REMEDIATION_ALERTS = ['UpstashScheduleLastRunFailed'] as const;
 
 export interface SettingSpec {
   /** YAML key; dotted for keys inside a section (`http.connect_timeout`). */
@@ -79,6 +82,24 @@ export const SETTINGS: readonly SettingSpec[] = [
     valueHint: '<token>',
     defaultText: 'none',
     help: 'QStash token; enables the logs and schedules collectors',
+    secretFile: true,
+  },
+  {
+    key: 'qstash_current_signing_key',
+    flag: 'qstash-current-signing-key',
+    env: 'QSTASH_CURRENT_SIGNING_KEY',
+    valueHint: '<key>',
+    defaultText: 'none',
+    help: 'QStash current signing key; the probe receiver verifies Upstash-Signature with it (and the next key)',
+    secretFile: true,
+  },
+  {
+    key: 'qstash_next_signing_key',
+    flag: 'qstash-next-signing-key',
+    env: 'QSTASH_NEXT_SIGNING_KEY',
+    valueHint: '<key>',
+    defaultText: 'none',
+    help: 'QStash next signing key (what the service signs with after a key rotation); needed with the current key',
     secretFile: true,
   },
   {
@@ -314,6 +335,110 @@ export const SETTINGS: readonly SettingSpec[] = [
     valueHint: '<period>',
     defaultText: '1h',
     help: `period asked of the stats endpoint: ${VECTOR_STATS_PERIODS.join(', ')}`,
+  },
+  // Canary probe (active check, off by default).
+  {
+    key: 'probe.enabled',
+    flag: 'probe-enabled',
+    env: 'PROBE_ENABLED',
+    valueHint: '',
+    defaultText: 'false',
+    help: 'enqueue a canary message on an interval and measure its acceptance and end-to-end delivery (needs QSTASH_TOKEN and --probe-receiver-url)',
+    switch: true,
+  },
+  {
+    key: 'probe.interval',
+    flag: 'probe-interval',
+    env: 'PROBE_INTERVAL',
+    valueHint: DURATION,
+    defaultText: '60s',
+    help: 'time between the starts of two probes (a probe still waiting delays the next)',
+  },
+  {
+    key: 'probe.timeout',
+    flag: 'probe-timeout',
+    env: 'PROBE_TIMEOUT',
+    valueHint: DURATION,
+    defaultText: '30s',
+    help: 'a probe succeeds when its message arrives, signature verified, within this time of being sent',
+  },
+  {
+    key: 'probe.queue',
+    flag: 'probe-queue',
+    env: 'PROBE_QUEUE',
+    valueHint: '<name>',
+    defaultText: 'upstash-exporter-probe',
+    help: 'queue the probe messages are enqueued into (created by the service on first use)',
+  },
+  {
+    key: 'probe.receiver_url',
+    flag: 'probe-receiver-url',
+    env: 'PROBE_RECEIVER_URL',
+    valueHint: '<url>',
+    defaultText: 'none',
+    help: 'public URL the service delivers probe messages to; it must reach this exporter at --probe-receiver-path',
+  },
+  {
+    key: 'probe.receiver_path',
+    flag: 'probe-receiver-path',
+    env: 'PROBE_RECEIVER_PATH',
+    valueHint: '<path>',
+    defaultText: '/probe/receive',
+    help: 'path on this exporter where the probe receiver listens (outside basic auth: the signature protects it)',
+  },
+  {
+    key: 'probe.workflow_url',
+    flag: 'probe-workflow-url',
+    env: 'PROBE_WORKFLOW_URL',
+    valueHint: '<url>',
+    defaultText: 'none',
+    help: 'also trigger a workflow run at this public URL on each probe; it must reach this exporter at --probe-receiver-path',
+  },
+  {
+    key: 'probe.insecure_receiver',
+    flag: 'probe-insecure-receiver',
+    env: 'PROBE_INSECURE_RECEIVER',
+    valueHint: '',
+    defaultText: 'false',
+    help: 'run the probe receiver without signing keys, accepting unsigned deliveries (tests only)',
+    switch: true,
+  },
+  // Remediation: an Alertmanager webhook receiver (off by default).
+  {
+    key: 'remediation.enabled',
+    flag: 'remediation-enabled',
+    env: 'REMEDIATION_ENABLED',
+    valueHint: '',
+    defaultText: 'false',
+    help: 'serve POST /-/remediation/alertmanager: pause the schedule named by each firing allowlisted alert (needs QSTASH_TOKEN and a bearer token)',
+    switch: true,
+  },
+  {
+    key: 'remediation.bearer_token',
+    flag: 'remediation-bearer-token',
+    env: 'REMEDIATION_BEARER_TOKEN',
+    valueHint: '<token>',
+    defaultText: 'none',
+    help: 'secret Alertmanager must send as Authorization: Bearer on the remediation webhook',
+    secretFile: true,
+  },
+  {
+    key: 'remediation.alerts',
+    flag: 'remediation-alert',
+    env: 'REMEDIATION_ALERTS',
+    valueHint: '<alertname>',
+    defaultText: DEFAULT_REMEDIATION_ALERTS.join(', '),
+    help: 'alert names the webhook acts on; others are ignored',
+    repeatable: true,
+  },
+  {
+    key: 'remediation.dry_run',
+    flag: 'remediation-dry-run',
+    env: 'REMEDIATION_DRY_RUN',
+    valueHint: '',
+    defaultText: 'false',
+    help: 'log and count what the webhook would pause, without pausing anything',
+    switch: true,
   },
 ];
 

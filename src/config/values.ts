@@ -119,6 +119,31 @@ export function asHttpUrl(key: string, raw: RawValue, example: string): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+/**
+ * A URL the service will call (a probe destination): http or https, no user, password or
+ * fragment; a query is allowed. Kept as written, because the service signs it verbatim (the
+ * signature's `sub`), so a normalised copy would no longer match.
+ */
+export function asTargetUrl(key: string, raw: RawValue, example: string): string {
+  const text = asText(key, raw, 'a URL').trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not a URL; write an http:// or https:// URL, e.g. ${example}`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !/^https?:\/\//i.test(text)) {
+    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not an http or https URL; write e.g. ${example}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError(key, `${raw.origin}: the URL must not carry a user or password; remove them`);
+  }
+  if (text.includes('#') || /\s/.test(text)) {
+    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} has a fragment or whitespace; write the URL the service should call, e.g. ${example}`);
+  }
+  return text;
+}
+
 /** A URL path such as /v2/logs: starts with a slash, no spaces, query or fragment. */
 export function asUrlPath(key: string, raw: RawValue, example: string): string {
   const text = asText(key, raw, 'a URL path').trim();
