@@ -10,7 +10,7 @@ import { createLogger } from './logging/index.js';
 import { closestMatch } from './config/suggest.js';
 import { VERSION } from './version.js';
 
-const COMMANDS = ['run', 'check-config', 'emulator', 'demo'] as const;
+const COMMANDS = ['run', 'check-config', 'emulator', 'demo', 'pause-schedule'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** Exit status of invalid configuration or usage, the contract of every command. */
@@ -30,6 +30,7 @@ export function helpText(): string {
     '  upstash-exporter check-config [flags]   print the effective configuration (secrets masked); exit 0 valid, 2 invalid',
     '  upstash-exporter emulator [flags]       run the emulator of the service alone',
     '  upstash-exporter demo                   emulator + generated traffic + exporter in one process',
+    '  upstash-exporter pause-schedule <id> [flags]   pause one QStash schedule (needs QSTASH_TOKEN); exit 0 paused, 1 not found or failed',
     '  upstash-exporter --help | --version',
     '',
     'Flags, with their environment variable and default. Precedence: flags > environment > the YAML',
@@ -106,6 +107,13 @@ async function runEmulator(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   return null;
 }
 
+async function pauseSchedule(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const { pauseScheduleCommand } = await import('./remediation/command.js');
+  const result = await pauseScheduleCommand(argv, env);
+  writeLine(result.stream === 'stdout' ? process.stdout : process.stderr, result.line.replace(/[\r\n]+/g, ' '));
+  return result.status;
+}
+
 async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   const m = await import('./demo.js');
   await m.runDemo(argv, env);
@@ -151,6 +159,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         return await runEmulator(rest, env);
       case 'demo':
         return await runDemo(rest, env);
+      case 'pause-schedule':
+        return await pauseSchedule(rest, env);
     }
   } catch (error) {
     // ConfigError, or the same contract from the emulator (which may not import config):

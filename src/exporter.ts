@@ -10,7 +10,9 @@ import { CollectorRunner } from './collectors/runner.js';
 import { configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { buildRevision, SelfMetrics } from './metrics/self.js';
-import { exporterView, startServer } from './server/index.js';
+import { createProbe } from './probe/index.js';
+import { createRemediation } from './remediation/index.js';
+import { exporterView, startServer, type ExporterView } from './server/index.js';
 import { VERSION } from './version.js';
 
 export interface ExporterHandle {
@@ -81,7 +83,16 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     logger: logger.child({ component: 'runner' }),
     secrets: configSecrets(config),
   });
-  const view = exporterView(VERSION, selfMetrics, runner);
+  // Active checks (off by default): their registries follow the collectors' on /metrics, their
+  // routes sit ahead of basic auth and authenticate themselves (docs/active-checks.md).
+  const probe = config.probe.enabled && delivery !== null ? createProbe(config, { delivery, logger }) : null;
+  const remediation = config.remediation.enabled && delivery !== null ? createRemediation(config, { delivery, logger }) : null;
+  const activeChecks = [probe, remediation].filter((check) => check !== null);
+  const baseView = exporterView(VERSION, selfMetrics, runner);
+  const view: ExporterView = {
+    ...baseView,
+    registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry }))],
+  };
 
   let server;
   try {
@@ -90,6 +101,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
       webConfigFile: config.webConfigFile,
       view,
       logger: logger.child({ component: 'http' }),
+      extraRouters: activeChecks.map((check) => check.router),
     });
   } catch (error) {
     // Nothing polled yet; release what was built (collectors close, clients' pools).
@@ -98,6 +110,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     throw error;
   }
   runner.start();
+  probe?.start();
   logger.info(
     { url: server.url, tls: server.tls, collectors: runner.enabled, version: VERSION },
     `upstash-exporter listening on ${server.url} with collectors: ${runner.enabled.join(', ') || 'none'}`,
@@ -110,7 +123,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     close: () => {
       closing ??= (async () => {
         const started = Date.now();
-        await Promise.all([runner.stop(), runningServer.close()]);
+        await Promise.all([runner.stop(), probe?.close(), runningServer.close()]);
         await closeClients();
         logger.info({ durationMs: Date.now() - started }, 'upstash-exporter stopped');
       })();

@@ -2,7 +2,7 @@
 // Everything here reads state kept elsewhere (snapshots, runner status); nothing calls upstream.
 
 import type { TLSSocket } from 'node:tls';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../logging/index.js';
 import type { CollectorName } from '../collectors/collector.js';
 import type { CollectorRunner, CollectorStatus } from '../collectors/runner.js';
@@ -38,6 +38,8 @@ export interface AppOptions {
   /** TLS/basic-auth settings, kept current from the file; null without --web-config-file. */
   webConfig: WebConfigWatcher | null;
   now?: () => number;
+  /** Mounted before basic auth; each authenticates its own requests (see ServerOptions). */
+  extraRouters?: readonly RequestHandler[];
 }
 
 const READY_RETRY_AFTER_MAX_S = 60;
@@ -48,6 +50,8 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+
+  for (const router of options.extraRouters ?? []) app.use(router);
 
   if (webConfig !== null) {
     const checker = new BasicAuthChecker();

@@ -4,6 +4,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { RequestHandler } from 'express';
 import type { Logger } from '../logging/index.js';
 import { createApp, type ExporterView } from './app.js';
 import { WebConfigWatcher } from './web-config.js';
@@ -19,6 +20,12 @@ export interface ServerOptions {
   logger: Logger;
   /** How often the web config file may be stat()ed for changes, ms. */
   webConfigCheckIntervalMs?: number;
+  /**
+   * Routers of the active checks (probe receiver, remediation webhook), mounted ahead of basic
+   * auth and client-certificate checks: callers that cannot send the exporter's credentials
+   * reach them, so each must authenticate its own requests (signature, bearer token).
+   */
+  extraRouters?: readonly RequestHandler[];
 }
 
 export interface ExporterServer {
@@ -46,7 +53,7 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
           onTlsChange: (tls) => httpsServer?.setSecureContext(tls.options),
         });
 
-  const app = createApp({ view: options.view, logger, webConfig });
+  const app = createApp({ view: options.view, logger, webConfig, extraRouters: options.extraRouters ?? [] });
   const tls = webConfig?.current.tls ?? null;
   if (tls !== null) httpsServer = createHttpsServer(tls.options, app);
   const server: Server = httpsServer ?? createHttpServer(app);
