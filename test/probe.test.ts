@@ -6,6 +6,7 @@
 // Two stacks: the probe as createProbe() builds it, on the exporter's own server (startServer
 // with the receiver as an extra router), for runOnce() one probe at a time; and the whole
 // exporter (startExporter) for the wiring: metrics on /metrics, the receiver outside basic auth.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,7 @@ import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { signDelivery } from '../src/emulator/signing.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
 import { createProbe, type ProbeHandle } from '../src/probe/index.js';
+import { ProbeMetrics } from '../src/probe/metrics.js';
 import { startServer, type ExporterServer, type ExporterView } from '../src/server/index.js';
 import { captureLogger, eventually, familiesOf, parseExposition, sleep, valueOf, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
 
@@ -376,6 +378,23 @@ describe('the probe inside the exporter', () => {
     const served = [...families.keys()].filter((name) => name.startsWith('upstash_probe_')).sort();
     expect(served).toEqual(documentedFamilies('Canary probe').sort());
     for (const secret of [TOKEN, KEY_A, KEY_B]) expect(log.text()).not.toContain(secret);
+  });
+});
+
+describe('probe families', () => {
+  it('pass promtool check metrics (naming, units, HELP)', async (ctx) => {
+    if (spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status !== 0) {
+      if (process.env.CI === 'true') throw new Error('promtool is required under CI (apt-get install prometheus)');
+      ctx.skip('promtool not installed');
+    }
+    const metrics = new ProbeMetrics(['message', 'workflow']);
+    metrics.acceptDuration.set({ kind: 'message' }, 0.05);
+    metrics.deliveryDuration.set({ kind: 'message' }, 0.2);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('# TYPE upstash_probe_runs_total counter');
+    const result = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(`${result.stdout}${result.stderr}`).toBe('');
+    expect(result.status).toBe(0);
   });
 });
 

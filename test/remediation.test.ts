@@ -5,8 +5,8 @@
 // dry-run decides without pausing; an upstream failure answers 503 so Alertmanager retries.
 // Then `upstash-exporter pause-schedule <id>` as users run it (node dist/cli.js; `npm run build`
 // first, as `npm test` does).
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@upstash/qstash';
@@ -247,6 +247,31 @@ describe('remediation webhook', () => {
     const families = await stack.scrape();
     expect(actions(families, 'error')).toBe(1);
     expect(actions(families, 'paused')).toBe(1);
+  });
+});
+
+describe('remediation families', () => {
+  it('are the ones docs/metrics.md lists, and pass promtool check metrics', async (ctx) => {
+    const stack = await startStack();
+    const response = await fetch(new URL('/metrics', stack.exporter.url), {
+      headers: { authorization: `Basic ${Buffer.from(`${SCRAPE_USER.user}:${SCRAPE_USER.password}`).toString('base64')}` },
+    });
+    const text = await response.text();
+    const served = [...parseExposition(text).keys()].filter((name) => name.startsWith('upstash_remediation_')).sort();
+    const doc = readFileSync(new URL('../docs/metrics.md', import.meta.url), 'utf8');
+    const section = doc.split(/^## /m).find((block) => block.startsWith('Remediation'))!;
+    const documented = section.split('\n').flatMap((line) => /^\| `([a-z_]+)`/.exec(line)?.[1] ?? []).sort();
+    expect(served).toEqual(documented);
+
+    if (spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status !== 0) {
+      if (process.env.CI === 'true') throw new Error('promtool is required under CI (apt-get install prometheus)');
+      ctx.skip('promtool not installed');
+    }
+    const familyOf = (line: string): string => (line.startsWith('# ') ? (line.split(' ')[2] ?? '') : line);
+    const ours = text.split('\n').filter((line) => familyOf(line).startsWith('upstash_remediation_')).join('\n');
+    const result = spawnSync('promtool', ['check', 'metrics'], { input: `${ours}\n`, encoding: 'utf8' });
+    expect(`${result.stdout}${result.stderr}`).toBe('');
+    expect(result.status).toBe(0);
   });
 });
 

@@ -47,8 +47,7 @@ export function probeReceiverRouter(options: ReceiverOptions): Router {
     res.status(status).json({ error });
   };
 
-  const router = Router();
-  router.post(options.path, express.raw({ type: () => true, limit: MAX_BODY_BYTES }), (req: Request, res: Response) => {
+  const handle = (req: Request, res: Response): void => {
     const receivedAtMs = now();
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     res.setHeader('Cache-Control', 'no-store');
@@ -79,15 +78,34 @@ export function probeReceiverRouter(options: ReceiverOptions): Router {
     logger.debug({ probeId: probe.id, kind: probe.kind, result }, 'probe receiver: delivery');
     // 2xx for every verified probe, late or not ours, so the service does not retry it.
     res.status(200).json({ result });
-  });
-  // Body-reading errors of this route (too large, aborted) end here, not in the server's 500.
-  router.use(options.path, (error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
-    if (typeof status !== 'number' || status < 400 || status >= 500) {
-      next(error);
+  };
+
+  const readBody = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+  const router = Router();
+  // Matched by exact comparison, not as an express route pattern: the path is user input.
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST' || req.path !== options.path) {
+      next();
       return;
     }
-    refuse(res, status, 'invalid_body', status === 413 ? 'body too large for a probe message' : 'unreadable body');
+    readBody(req, res, (error?: unknown) => {
+      if (error === undefined || error === null) {
+        // This callback runs after the body arrived, outside express' own try: pass any throw on.
+        try {
+          handle(req, res);
+        } catch (thrown) {
+          next(thrown);
+        }
+        return;
+      }
+      // Body-reading errors (too large, aborted) end here, not in the server's 500.
+      const status = typeof error === 'object' ? (error as { status?: unknown }).status : undefined;
+      if (typeof status !== 'number' || status < 400 || status >= 500) {
+        next(error);
+        return;
+      }
+      refuse(res, status, 'invalid_body', status === 413 ? 'body too large for a probe message' : 'unreadable body');
+    });
   });
   return router;
 }
