@@ -87,8 +87,11 @@ export class EventCounters {
     const group = entry.topicName ?? '';
     const endpoint = entry.endpointName ?? '';
     const url = entry.url ?? '';
-    let key = `${queue}\u0000${group}\u0000${endpoint}\u0000${url}`;
-    if (this.#optIn.size > 0) key += `\u0000${entry.scheduleId ?? ''}\u0000${firstLabel(entry)}`;
+    // The common case (a plain URL, default labels) is keyed by the URL itself: no concatenation.
+    // Composite keys start with \u0001, which a URL does not, so the two kinds never collide.
+    let key = url;
+    if (queue !== '' || group !== '' || endpoint !== '') key = `\u0001${queue}\u0000${group}\u0000${endpoint}\u0000${url}`;
+    if (this.#optIn.size > 0) key += `\u0000\u0000${entry.scheduleId ?? ''}\u0000${firstLabel(entry)}`;
     const known = this.#targets.get(key);
     if (known !== undefined) return known;
     if (this.#targets.size >= TARGET_CACHE_LIMIT) this.#targets.clear();
@@ -191,8 +194,12 @@ export class EventCounters {
 
 /** Admits label sets together, or folds them all into the overflow series. */
 function admitGroup(guard: SeriesGuard<string>, family: CounterFamily<string>, sets: ReadonlyArray<Labels>): { series: CounterSeries[]; folded: boolean } {
-  let missing = 0;
-  for (const set of sets) if (!guard.has(set)) missing += 1;
+  // Far from the cap there is room whatever is known already; near it, count what is new.
+  let missing = sets.length;
+  if (guard.size + missing > guard.limit) {
+    missing = 0;
+    for (const set of sets) if (!guard.has(set)) missing += 1;
+  }
   if (guard.size + missing <= guard.limit) {
     // Increment 0: admission never folds here, room was checked.
     return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };

@@ -232,8 +232,11 @@ interface Group {
 
 /** Admits the outcomes of one (queue, destination) together, or folds them all. */
 function admit(guard: SeriesGuard<string>, family: HistogramFamily<string>, sets: ReadonlyArray<Labels>): { series: HistogramSeries[]; folded: boolean } {
-  let missing = 0;
-  for (const set of sets) if (!guard.has(set)) missing += 1;
+  let missing = sets.length;
+  if (guard.size + missing > guard.limit) {
+    missing = 0;
+    for (const set of sets) if (!guard.has(set)) missing += 1;
+  }
   if (guard.size + missing <= guard.limit) return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };
   return { series: sets.map((set) => family.series(guard.overflowOf(set))), folded: true };
 }

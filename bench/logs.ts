@@ -1,0 +1,330 @@
+// Benchmarks of the logs collector: run once, they report figures (no assertions).
+//
+//   1. requests per cycle in steady traffic, against the minimum ceil(new events / 100);
+//   2. events counted per second (parse + validate + count, and count alone) against plain
+//      JSON.parse of the same pages;
+//   3. resident memory of the exporter's process after counting one million events.
+//
+// The log pages come from the emulator's own log store and paging code (src/emulator/log-store,
+// routes/logs), fed synthetically and served over real HTTP by a child process, so the
+// collector's process holds only what the collector holds. The collector runs on a simulated
+// clock: hours of 15 s cycles take seconds.
+//
+// Run: `npx tsc -p bench/tsconfig.json && node --expose-gc tmp/bench/bench/logs.js [memory|speed|cycles]`
+// (all three without an argument; --expose-gc makes the memory figure a post-GC one).
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { DeliveryClient } from '../src/api/delivery.js';
+import { parseLogsPage } from '../src/api/schemas/logs.js';
+import { LogCounter, PageTally } from '../src/collectors/logs/counter.js';
+import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
+import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/log-store.js';
+import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';
+import { createLogger } from '../src/logging/index.js';
+import { Registry } from 'prom-client';
+
+const PAGE = 100;
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+// ---- synthetic traffic --------------------------------------------------------------------------
+
+interface SyntheticEvent {
+  time: number;
+  state: LogState;
+  facts: MessageFacts;
+}
+
+function facts(i: number): MessageFacts {
+  const url = `https://app${i % 7}.example.com/api/hook/${i % 13}`;
+  return {
+    messageId: `msg_${(1e12 + i * 7919).toString(36)}${i.toString(36)}`,
+    url,
+    method: 'POST',
+    header: { 'Content-Type': ['application/json'], 'Upstash-Forward-Trace': [`t-${i}`] },
+    body: Buffer.from(`{"order":${i},"items":[1,2,3]}`).toString('base64'),
+    ...(i % 5 === 0 ? { queueName: 'orders' } : {}),
+    maxRetries: 3,
+    timeout: 30_000,
+    labels: i % 3 === 0 ? ['billing'] : [],
+    ...urlParts(url),
+  };
+}
+
+/** `rate` events per second from `start` for `seconds`: messages CREATED, ACTIVE, then DELIVERED (1 in 10 with an ERROR, RETRY and a second attempt). */
+function traffic(rate: number, start: number, seconds: number): SyntheticEvent[] {
+  const events: SyntheticEvent[] = [];
+  const total = Math.floor(rate * seconds);
+  for (let i = 0; events.length < total; i++) {
+    const f = facts(i);
+    const t = start + Math.floor((i * 3 * 1000) / rate);
+    events.push({ time: t, state: 'CREATED', facts: f }, { time: t + 2, state: 'ACTIVE', facts: f });
+    if (i % 10 === 0) {
+      events.push({ time: t + 30, state: 'ERROR', facts: f }, { time: t + 31, state: 'RETRY', facts: f }, { time: t + 1031, state: 'ACTIVE', facts: f });
+      events.push({ time: t + 1060, state: 'DELIVERED', facts: f });
+    } else {
+      events.push({ time: t + 40, state: 'DELIVERED', facts: f });
+    }
+  }
+  return events.slice(0, total).sort((a, b) => a.time - b.time);
+}
+
+/** The log server (child process): the emulator's store and paging rules, everything visible. */
+function serveLogs(rate: number, seconds: number): void {
+  let appendAt = 0;
+  const events = traffic(rate, T0, seconds);
+  const store = new LogStore(events.length + 1, () => appendAt);
+  for (const event of events) {
+    appendAt = event.time;
+    store.append(event.state, event.facts, event.state === 'DELIVERED' || event.state === 'ERROR' ? { responseStatus: event.state === 'ERROR' ? 500 : 200 } : undefined);
+  }
+  events.length = 0;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://logs');
+    const query = parseLogQuery(url.searchParams);
+    const page = store.page({ filter: query.filter, count: query.count, beforeSeq: query.beforeSeq, visibleUntil: Number.MAX_SAFE_INTEGER });
+    const body: Record<string, unknown> = { logs: page.entries.map((entry) => toLogEntryJson(entry, false)) };
+    if (page.nextBeforeSeq !== undefined) {
+      const last = page.entries[page.entries.length - 1]!;
+      body.cursor = encodeCursor(last.time, last.seq);
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port, events: store.size }));
+}
+
+async function startLogServer(rate: number, seconds: number): Promise<{ url: string; events: number; stop(): void }> {
+  const child = fork(fileURLToPath(import.meta.url), ['serve', String(rate), String(seconds)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<{ port: number; events: number }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as { port: number; events: number }));
+    child.once('exit', (code) => reject(new Error(`log server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${ready.port}`, events: ready.events, stop: () => child.kill('SIGKILL') };
+}
+
+// ---- the collector on a simulated clock -----------------------------------------------------------
+
+const silent = createLogger({ level: 'silent', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+interface Harness {
+  collector: LogsCollector;
+  clock: { now: number };
+  requests: () => number;
+  counted(): Promise<number>;
+  close(): Promise<void>;
+}
+
+function harness(url: string, settings: LogsSettings, startAt: number): Harness {
+  let requests = 0;
+  const client = new DeliveryClient({ baseUrl: url, token: 'bench', onRequest: () => (requests += 1), retry: { maxRetries: 0 } });
+  const clock = { now: startAt };
+  const collector = new LogsCollector({ source: client, settings, stateFile: null, upstream: 'bench', logger: silent, now: () => clock.now });
+  return {
+    collector,
+    clock,
+    requests: () => requests,
+    counted: async () => {
+      const json = await collector.registry.getMetricsAsJSON();
+      const events = json.find((metric) => metric.name === 'upstash_qstash_message_events_total');
+      return (events?.values ?? []).reduce((sum, value) => sum + value.value, 0);
+    },
+    close: () => client.close(),
+  };
+}
+
+async function poll(h: Harness): Promise<void> {
+  await h.collector.poll({ signal: new AbortController().signal, now: () => h.clock.now, logger: silent });
+}
+
+const BASE_SETTINGS: LogsSettings = { ingestionDelayMs: 15_000, overlapMs: 5_000, maxPagesPerCycle: 200, labels: [], seriesLimit: 2000, messageTrackerSize: 100_000 };
+
+export interface CycleCost {
+  ratePerSecond: number;
+  ingestionDelayMs: number;
+  overlapMs: number;
+  cycles: number;
+  requestsPerCycle: number;
+  minimumPerCycle: number;
+  ratio: number;
+}
+
+/** Steady traffic, one cycle every `intervalMs`: requests per cycle against ceil(new / 100). */
+export async function measureRequestsPerCycle(ratePerSecond: number, overrides: Partial<LogsSettings> = {}, cycles = 20, intervalMs = 15_000): Promise<CycleCost> {
+  const settings = { ...BASE_SETTINGS, ...overrides };
+  const warmup = 3;
+  const seconds = ((cycles + warmup + 2) * intervalMs + settings.ingestionDelayMs) / 1000;
+  const server = await startLogServer(ratePerSecond, seconds);
+  const h = harness(server.url, settings, T0);
+  try {
+    let requests = 0;
+    let minimum = 0;
+    for (let cycle = 0; cycle < warmup + cycles; cycle++) {
+      h.clock.now += intervalMs;
+      const before = h.requests();
+      const countedBefore = await h.counted();
+      await poll(h);
+      if (cycle < warmup) continue;
+      requests += h.requests() - before;
+      minimum += Math.ceil(((await h.counted()) - countedBefore) / PAGE);
+    }
+    return {
+      ratePerSecond,
+      ingestionDelayMs: settings.ingestionDelayMs,
+      overlapMs: settings.overlapMs,
+      cycles,
+      requestsPerCycle: requests / cycles,
+      minimumPerCycle: minimum / cycles,
+      ratio: minimum === 0 ? Number.NaN : requests / minimum,
+    };
+  } finally {
+    await h.close();
+    server.stop();
+  }
+}
+
+export interface CountingSpeed {
+  events: number;
+  jsonParseEventsPerSecond: number;
+  /** JSON.parse + the lenient page check + counting: what a page costs the exporter after the network. */
+  pipelineEventsPerSecond: number;
+  /** Counting parsed pages alone. */
+  countEventsPerSecond: number;
+  /** Counting speed over JSON.parse speed (the target is at least 0.5). */
+  countToJsonParse: number;
+  pipelineToJsonParse: number;
+}
+
+/** Events counted per second against plain JSON.parse of the same pages. */
+export function measureCountingSpeed(pages = 200, passes = 5): CountingSpeed {
+  const events = traffic(1000, T0, (pages * PAGE) / 1000);
+  let seq = 0;
+  const texts: string[] = [];
+  for (let i = 0; i < events.length; i += PAGE) {
+    const logs = events
+      .slice(i, i + PAGE)
+      .reverse()
+      .map((e) => toLogEntryJson({ seq: ++seq, time: e.time, state: e.state, message: e.facts, transition: e.state === 'DELIVERED' ? { responseStatus: 200 } : undefined }, false));
+    texts.push(JSON.stringify({ cursor: `${logs[logs.length - 1]!.time as number}-${seq}`, logs }));
+  }
+  const total = events.length;
+  const context = { api: 'qstash' as const, endpoint: '/v2/logs', method: 'GET' };
+  const time = (run: () => void): number => {
+    run(); // warm-up
+    const started = process.hrtime.bigint();
+    for (let pass = 0; pass < passes; pass++) run();
+    return Number(process.hrtime.bigint() - started) / 1e9;
+  };
+  const freshCounter = (): LogCounter => new LogCounter({ registry: new Registry(), seriesLimit: 2000, optIn: [], trackerCapacity: 100_000 });
+  const tally = new PageTally();
+
+  const parseSeconds = time(() => {
+    for (const text of texts) JSON.parse(text);
+  });
+  const pipelineSeconds = time(() => {
+    const counter = freshCounter();
+    counter.dedup.beginWalk();
+    for (const text of texts) {
+      const page = parseLogsPage(JSON.parse(text), context);
+      tally.reset(Number.POSITIVE_INFINITY);
+      counter.countPage(page.logs, -1, 0, tally);
+    }
+  });
+  const parsed = texts.map((text) => parseLogsPage(JSON.parse(text), context));
+  const countSeconds = time(() => {
+    const counter = freshCounter();
+    counter.dedup.beginWalk();
+    for (const page of parsed) {
+      tally.reset(Number.POSITIVE_INFINITY);
+      counter.countPage(page.logs, -1, 0, tally);
+    }
+  });
+  const rate = (seconds: number): number => Math.round((total * passes) / seconds);
+  return {
+    events: total,
+    jsonParseEventsPerSecond: rate(parseSeconds),
+    pipelineEventsPerSecond: rate(pipelineSeconds),
+    countEventsPerSecond: rate(countSeconds),
+    countToJsonParse: Number((parseSeconds / countSeconds).toFixed(3)),
+    pipelineToJsonParse: Number((parseSeconds / pipelineSeconds).toFixed(3)),
+  };
+}
+
+export interface MemoryFigures {
+  events: number;
+  counted: number;
+  cycles: number;
+  pages: number;
+  minimumPages: number;
+  seconds: number;
+  rssBeforeMiB: number;
+  rssAfterMiB: number;
+  heapUsedAfterMiB: number;
+}
+
+/** A backlog of `events` counted from a fresh start: memory of the exporter's process after it. */
+export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond = 1000): Promise<MemoryFigures> {
+  const server = await startLogServer(ratePerSecond, events / ratePerSecond);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  // Fresh start just before the traffic; then the whole backlog is due at once.
+  const h = harness(server.url, BASE_SETTINGS, T0 + BASE_SETTINGS.ingestionDelayMs - 1);
+  const started = Date.now();
+  let cycles = 0;
+  try {
+    await poll(h);
+    h.clock.now = T0 + (events / ratePerSecond) * 1000 + 5_000 + BASE_SETTINGS.ingestionDelayMs;
+    const frontier = h.clock.now - BASE_SETTINGS.ingestionDelayMs;
+    while (h.collector.position.watermark < frontier) {
+      await poll(h);
+      cycles += 1;
+      h.clock.now += 1;
+    }
+    gc?.();
+    const memory = process.memoryUsage();
+    return {
+      events: server.events,
+      counted: await h.counted(),
+      cycles,
+      pages: h.requests(),
+      minimumPages: Math.ceil(server.events / PAGE),
+      seconds: Math.round((Date.now() - started) / 100) / 10,
+      rssBeforeMiB: Math.round(rssBefore / 1048576),
+      rssAfterMiB: Math.round(memory.rss / 1048576),
+      heapUsedAfterMiB: Math.round(memory.heapUsed / 1048576),
+    };
+  } finally {
+    await h.close();
+    server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const [mode, ...rest] = process.argv.slice(2);
+  if (mode === 'serve') {
+    serveLogs(Number(rest[0]), Number(rest[1]));
+    return;
+  }
+  const report = (name: string, value: unknown): void => console.log(`${name}: ${JSON.stringify(value)}`);
+  const only = mode === undefined ? null : mode;
+  // Memory first, in a process that has done nothing else yet.
+  if (only === null || only === 'memory') report('memory after 1M events', await measureMemoryAfterEvents());
+  if (only === null || only === 'speed') report('counting speed', measureCountingSpeed());
+  if (only === null || only === 'cycles') {
+    for (const rate of [1, 10, 100, 1000]) {
+      report('requests per cycle (delay 15s, overlap 5s)', await measureRequestsPerCycle(rate));
+      report('requests per cycle (delay 15s, overlap 2s)', await measureRequestsPerCycle(rate, { overlapMs: 2_000 }));
+      report('requests per cycle (delay 10s, overlap 2m)', await measureRequestsPerCycle(rate, { ingestionDelayMs: 10_000, overlapMs: 120_000 }));
+    }
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
