@@ -3,6 +3,8 @@
 // Prints the URLs, runs until SIGINT/SIGTERM, then stops traffic, exporter, emulator and
 // destinations in that order and exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +26,10 @@ export const DEMO_DEFAULTS = Object.freeze({
 
 /** Poll intervals of the demo's exporter: short, so every family has data within seconds. */
 export const DEMO_POLL_INTERVALS = 'logs=2s,schedules=5s,account=30s,search=30s,vector=10s';
+/** How often the demo's canary probe runs (message and workflow). */
+const DEMO_PROBE_INTERVAL = '5s';
+/** Bearer token of the demo's remediation webhook: public, like the emulator's development credentials. */
+export const DEMO_REMEDIATION_TOKEN = 'upstash-exporter-demo-remediation-token';
 /** The emulator sends Burst-RateLimit-* headers only under a limit; this one is never reached. */
 const DEMO_RATE_LIMIT_PER_SECOND = 1_000;
 /** Same bound as `run`: a demo that does not close in time exits 1. */
@@ -52,6 +58,10 @@ export interface DemoHandle {
   stateFile: string | null;
   /** True when the state file is temporary and removed on close. */
   temporaryState: boolean;
+  /** Where the emulator delivers the canary probe (the exporter's own receiver). */
+  probeReceiverUrl: string;
+  /** The exporter's Alertmanager webhook (remediation), with DEMO_REMEDIATION_TOKEN as bearer. */
+  remediationUrl: string;
   traffic: DemoTraffic;
   close(): Promise<void>;
 }
@@ -130,11 +140,13 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   };
 }
 
-/** The exporter's flags in the demo: every collector on, pointed at the emulator, short intervals. */
-function exporterArgs(settings: DemoSettings, emulator: EmulatorHandle, stateFile: string | null): string[] {
+/** The exporter's flags in the demo: every collector and both active checks on, pointed at the emulator. */
+function exporterArgs(listen: Listen, emulator: EmulatorHandle, stateFile: string | null, settings: DemoSettings): string[] {
   const { credentials } = emulator;
+  const keys = emulator.signingKeys();
+  const receiverUrl = probeReceiverUrl(listen);
   return [
-    '--listen-address', settings.listenAddress,
+    '--listen-address', listenText(listen),
     '--qstash-url', emulator.url,
     '--management-url', emulator.url,
     '--qstash-token', credentials.token,
@@ -146,9 +158,68 @@ function exporterArgs(settings: DemoSettings, emulator: EmulatorHandle, stateFil
     // Show the messages' labels on the log-event metrics (an opt-in that raises cardinality).
     '--logs-label', 'label',
     '--state-file', stateFile ?? 'none',
+    // The canary probe: the emulator delivers it, signed, back to this exporter's receiver.
+    '--probe-enabled',
+    '--probe-interval', DEMO_PROBE_INTERVAL,
+    '--probe-receiver-url', receiverUrl,
+    '--probe-workflow-url', receiverUrl,
+    '--qstash-current-signing-key', keys.current,
+    '--qstash-next-signing-key', keys.next,
+    // Remediation: the Alertmanager webhook that pauses failing schedules.
+    '--remediation-enabled',
+    '--remediation-bearer-token', DEMO_REMEDIATION_TOKEN,
     '--log-level', settings.logLevel,
     '--log-format', settings.logFormat,
   ];
+}
+
+interface Listen {
+  host: string;
+  port: number;
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listenText({ host, port }: Listen): string {
+  return `${hostForUrl(host)}:${port}`;
+}
+
+/** The exporter as the in-process emulator reaches it: loopback when it listens on every interface. */
+function localBase({ host, port }: Listen): string {
+  const local = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${hostForUrl(local)}:${port}`;
+}
+
+function probeReceiverUrl(listen: Listen): string {
+  return `${localBase(listen)}/probe/receive`;
+}
+
+/**
+ * The exporter's address with a concrete port: the probe receiver URL must name it before the
+ * exporter starts, so port 0 is resolved here (a free port, bound and released).
+ */
+async function resolveListen(text: string): Promise<Listen> {
+  let listen: Listen;
+  try {
+    listen = parseListenAddress(text);
+  } catch {
+    throw new ConfigError('listen_address', `--listen-address: expected host:port, got ${JSON.stringify(text)}`);
+  }
+  if (listen.port !== 0) return listen;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(0, listen.host, resolve);
+    });
+  } catch (error) {
+    throw new ConfigError('listen_address', `--listen-address: cannot listen on ${text} (${String((error as { code?: unknown }).code)})`);
+  }
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return { host: listen.host, port };
 }
 
 function isListenError(error: unknown): boolean {
@@ -166,6 +237,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     for (const step of cleanups.reverse()) await step();
   };
   try {
+    const listen = await resolveListen(settings.listenAddress);
     const destinations = await startDestinations(settings.seed);
     cleanups.push(() => destinations.close());
 
@@ -199,7 +271,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     }
 
     // An empty environment: the user's own QSTASH_TOKEN or CONFIG_FILE must not reach the demo.
-    const config = loadConfig(exporterArgs(settings, emulator, stateFile), {});
+    const config = loadConfig(exporterArgs(listen, emulator, stateFile, settings), {});
     const logger: Logger = createLogger({ level: config.log.level, format: config.log.format, secrets: configSecrets(config) });
 
     const traffic = new DemoTraffic({
@@ -216,7 +288,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       exporter = await startExporter(config, logger);
     } catch (error) {
       if (!isListenError(error)) throw error;
-      throw new ConfigError('listen_address', `--listen-address: cannot listen on ${settings.listenAddress} (${String((error as { code: unknown }).code)}); choose another with --listen-address`);
+      throw new ConfigError('listen_address', `--listen-address: cannot listen on ${listenText(listen)} (${String((error as { code: unknown }).code)}); choose another with --listen-address`);
     }
     // Traffic stops before the exporter closes, so its last poll and checkpoint see a quiet log.
     cleanups.splice(cleanups.length - 1, 0, () => exporter.close());
@@ -229,6 +301,8 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       destinations: destinations.urls,
       stateFile,
       temporaryState,
+      probeReceiverUrl: probeReceiverUrl(listen),
+      remediationUrl: `${localBase(listen)}/-/remediation/alertmanager`,
       traffic,
       close: () => (closing ??= cleanUp()),
     };
@@ -251,7 +325,9 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
     `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,
-    `  traffic:           about 7 messages a second; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+    `  traffic:           about 7 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+    `  canary probe:      every ${DEMO_PROBE_INTERVAL}, message and workflow, delivered signed to ${demo.probeReceiverUrl}`,
+    `  remediation:       POST ${demo.remediationUrl} with "Authorization: Bearer ${DEMO_REMEDIATION_TOKEN}" (Alertmanager webhook; pauses failing schedules)`,
     `  time scale:        ${settings.timeScale} (emulator retries, delays and crons)`,
     `  state file:        ${state}`,
   ];
