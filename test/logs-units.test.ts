@@ -3,8 +3,10 @@
 // a service that serves the same page under a new cursor or empty pages with a cursor, and a
 // quiet log whose entries age out. Those use a small scripted log server on 127.0.0.1 (a real
 // HTTP peer with the documented paging rules); series caps and opt-in labels use the emulator.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
@@ -318,5 +320,41 @@ describe('series cap and opt-in labels against the emulator', () => {
     }
     expect(JSON.stringify([...exportedEventSeries(f).keys()])).not.toContain('do-not-export');
     expect(await under.collector.registry.metrics()).not.toContain('do-not-export');
+  });
+});
+
+// ---- docs/metrics.md -----------------------------------------------------------------------------
+
+describe('docs/metrics.md, delivery logs', () => {
+  it('lists exactly the families the logs collector registers, with their types and labels', () => {
+    const text = readFileSync(fileURLToPath(new URL('../docs/metrics.md', import.meta.url)), 'utf8');
+    const documented = new Map<string, { type: string; labels: string[] }>();
+    for (const block of text.split(/^## /m).slice(1)) {
+      const logsSection = block.startsWith('Delivery logs');
+      if (!logsSection && !block.startsWith('The exporter itself')) continue;
+      for (const row of block.split('\n').filter((line) => line.startsWith('| `'))) {
+        const [metric = '', type = '', labels = ''] = row.replace(/^\||\|$/g, '').split('|').map((cell) => cell.trim());
+        const name = /^`([a-z_]+)/.exec(metric)![1]!;
+        if (!logsSection && !/^upstash_exporter_(log_|state_checkpoints)/.test(name)) continue;
+        // Opt-in labels are written in parentheses; label values too.
+        const labelNames = [...labels.replace(/\([^)]*\)/g, '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+        documented.set(name, { type, labels: labelNames.sort() });
+      }
+    }
+    const registry = new LogsCollector({
+      source: { logsPage: () => Promise.reject(new Error('unused')) },
+      settings: TEST_SETTINGS,
+      stateFile: null,
+      upstream: 'docs',
+      logger: captureLogger().logger,
+    }).registry;
+    const registered = new Map(
+      registry.getMetricsAsArray().map((metric) => {
+        const m = metric as unknown as { name: string; type: string; labelNames: string[] };
+        return [m.name, { type: m.type, labels: [...m.labelNames].sort() }];
+      }),
+    );
+    expect(documented.size).toBe(15);
+    expect(Object.fromEntries(registered)).toEqual(Object.fromEntries(documented));
   });
 });
