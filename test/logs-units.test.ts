@@ -237,6 +237,28 @@ describe('logs collector against a scripted log server', () => {
     expect(log.text()).toContain('the service returned an empty page with a cursor');
   });
 
+  it('counts a log served oldest first exactly and says the order is broken', async () => {
+    const logs = await startScriptedLogs();
+    cleanups.push(() => logs.close());
+    const { collector, log } = collectorFor(logs);
+    await collector.poll(pollContext(log.logger));
+    const t = Date.now() + 5;
+    for (let i = 0; i < 250; i++) logs.entries.push(entry(t + Math.floor(i / 10), `m${i}`, 'ACTIVE'));
+    await sleep(40);
+    // From now on the pages come oldest first; the cursor still covers the whole range.
+    const oldestFirst = [...logs.entries].sort((a, b) => a.time - b.time);
+    const first = logs.requests + 1;
+    logs.tamper = (_page, request) => {
+      const start = (request - first) * 100;
+      const logsOfPage = oldestFirst.slice(start, start + 100);
+      return start + 100 < oldestFirst.length ? { logs: logsOfPage, cursor: String(start + 100) } : { logs: logsOfPage };
+    };
+    await collector.poll(pollContext(log.logger));
+    const f = await families(collector);
+    expect(sumOf(f, EVENTS)).toBe(250);
+    expect(log.text()).toContain('not ordered newest first');
+  });
+
   it('does not report a gap when the entries of a quiet log age out', async () => {
     const logs = await startScriptedLogs();
     cleanups.push(() => logs.close());

@@ -204,7 +204,10 @@ export class LogWalker {
         walk.chainTo = walk.resumeTo ?? slice.top;
       }
       const toDate = walk.chainTo!;
-      const followed = new Set<string>(walk.cursor === null ? [] : [walk.cursor]);
+      // The chain's cursor; mirrored into the walk state (kept across cycles and checkpoints)
+      // only while the pages come newest first: a disordered chain has no safe resume point.
+      let cursor = walk.cursor;
+      const followed = new Set<string>(cursor === null ? [] : [cursor]);
       let previousSignature = '';
       let lowest = walk.resumeTo ?? Number.POSITIVE_INFINITY;
       let orderBroken = false;
@@ -212,17 +215,15 @@ export class LogWalker {
       for (;;) {
         if (this.#pagesLeft <= 0) return 'budget';
         const query: LogsQuery = { fromDate: slice.from, toDate, count: PAGE_SIZE };
-        if (walk.cursor !== null) query.cursor = walk.cursor;
+        if (cursor !== null) query.cursor = cursor;
         if (walk.state !== null) query.state = walk.state;
         let page: LogsPage;
         try {
           page = await this.#source.logsPage(query, { signal });
         } catch (error) {
           // A stored cursor the service no longer accepts: start a new chain from the resume point.
-          if (walk.cursor !== null && isRejectedRequest(error)) {
+          if (cursor !== null && isRejectedRequest(error)) {
             this.#logger.info({ status: (error as { status?: number }).status }, 'stored log cursor refused; walking again from the last entry read');
-            walk.cursor = null;
-            walk.chainTo = null;
             break;
           }
           throw error;
@@ -244,6 +245,8 @@ export class LogWalker {
         lowest = tally.lowest;
         if (tally.orderBroken && !orderBroken) {
           orderBroken = true;
+          walk.cursor = null;
+          walk.chainTo = null;
           this.#logger.warn({ toDate }, 'log page not ordered newest first; this walk will not be resumed midway');
         }
         if (!orderBroken && lowest !== Number.POSITIVE_INFINITY) walk.resumeTo = lowest;
@@ -262,8 +265,8 @@ export class LogWalker {
         else if (page.logs.length === 0) stall = 'the service returned an empty page with a cursor';
         if (stall !== '') break;
         followed.add(page.cursor);
-        // An order violation makes a later resume by time unsafe, not the cursor itself.
-        walk.cursor = page.cursor;
+        cursor = page.cursor;
+        if (!orderBroken) walk.cursor = cursor;
         previousSignature = signature;
         if (this.#now() - this.#lastCheckpoint >= MID_WALK_CHECKPOINT_MS) await this.#checkpoint();
       }
