@@ -1,0 +1,225 @@
+// `npm run bench`: every figure of docs/performance.md measured side by side in one run, printed
+// as a table of ratios and written to bench/results/latest.json.
+//
+//   npm run bench                      the full run (about 4-5 minutes on 2 cores)
+//   npm run bench -- --only render,speed
+//   npm run bench -- --steps 6 --overlap 2m    a finer / a default-overlap sustained-rate search
+//
+// Parts: speed (counting pipeline vs JSON.parse), render (/metrics at 1k/10k/50k series vs bare
+// prom-client), memory (RSS after 1M events; child process), inflight (RSS with 100k messages
+// in flight; child process), cycles (upstream requests per cycle vs the minimum), sustained
+// (highest rate with zero gaps vs the limit of the upstream), naive (the exporter vs a script
+// that re-reads the whole log every cycle).
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDuration } from '../src/common/duration.js';
+import { repoRoot } from './exporter-process.js';
+import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed } from './logs.js';
+import { hasGc, median, round } from './measure.js';
+import { measureInFlightMemory } from './memory.js';
+import { compareWithNaivePoller } from './naive.js';
+import { measureRender, type RenderPoint } from './render.js';
+import { DEFAULT_SUSTAINED, measureSustainedRate } from './sustained.js';
+
+const PARTS = ['speed', 'render', 'memory', 'inflight', 'cycles', 'sustained', 'naive'] as const;
+type Part = (typeof PARTS)[number];
+const CHILD_PARTS: ReadonlySet<Part> = new Set(['memory', 'inflight']);
+const RESULT_PREFIX = 'BENCH_RESULT ';
+
+interface Args {
+  only: Part[];
+  /** Run one part and print its result (used for the child-process parts). */
+  part: Part | null;
+  steps: number;
+  overlapMs: number;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { only: [...PARTS], part: null, steps: DEFAULT_SUSTAINED.steps, overlapMs: DEFAULT_SUSTAINED.overlapMs };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--only') {
+      const names = value().split(',').map((s) => s.trim());
+      for (const name of names) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part ${name}; parts: ${PARTS.join(', ')}`);
+      args.only = names as Part[];
+    } else if (flag === '--part') {
+      args.part = value() as Part;
+    } else if (flag === '--steps') {
+      args.steps = Number(value());
+    } else if (flag === '--overlap') {
+      args.overlapMs = parseDuration(value());
+    } else {
+      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --overlap <duration>`);
+    }
+  }
+  return args;
+}
+
+/** Runs one part in a fresh process (memory figures must not carry what other parts left). */
+async function inChild(part: Part): Promise<unknown> {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, ['--expose-gc', script, '--part', part], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const line = output.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+  if (code !== 0 || line === undefined) throw new Error(`bench part ${part} failed (exit ${code}): ${output.slice(-500)}`);
+  return JSON.parse(line.slice(RESULT_PREFIX.length)) as unknown;
+}
+
+async function runPart(part: Part, args: Args, log: (line: string) => void): Promise<unknown> {
+  switch (part) {
+    case 'speed': {
+      const runs: CountingSpeed[] = [];
+      for (let i = 0; i < 5; i++) runs.push(measureCountingSpeed());
+      const pick = (key: keyof CountingSpeed): number => median(runs.map((r) => r[key]));
+      return {
+        events: runs[0]!.events,
+        runs: runs.length,
+        jsonParseEventsPerSecond: pick('jsonParseEventsPerSecond'),
+        pipelineEventsPerSecond: pick('pipelineEventsPerSecond'),
+        countEventsPerSecond: pick('countEventsPerSecond'),
+        pipelineToJsonParse: pick('pipelineToJsonParse'),
+        countToJsonParse: pick('countToJsonParse'),
+      };
+    }
+    case 'render':
+      return measureRender(7);
+    case 'memory':
+      return measureMemoryAfterEvents(1_000_000);
+    case 'inflight':
+      return measureInFlightMemory(100_000);
+    case 'cycles': {
+      // The defaults (15 s interval, 10 s ingestion delay, 2 min overlap), and the settings of the sustained-rate part.
+      const defaults = { ingestionDelayMs: 10_000, overlapMs: 120_000 };
+      const bench = { ingestionDelayMs: DEFAULT_SUSTAINED.ingestionDelayMs, overlapMs: args.overlapMs };
+      return [
+        { settings: 'defaults (interval 15s, delay 10s, overlap 2m)', ...(await measureRequestsPerCycle(10, defaults, 12, 15_000)) },
+        { settings: 'defaults (interval 15s, delay 10s, overlap 2m)', ...(await measureRequestsPerCycle(100, defaults, 12, 15_000)) },
+        { settings: `bench (interval 5s, delay 2s, overlap ${args.overlapMs / 1000}s)`, ...(await measureRequestsPerCycle(100, bench, 12, 5_000)) },
+      ];
+    }
+    case 'sustained':
+      return measureSustainedRate({ steps: args.steps, overlapMs: args.overlapMs, log });
+    case 'naive':
+      return compareWithNaivePoller({ overlapMs: args.overlapMs });
+  }
+}
+
+// ---- the table ---------------------------------------------------------------------------------
+
+interface Row {
+  figure: string;
+  exporter: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  met: string;
+}
+
+function fmt(value: number, digits = 1): string {
+  if (!Number.isFinite(value)) return String(value);
+  return value >= 1000 ? Math.round(value).toLocaleString('en-US') : String(round(value, digits));
+}
+
+function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
+  const rows: Row[] = [];
+  const speed = results.speed as { pipelineEventsPerSecond: number; jsonParseEventsPerSecond: number; pipelineToJsonParse: number; countEventsPerSecond: number; countToJsonParse: number } | undefined;
+  if (speed) {
+    rows.push({ figure: 'counting pipeline (parse+check+count), events/s', exporter: fmt(speed.pipelineEventsPerSecond), baseline: `${fmt(speed.jsonParseEventsPerSecond)} JSON.parse`, ratio: fmt(speed.pipelineToJsonParse, 2), target: '>= 0.5', met: speed.pipelineToJsonParse >= 0.5 ? 'met' : 'MISSED' });
+    rows.push({ figure: 'counting alone (parsed pages), events/s', exporter: fmt(speed.countEventsPerSecond), baseline: `${fmt(speed.jsonParseEventsPerSecond)} JSON.parse`, ratio: fmt(speed.countToJsonParse, 2), target: '', met: '' });
+  }
+  const render = results.render as RenderPoint[] | undefined;
+  for (const point of render ?? []) {
+    const target = point.series === 10_000 ? '<= 1.5' : '';
+    rows.push({ figure: `/metrics render, ${fmt(point.series)} series, ms`, exporter: fmt(point.exporterMs, 2), baseline: `${fmt(point.bareMs, 2)} prom-client`, ratio: fmt(point.ratio, 2), target, met: target === '' ? '' : point.ratio <= 1.5 ? 'met' : 'MISSED' });
+    rows.push({ figure: `event-loop delay during render, ${fmt(point.series)} series, ms`, exporter: fmt(point.exporterLoopDelayMaxMs, 1), baseline: `${fmt(point.bareLoopDelayMaxMs, 1)} prom-client`, ratio: fmt(point.exporterLoopDelayMaxMs / point.bareLoopDelayMaxMs, 2), target: '', met: '' });
+  }
+  const memory = results.memory as { rssAfterMiB: number; rssBeforeMiB: number; heapUsedAfterMiB: number; events: number; counted: number } | undefined;
+  if (memory) {
+    rows.push({ figure: `RSS after ${fmt(memory.events)} events (${fmt(memory.counted)} counted), MiB`, exporter: fmt(memory.rssAfterMiB), baseline: `${fmt(memory.rssBeforeMiB)} at start`, ratio: fmt(memory.rssAfterMiB / memory.rssBeforeMiB, 2), target: '', met: '' });
+  }
+  const inflight = results.inflight as { messages: number; rssAfterMiB: number; rssBeforeMiB: number; heapBytesPerMessage: number; inFlightReported: number } | undefined;
+  if (inflight) {
+    rows.push({ figure: `RSS with ${fmt(inflight.inFlightReported)} messages in flight, MiB`, exporter: fmt(inflight.rssAfterMiB), baseline: `${fmt(inflight.rssBeforeMiB)} before`, ratio: fmt(inflight.rssAfterMiB / inflight.rssBeforeMiB, 2), target: '', met: `${inflight.heapBytesPerMessage} B/msg heap` });
+  }
+  const cycles = results.cycles as Array<{ settings: string; ratePerSecond: number; requestsPerCycle: number; minimumPerCycle: number; ratio: number }> | undefined;
+  for (const cost of cycles ?? []) {
+    rows.push({ figure: `requests per cycle at ${cost.ratePerSecond} events/s, ${cost.settings}`, exporter: fmt(cost.requestsPerCycle), baseline: `${fmt(cost.minimumPerCycle)} minimum`, ratio: fmt(cost.ratio, 2), target: '', met: '' });
+  }
+  const sustained = results.sustained as { sustainedEventsPerSecond: number; limitEventsPerSecond: number; limitBy: string; ratio: number; settings: { overlapMs: number } } | undefined;
+  if (sustained) {
+    rows.push({ figure: `sustained rate, zero gaps (overlap ${sustained.settings.overlapMs / 1000}s), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: '>= 0.9', met: sustained.ratio >= 0.9 ? 'met' : 'MISSED' });
+  }
+  const naive = results.naive as { exporter: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number }; naive: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number } } | undefined;
+  if (naive) {
+    rows.push({ figure: 'requests per 1000 events: naive re-scan vs exporter', exporter: fmt(naive.exporter.requestsPerThousandEvents), baseline: `${fmt(naive.naive.requestsPerThousandEvents)} naive`, ratio: fmt(naive.naive.requestsPerThousandEvents / naive.exporter.requestsPerThousandEvents, 2), target: '', met: '' });
+    rows.push({ figure: 'CPU ms per 1000 events: naive re-scan vs exporter', exporter: fmt(naive.exporter.cpuMsPerThousandEvents), baseline: `${fmt(naive.naive.cpuMsPerThousandEvents)} naive`, ratio: fmt(naive.naive.cpuMsPerThousandEvents / naive.exporter.cpuMsPerThousandEvents, 2), target: '', met: '' });
+    rows.push({ figure: 'share of the ground truth reported at the end', exporter: fmt(naive.exporter.reportedShare, 3), baseline: `${fmt(naive.naive.reportedShare, 3)} naive`, ratio: '', target: '', met: '' });
+  }
+  return rows;
+}
+
+function printTable(rows: readonly Row[]): void {
+  const headers: Row = { figure: 'figure', exporter: 'exporter', baseline: 'baseline', ratio: 'ratio', target: 'target', met: '' };
+  const keys = Object.keys(headers) as Array<keyof Row>;
+  const widths = keys.map((key) => Math.max(headers[key].length, ...rows.map((row) => row[key].length)));
+  const line = (row: Row): string => keys.map((key, i) => (i === 0 ? row[key].padEnd(widths[i]!) : row[key].padStart(widths[i]!))).join('  ');
+  console.log(line(headers));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of rows) console.log(line(row));
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.part !== null) {
+    console.log(`${RESULT_PREFIX}${JSON.stringify(await runPart(args.part, args, () => undefined))}`);
+    return;
+  }
+  if (!hasGc()) console.warn('warning: run with node --expose-gc (npm run bench does) for stable memory figures');
+  const started = Date.now();
+  const results: Partial<Record<Part, unknown>> = {};
+  const timings: Partial<Record<Part, number>> = {};
+  for (const part of PARTS) {
+    if (!args.only.includes(part)) continue;
+    const partStarted = Date.now();
+    console.log(`bench: ${part}...`);
+    results[part] = CHILD_PARTS.has(part) ? await inChild(part) : await runPart(part, args, (line) => console.log(line));
+    timings[part] = round((Date.now() - partStarted) / 1000, 1);
+  }
+  const seconds = round((Date.now() - started) / 1000, 1);
+  const rows = rowsOf(results);
+  console.log('');
+  printTable(rows);
+  console.log(`\nbench took ${seconds} s (${Object.entries(timings).map(([part, s]) => `${part} ${s} s`).join(', ')})`);
+
+  const out = join(repoRoot(), 'bench', 'results');
+  mkdirSync(out, { recursive: true });
+  const file = join(out, 'latest.json');
+  const report = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: round(totalmem() / 1024 ** 3, 1),
+    seconds,
+    timings,
+    table: rows,
+    results,
+  };
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`figures written to ${file}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});
