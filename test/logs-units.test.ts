@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -324,6 +325,22 @@ describe('series cap and opt-in labels against the emulator', () => {
     expect(new Set((f.get(EVENTS)?.samples ?? []).map((s) => s.labels.destination)).size).toBe(3);
     const selfFamilies = parseExposition(await self.registry.metrics());
     expect(valueOf(selfFamilies, 'upstash_exporter_series_dropped_total', { metric: EVENTS })).toBe(6);
+  });
+
+  it('keeps counting when the state file cannot be written, and says so once', async () => {
+    world = await startWorld();
+    const under = startCollector(world, {}, join(world.stateDir, 'no-such-dir', 'state.json'));
+    cleanups.push(() => under.close());
+    await under.collector.poll(pollContext(under.log.logger));
+    await publish(world.emu, `${world.ok.url}/a`);
+    await publish(world.emu, `${world.ok.url}/b`);
+    const truth = await settle(world.emu);
+    await pollUntil(under, Date.now());
+    const f = await families(under.collector);
+    expect(sumOf(f, EVENTS)).toBe(truth.total);
+    expect(valueOf(f, 'upstash_exporter_state_checkpoints_total', { result: 'success' })).toBe(0);
+    expect(valueOf(f, 'upstash_exporter_state_checkpoints_total', { result: 'error' })).toBeGreaterThan(1);
+    expect(under.log.lines().filter((line) => line.level === 'error')).toHaveLength(1);
   });
 
   it('adds opt-in labels: schedule id, first label, URL without query', async () => {

@@ -51,6 +51,8 @@ export class LogsCollector implements Collector {
   #checkpointsOk = 0;
   #checkpointsFailed = 0;
   #checkpointFailing = false;
+  /** Pages were read since the last checkpoint (otherwise the file is current). */
+  #dirty = false;
   /** What /metrics shows besides the counter families: copied at each checkpoint. */
   readonly #published = {
     pages: 0,
@@ -89,6 +91,7 @@ export class LogsCollector implements Collector {
       hooks: {
         onPage: () => {
           this.#pages += 1;
+          this.#dirty = true;
         },
         checkpoint: () => this.#checkpoint(),
         onGap: (gap) => this.#reportGap(gap),
@@ -139,6 +142,8 @@ export class LogsCollector implements Collector {
    * (once per streak), never thrown; the values are published anyway (the process still has them).
    */
   async #checkpoint(): Promise<void> {
+    if (!this.#dirty) return;
+    this.#dirty = false;
     if (this.#file !== null) {
       this.#checkpointsOk += 1;
       try {
@@ -148,6 +153,8 @@ export class LogsCollector implements Collector {
       } catch (error) {
         this.#checkpointsOk -= 1;
         this.#checkpointsFailed += 1;
+        // Try again at the next opportunity, new pages or not.
+        this.#dirty = true;
         if (!this.#checkpointFailing) {
           this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; counts survive only while the process runs');
         }
