@@ -1,7 +1,7 @@
 // The vector collector with the real ManagementClient over HTTP. Answers the emulator cannot
-// give (unordered series, mixed timestamp layouts, a max_monthly_reranks limit, a stats 404 for
-// a configured id that the list omits, a 500 on one index) come from a fixture server on
-// 127.0.0.1; the emulator-backed behaviour is covered end to end in exporter-e2e.test.ts.
+// give (unordered series, mixed timestamp layouts, a stats 404 for a configured id that the list
+// omits, a 500 on one index) come from a fixture server on 127.0.0.1; the emulator-backed
+// behaviour is covered end to end in exporter-e2e.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiUpstreamError } from '../src/api/errors.js';
 import { ManagementClient } from '../src/api/management.js';

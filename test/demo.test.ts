@@ -22,10 +22,6 @@ const NOT_PRODUCED_BY_THE_DEMO: Record<string, string> = {
   // 2000 by default). The demo's traffic makes a few dozen label sets; lowering the cap to force an
   // overflow would fold the demo's own series and spoil its dashboards.
   upstash_exporter_series_dropped_total: 'needs more label sets than the series cap',
-  // The emulator's vector index records carry no max_monthly_reranks (VECTOR_INDEX_LIMITS in
-  // src/emulator/management/plans.ts, and its admin API takes no such field), and the collector
-  // emits the limit only when the index listing has it.
-  upstash_vector_index_max_monthly_reranks: 'the emulator serves no max_monthly_reranks for vector indexes',
 };
 
 describe('npm run demo: every documented family within 30 s', () => {

@@ -52,9 +52,6 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
   { where: 'upstash-exporter.quota / UpstashQuotaUsageCritical', reason: 'as above' },
   { where: 'upstash-exporter.quota / UpstashDailyRequestQuotaRunningOut', reason: 'the payg plan allows 2147483647 messages a day' },
   { where: 'upstash-exporter.quota / UpstashVectorIndexFillingUp', reason: 'no index is half full, and predict_linear over 6h needs more history' },
-  // Data the emulator does not serve: its vector indexes have no max_monthly_reranks (see
-  // NOT_PRODUCED_BY_THE_DEMO in test/demo.test.ts), so this quota has no denominator.
-  { where: 'upstash-exporter.quota / upstash:quota_usage:ratio', contains: 'upstash_vector_index_max_monthly_reranks', reason: 'no vector rerank limit in the emulator' },
   // Panels of rare events.
   { where: 'upstash-exporter-health / Series dropped by metric / A', reason: 'the demo stays under the series cap (see test/demo.test.ts)' },
 ];

@@ -169,6 +169,7 @@ const VECTOR_FIELDS = {
   type: 'string',
   region: 'string',
   max_vector_count: 'integer',
+  max_monthly_reranks: 'integer',
   max_daily_updates: 'integer',
   max_daily_queries: 'integer',
   max_monthly_bandwidth: 'integer',
@@ -401,9 +402,15 @@ describe('vector indexes', () => {
       expect((await h.get<ServedVectorIndex>(`/v2/vector/index/${index.id}`)).body).toEqual(index);
     }
     const payg = body.find((index) => index.type === 'payg')!;
-    expect(payg.max_daily_queries).toBe(-1);
-    expect(payg.max_daily_updates).toBe(-1);
-    expect(payg.max_monthly_bandwidth).toBe(-1);
+    const free = body.find((index) => index.type === 'free')!;
+    for (const field of LIMITS_UNLIMITED_IN_DOCS) {
+      expect((payg as unknown as Record<string, number>)[field], field).toBe(-1);
+      expect((free as unknown as Record<string, number>)[field], field).toBeGreaterThan(0);
+    }
+    // The free index reranks all month and stays under its limit (quota alerts stay quiet).
+    const freeStats = await statsOf(h, free.id);
+    expect(freeStats.monthly_rerank_count).toBeGreaterThan(0);
+    expect(freeStats.monthly_rerank_count).toBeLessThan(free.max_monthly_reranks);
     const unknown = await h.get<{ error: string }>('/v2/vector/index/nope');
     expect(unknown.status).toBe(404);
     expect(typeof unknown.body.error).toBe('string');
@@ -602,6 +609,22 @@ describe('admin routes and in-process state', () => {
     expect((await h.get(`/v2/vector/index/${id}/stats`)).status).toBe(404);
     expect(Object.keys((await h.admin<ManagementSnapshot>('GET', '/state')).body.vectorStats)).not.toContain(id);
     expect((await h.admin('POST', '/vector-indexes', { traffic: { queries_per_minute: -1 } })).status).toBe(400);
+  });
+
+  it('takes max_monthly_reranks like any other limit: a count, or -1 for unlimited', async () => {
+    const h = await start();
+    const limited = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', { name: 'limited', type: 'payg', max_monthly_reranks: 5_000 });
+    expect(limited.status).toBe(201);
+    expect(limited.body.max_monthly_reranks).toBe(5_000);
+    expect((await h.get<ServedVectorIndex>(`/v2/vector/index/${limited.body.id}`)).body.max_monthly_reranks).toBe(5_000);
+    const unlimited = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', { name: 'unlimited', type: 'free', max_monthly_reranks: -1 });
+    expect(unlimited.body.max_monthly_reranks).toBe(-1);
+    // Without the field, the plan's figure.
+    const fixed = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', { name: 'fixed', type: 'fixed' });
+    expect(fixed.body.max_monthly_reranks).toBeGreaterThan(0);
+    for (const bad of [-2, 1.5, 'many']) {
+      expect((await h.admin('POST', '/vector-indexes', { max_monthly_reranks: bad })).status, String(bad)).toBe(400);
+    }
   });
 
   it('resets to the starting data', async () => {

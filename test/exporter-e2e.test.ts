@@ -258,10 +258,7 @@ describe('exporter end to end against the emulator', () => {
     const scraped = await stack.scrape();
     const documented = documentedFamilies();
     const withoutSamples = documented.filter((d) => (scraped.get(d.name)?.samples.length ?? 0) === 0).map((d) => d.name);
-    // The emulator's vector index records carry no max_monthly_reranks (collectors-vector.test.ts
-    // checks that family against a fixture record that has it).
-    expect(withoutSamples).toEqual(['upstash_vector_index_max_monthly_reranks']);
-    expect(scraped.get('upstash_vector_index_max_monthly_reranks')?.type).toBe('gauge');
+    expect(withoutSamples).toEqual([]);
 
     // The runs the setup produced are visible: SUCCESS from the URL and the URL Group, FAIL from the failing destination.
     const runs = scraped.get('upstash_qstash_schedule_last_run_messages')!.samples;
@@ -270,8 +267,11 @@ describe('exporter end to end against the emulator', () => {
     expect(valueOf(scraped, 'upstash_qstash_schedules', { paused: 'true' })).toBe(2);
     const destinations = scraped.get('upstash_qstash_schedule_info')!.samples.map((s) => s.labels.destination).sort();
     expect(destinations).toEqual([...Array<string>(3).fill(new URL(destination.url).host), 'nightly']);
-    // -1 limits of the payg indexes are +Inf.
+    // -1 limits of the payg indexes are +Inf; the free index has a finite rerank limit.
     expect(scraped.get('upstash_vector_index_max_daily_queries')!.samples.map((s) => s.value)).toContain(Number.POSITIVE_INFINITY);
+    const rerankLimits = scraped.get('upstash_vector_index_max_monthly_reranks')!.samples.map((s) => s.value);
+    expect(rerankLimits).toContain(Number.POSITIVE_INFINITY);
+    expect(rerankLimits.some((value) => Number.isFinite(value) && value > 0)).toBe(true);
     expect(scraped.get('upstash_search_index_max_monthly_bandwidth_bytes')!.samples.map((s) => s.value)).toContain(Number.POSITIVE_INFINITY);
     for (const name of documented.map((d) => d.name)) {
       expect(scraped.get(name)!.help, name).toMatch(/Source: .+\. Cached: polled every 1s by the (schedules|account|search|vector) collector/);

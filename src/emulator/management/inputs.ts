@@ -102,6 +102,7 @@ export const newVectorIndexSchema = z.strictObject({
   sparse_embedding_model: z.string().optional(),
   traffic: vectorTrafficSchema.partial().optional(),
   max_vector_count: limit.optional(),
+  max_monthly_reranks: limit.optional(),
   max_daily_updates: limit.optional(),
   max_daily_queries: limit.optional(),
   max_monthly_bandwidth: limit.optional(),
