@@ -48,7 +48,14 @@ describe('defaults', () => {
       webConfigFile: null,
       stateFile: resolve('upstash-exporter-state.json'),
       log: { level: 'info', format: 'json' },
-      qstash: { url: 'https://qstash.upstash.io', token: 'tok_test_123', headerPrefix: 'Upstash-', logsPath: '/v2/logs' },
+      qstash: {
+        url: 'https://qstash.upstash.io',
+        token: 'tok_test_123',
+        headerPrefix: 'Upstash-',
+        logsPath: '/v2/logs',
+        currentSigningKey: null,
+        nextSigningKey: null,
+      },
       management: { url: 'https://api.upstash.com', email: null, apiKey: null, accountPath: '/v2/qstash/user' },
       collectors: {
         logs: { enabled: true, intervalMs: 15_000, disabledReason: null },
@@ -62,14 +69,25 @@ describe('defaults', () => {
         retry: { maxRetries: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxRateLimitWaitMs: 30_000 },
       },
       logs: {
-        ingestionDelayMs: 10_000,
-        overlapMs: 120_000,
+        ingestionDelayMs: 15_000,
+        overlapMs: 5_000,
         maxPagesPerCycle: 200,
         labels: [],
         seriesLimit: 2000,
         messageTrackerSize: 100_000,
       },
       vector: { indexIds: [], discovery: true, statsPeriod: '1h' },
+      probe: {
+        enabled: false,
+        intervalMs: 60_000,
+        timeoutMs: 30_000,
+        queue: 'upstash-exporter-probe',
+        receiverUrl: null,
+        receiverPath: '/probe/receive',
+        workflowUrl: null,
+        insecureReceiver: false,
+      },
+      remediation: { enabled: false, bearerToken: null, alerts: ['UpstashScheduleLastRunFailed'], dryRun: false },
     });
   });
 

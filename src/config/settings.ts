@@ -265,7 +265,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     flag: 'logs-ingestion-delay',
     env: 'LOGS_INGESTION_DELAY',
     valueHint: DURATION,
-    defaultText: '10s',
+    defaultText: '15s',
     help: 'read logs only up to now minus this delay (logs are written asynchronously)',
   },
   {
@@ -273,8 +273,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     flag: 'logs-overlap',
     env: 'LOGS_OVERLAP',
     valueHint: DURATION,
-    defaultText: '2m',
-    help: 're-read this much before the watermark on each cycle; duplicates are dropped by event identity',
+    defaultText: '5s',
+    help: 're-read this much before the watermark on each cycle, for entries that arrive later than the ingestion delay; duplicates are dropped by event identity',
   },
   {
     key: 'logs.max_pages',
