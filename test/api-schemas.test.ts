@@ -5,7 +5,7 @@ import { parseWith } from '../src/api/schemas/common.js';
 import type { SchemaContext } from '../src/api/schemas/common.js';
 import { parseLogsPage } from '../src/api/schemas/logs.js';
 import { enqueueResponseSchema, triggerResultSchema } from '../src/api/schemas/publish.js';
-import { accountSchema, vectorStatsSchema } from '../src/api/schemas/management.js';
+import { accountSchema, vectorIndexListSchema, vectorStatsSchema } from '../src/api/schemas/management.js';
 import { parseSeriesTimestamp } from '../src/api/timestamps.js';
 
 const context: SchemaContext = { api: 'qstash', endpoint: '/v2/test', method: 'POST' };
@@ -57,6 +57,19 @@ describe('management schemas', () => {
     const account = parseWith(accountSchema, { state: 'passive', budget: 10, enterprise: { enabled: true } }, context);
     expect(account).toMatchObject({ state: 'passive', budget: 10, enterprise: { enabled: true } });
     expect(driftOf(() => parseWith(accountSchema, { active: 'yes' }, context)).path).toBe('active');
+  });
+
+  it('types the max_* limits of a vector index: integers, -1 included, null as absent', () => {
+    const listed = { id: 'v1', name: 'n', max_monthly_reranks: -1, max_vector_count: 200_000, max_daily_queries: null };
+    const [index] = parseWith(vectorIndexListSchema, [listed], context);
+    expect(index).toMatchObject({ max_monthly_reranks: -1, max_vector_count: 200_000 });
+    expect(index!.max_daily_queries).toBeUndefined();
+    // A wrong type is drift, not a silently missing limit.
+    const text = driftOf(() => parseWith(vectorIndexListSchema, [{ id: 'v1', name: 'n' }, { ...listed, max_monthly_reranks: '100' }], context));
+    expect(text.path).toBe('[1].max_monthly_reranks');
+    expect(text.received).toBe('string');
+    const fraction = driftOf(() => parseWith(vectorIndexListSchema, [{ ...listed, max_total_metadata_size: 1.5 }], context));
+    expect(fraction.path).toBe('[0].max_total_metadata_size');
   });
 
   it('treats null series as absent and checks the points', () => {

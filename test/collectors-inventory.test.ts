@@ -1,7 +1,7 @@
 // The shared helpers of the inventory collectors: limits (-1 -> +Inf, unit conversion), the
 // newest point of a time series by parsed time, the destination label, and the HELP cadence.
 import { describe, expect, it } from 'vitest';
-import { cadenceNote, helpText, limitValue, numberField } from '../src/collectors/inventory/gauges.js';
+import { cadenceNote, helpText, limitValue } from '../src/collectors/inventory/gauges.js';
 import { destinationLabel } from '../src/collectors/inventory/labels.js';
 import { NewestPointReader, newestPoint } from '../src/collectors/inventory/series.js';
 import { captureLogger } from './exporter-e2e-helpers.js';
@@ -15,15 +15,6 @@ describe('limitValue', () => {
     // 30 days in ms -> seconds, exactly (a division, not a multiplication by 0.001).
     expect(limitValue(2_592_000_000, 1000)).toBe(2_592_000);
     expect(limitValue(259_200_001, 1000)).toBe(259_200.001);
-  });
-
-  it('numberField reads only finite numbers of a loose record', () => {
-    const record = { a: 3, b: '4', c: null, d: Number.NaN };
-    expect(numberField(record, 'a')).toBe(3);
-    expect(numberField(record, 'b')).toBeUndefined();
-    expect(numberField(record, 'c')).toBeUndefined();
-    expect(numberField(record, 'd')).toBeUndefined();
-    expect(numberField(record, 'missing')).toBeUndefined();
   });
 });
 

@@ -29,7 +29,7 @@ import type { Logger } from '../logging/index.js';
 import { SnapshotRegistry } from '../metrics/snapshot.js';
 import type { Collector, PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { cadenceNote, limitValue, numberField, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { cadenceNote, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 
 const LIST_SOURCE = 'GET /v2/vector/index';
@@ -75,8 +75,10 @@ export const VECTOR_STATS_VALUES: readonly { name: string; field: StatsScalarFie
   { name: 'upstash_vector_index_monthly_cost', field: 'monthly_cost', meaning: 'Cost of the index this month; the currency is not given by the API' },
 ];
 
+type LimitField = 'max_vector_count' | 'max_daily_queries' | 'max_daily_updates' | 'max_monthly_bandwidth' | 'max_monthly_reranks';
+
 /** Limits of the index list, labelled by index_id only so that usage / limit matches. */
-export const VECTOR_LIMITS: readonly { name: string; field: string; meaning: string }[] = [
+export const VECTOR_LIMITS: readonly { name: string; field: LimitField; meaning: string }[] = [
   { name: 'upstash_vector_index_max_vectors', field: 'max_vector_count', meaning: 'Most vectors the index holds' },
   { name: 'upstash_vector_index_max_daily_queries', field: 'max_daily_queries', meaning: 'Most queries per day' },
   { name: 'upstash_vector_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
@@ -257,7 +259,7 @@ export class VectorCollector implements Collector {
       if (index !== undefined) {
         info.set({ ...labels, name: index.name, plan: index.type ?? '', cloud_region: index.region ?? '' }, 1);
         for (const { field, gauge } of limits) {
-          const limit = numberField(index, field);
+          const limit = index[field];
           if (limit !== undefined) gauge.set(labels, limitValue(limit));
         }
       }

@@ -16,6 +16,8 @@ function withoutSecrets<T extends Record<string, unknown>>(record: T): T {
 }
 
 const num = () => optional(z.number());
+/** A whole number: limits and counts the OpenAPI declares as integers. */
+const int = () => optional(z.number().int());
 const str = () => optional(z.string());
 const bool = () => optional(z.boolean());
 
@@ -110,6 +112,19 @@ export const vectorIndexSchema = z
     region: str(),
     /** DENSE | SPARSE | HYBRID. */
     index_type: str(),
+    // -1 means unlimited in the max_* fields below (as for search indexes).
+    max_vector_count: int(),
+    max_monthly_reranks: int(),
+    max_daily_updates: int(),
+    max_daily_queries: int(),
+    /** Bytes. */
+    max_monthly_bandwidth: int(),
+    max_writes_per_second: int(),
+    max_query_per_second: int(),
+    max_reads_per_request: int(),
+    max_writes_per_request: int(),
+    /** Bytes. */
+    max_total_metadata_size: int(),
     reserved_price: num(),
     /** Unix seconds. */
     creation_time: num(),

@@ -58,12 +58,3 @@ export function limitValue(limit: number, divisor = 1): number {
 export function flagValue(flag: boolean): number {
   return flag ? 1 : 0;
 }
-
-/**
- * A numeric field of a loosely typed upstream record, or undefined when it is absent or not a
- * finite number (fields the schema does not type, e.g. the `max_*` limits of a vector index).
- */
-export function numberField(record: Readonly<Record<string, unknown>>, field: string): number | undefined {
-  const value = record[field];
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
