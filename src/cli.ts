@@ -141,7 +141,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     return EXIT_CONFIG;
   }
   const { command, rest } = parsed;
-  const wantsHelp = command !== 'emulator' && rest.some((arg) => arg === '--help' || arg === '-h');
+  // The emulator and the demo have flags of their own and print their own help.
+  const hasOwnHelp = command === 'emulator' || command === 'demo';
+  const wantsHelp = !hasOwnHelp && rest.some((arg) => arg === '--help' || arg === '-h');
   try {
     if (command === 'help' || wantsHelp) {
       process.stdout.write(helpText());

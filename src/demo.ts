@@ -74,13 +74,14 @@ const FLAGS = {
   'log-level': { type: 'string', help: 'fatal, error, warn, info, debug, trace, silent (env LOG_LEVEL; default info)' },
   'log-format': { type: 'string', help: 'pretty or json (env LOG_FORMAT; default pretty)' },
   seed: { type: 'string', help: `seed of the random draws of emulator and destinations (default ${DEMO_DEFAULTS.seed})` },
-  help: { type: 'boolean', help: 'show this help' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const;
 
 export function demoHelpText(): string {
   const lines = ['Usage: upstash-exporter demo [flags]', '', 'Emulator + generated traffic + exporter in one process. Flags:'];
   for (const [name, spec] of Object.entries(FLAGS)) {
-    lines.push(`  --${name}${spec.type === 'string' ? ' <value>' : ''}`, `      ${spec.help}`);
+    const short = 'short' in spec ? `-${spec.short}, ` : '';
+    lines.push(`  ${short}--${name}${spec.type === 'string' ? ' <value>' : ''}`, `      ${spec.help}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -196,6 +196,21 @@ describe('other commands', () => {
     expectConfigFailure(await cli(['emulator', '--no-such-emulator-flag']), /--no-such-emulator-flag/);
   });
 
+  it('demo --help and -h print the demo help, not the general one, and start nothing', async () => {
+    const general = (await cli(['--help'])).stdout;
+    const result = await cli(['demo', '--help']);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^Usage: upstash-exporter demo \[flags\]\n/);
+    for (const flag of ['--listen-address <value>', '--emulator-address <value>', '--time-scale <value>', '--state-file <value>', '--seed <value>', '-h, --help']) {
+      expect(result.stdout).toContain(flag);
+    }
+    expect(result.stdout).not.toBe(general);
+    expect(result.stdout).not.toContain('--qstash-token');
+    expect((await cli(['demo', '-h'])).stdout).toBe(result.stdout);
+    expect((await cli(['demo', '--seed', '7', '--help'])).stdout).toBe(result.stdout);
+  });
+
   it('demo is dispatched to the demo module, whose usage errors keep the exit-2 contract', async () => {
     expectConfigFailure(await cli(['demo', '--no-such-demo-flag']), /--no-such-demo-flag/);
   });
