@@ -2,9 +2,8 @@
 // polling them in the background, and the HTTP server reading their snapshots. close() lets the
 // poll in flight finish (collectors save their state in close) and stops the server, within 10 s.
 
-import { DeliveryClient } from './api/delivery.js';
 import type { RequestReport } from './api/http.js';
-import { ManagementClient } from './api/management.js';
+import { createApiClients } from './api/index.js';
 import { buildCollectors } from './collectors/index.js';
 import { CollectorRunner } from './collectors/runner.js';
 import { configSecrets, type ExporterConfig } from './config/index.js';
@@ -33,43 +32,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     if (ok) apiLogger.trace(fields, 'upstream request');
     else apiLogger.debug(fields, 'upstream request failed');
   };
-  const common = {
-    timeouts: {
-      connectTimeoutMs: config.http.timeouts.connectMs,
-      headersTimeoutMs: config.http.timeouts.headersMs,
-      bodyTimeoutMs: config.http.timeouts.bodyMs,
-    },
-    retry: {
-      maxRetries: config.http.retry.maxRetries,
-      baseDelayMs: config.http.retry.baseDelayMs,
-      maxDelayMs: config.http.retry.maxDelayMs,
-      maxRateLimitWaitMs: config.http.retry.maxRateLimitWaitMs,
-    },
-    onRequest,
-    logger: apiLogger,
-    signal: clientsShutdown.signal,
-    userAgent: `upstash-exporter/${VERSION}`,
-  };
-  const delivery =
-    config.qstash.token === null
-      ? null
-      : new DeliveryClient({
-          ...common,
-          baseUrl: config.qstash.url,
-          token: config.qstash.token,
-          headerPrefix: config.qstash.headerPrefix,
-          logsPath: config.qstash.logsPath,
-        });
-  const management =
-    config.management.email === null || config.management.apiKey === null
-      ? null
-      : new ManagementClient({
-          ...common,
-          baseUrl: config.management.url,
-          email: config.management.email,
-          apiKey: config.management.apiKey,
-          accountPath: config.management.accountPath,
-        });
+  const { delivery, management } = createApiClients(config, { onRequest, logger: apiLogger, signal: clientsShutdown.signal });
   const closeClients = async (): Promise<void> => {
     clientsShutdown.abort(new Error('exporter is stopping'));
     await Promise.allSettled([delivery?.close(), management?.close()]);

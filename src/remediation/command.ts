@@ -2,10 +2,9 @@
 // configuration (flags, environment, --config). One line out; exit 0 when the schedule is
 // paused (also when it already was), 1 when it does not exist or the call fails, 2 (ConfigError)
 // on invalid configuration or usage.
-import { DeliveryClient } from '../api/delivery.js';
+import { createDeliveryClient } from '../api/index.js';
 import { configSecrets, ConfigError, loadConfig } from '../config/index.js';
 import { createScrubber } from '../logging/index.js';
-import { VERSION } from '../version.js';
 import { pauseSchedules } from './pauser.js';
 
 export interface CommandResult {
@@ -23,26 +22,10 @@ export async function pauseScheduleCommand(argv: readonly string[], env: NodeJS.
     throw new ConfigError('argv', `pause-schedule needs the id of the schedule to pause; ${USAGE}`);
   }
   const config = loadConfig(flags, env);
-  if (config.qstash.token === null) {
+  const delivery = createDeliveryClient(config);
+  if (delivery === null) {
     throw new ConfigError('qstash_token', 'pause-schedule needs the QStash token: set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)');
   }
-  const delivery = new DeliveryClient({
-    baseUrl: config.qstash.url,
-    token: config.qstash.token,
-    headerPrefix: config.qstash.headerPrefix,
-    timeouts: {
-      connectTimeoutMs: config.http.timeouts.connectMs,
-      headersTimeoutMs: config.http.timeouts.headersMs,
-      bodyTimeoutMs: config.http.timeouts.bodyMs,
-    },
-    retry: {
-      maxRetries: config.http.retry.maxRetries,
-      baseDelayMs: config.http.retry.baseDelayMs,
-      maxDelayMs: config.http.retry.maxDelayMs,
-      maxRateLimitWaitMs: config.http.retry.maxRateLimitWaitMs,
-    },
-    userAgent: `upstash-exporter/${VERSION}`,
-  });
   try {
     const [outcome] = await pauseSchedules(delivery, [scheduleId]);
     switch (outcome?.result) {

@@ -1,0 +1,65 @@
+// The API clients as the configuration asks for them. The one place that turns the exporter's
+// http settings (timeouts, retries) and credentials into client options, for the daemon and for
+// the one-shot commands alike.
+import type { ExporterConfig } from '../config/index.js';
+import { VERSION } from '../version.js';
+import { DeliveryClient } from './delivery.js';
+import type { CommonClientOptions } from './http.js';
+import { ManagementClient } from './management.js';
+
+/** What the caller adds to every client: the request hook, the logger and a shutdown signal. */
+export type ApiClientHooks = Pick<CommonClientOptions, 'onRequest' | 'logger' | 'signal'>;
+
+export interface ApiClients {
+  /** null without a QStash token. */
+  delivery: DeliveryClient | null;
+  /** null unless both the management email and API key are set. */
+  management: ManagementClient | null;
+}
+
+function commonOptions(config: ExporterConfig, hooks: ApiClientHooks): Omit<CommonClientOptions, 'baseUrl'> {
+  return {
+    timeouts: {
+      connectTimeoutMs: config.http.timeouts.connectMs,
+      headersTimeoutMs: config.http.timeouts.headersMs,
+      bodyTimeoutMs: config.http.timeouts.bodyMs,
+    },
+    retry: {
+      maxRetries: config.http.retry.maxRetries,
+      baseDelayMs: config.http.retry.baseDelayMs,
+      maxDelayMs: config.http.retry.maxDelayMs,
+      maxRateLimitWaitMs: config.http.retry.maxRateLimitWaitMs,
+    },
+    ...hooks,
+    userAgent: `upstash-exporter/${VERSION}`,
+  };
+}
+
+/** The QStash client, or null when the configuration has no token. */
+export function createDeliveryClient(config: ExporterConfig, hooks: ApiClientHooks = {}): DeliveryClient | null {
+  if (config.qstash.token === null) return null;
+  return new DeliveryClient({
+    ...commonOptions(config, hooks),
+    baseUrl: config.qstash.url,
+    token: config.qstash.token,
+    headerPrefix: config.qstash.headerPrefix,
+    logsPath: config.qstash.logsPath,
+  });
+}
+
+/** The management client, or null when the email or the API key is missing. */
+export function createManagementClient(config: ExporterConfig, hooks: ApiClientHooks = {}): ManagementClient | null {
+  if (config.management.email === null || config.management.apiKey === null) return null;
+  return new ManagementClient({
+    ...commonOptions(config, hooks),
+    baseUrl: config.management.url,
+    email: config.management.email,
+    apiKey: config.management.apiKey,
+    accountPath: config.management.accountPath,
+  });
+}
+
+/** Every client the configuration has credentials for. */
+export function createApiClients(config: ExporterConfig, hooks: ApiClientHooks = {}): ApiClients {
+  return { delivery: createDeliveryClient(config, hooks), management: createManagementClient(config, hooks) };
+}
