@@ -6,18 +6,16 @@
 //
 // Skipped with a message when the binaries are missing; under CI=true their absence fails.
 // Install: apt-get install prometheus prometheus-alertmanager.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { allExpressions, RULES_FILE, type ShippedExpression } from '../dashboards/src/expressions.js';
 import { sleep, startDemoProcess, type DemoProcess } from './demo-helpers.js';
+import { requireBinaries, startPrometheusStack, type PrometheusStack } from './support/prometheus.js';
 
-const BINARIES = ['prometheus', 'prometheus-alertmanager'] as const;
+const binaries = requireBinaries('e2e-prometheus', ['prometheus', 'prometheus-alertmanager']);
 /** Job name of the scrape config: the rules' UpstashExporter{Down,Absent} match job=~"upstash.*". */
 const JOB = 'upstash-exporter';
 const FAILURE_ALERT = 'UpstashDeliveryFailureRatioHigh';
@@ -70,55 +68,6 @@ const MUST_BE_QUIET = [
   'UpstashLogGapsDetected',
 ];
 
-function onPath(binary: string): boolean {
-  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, binary), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-const missing = BINARIES.filter((binary) => !onPath(binary));
-const inCi = process.env.CI === 'true';
-if (missing.length > 0 && !inCi) {
-  console.warn(`e2e-prometheus: skipped, ${missing.join(' and ')} not installed (apt-get install prometheus prometheus-alertmanager)`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface Daemon {
-  child: ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-function startDaemon(command: string, args: string[]): Daemon {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    child,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
 interface Notification {
   status: string;
   alerts: { status: string; labels: Record<string, string>; annotations: Record<string, string> }[];
@@ -143,13 +92,11 @@ function rulesForTest(): string {
   return YAML.stringify(rules);
 }
 
-describe.skipIf(missing.length > 0 && !inCi)(
-  `real Prometheus and Alertmanager against the demo${missing.length > 0 ? ` (needs ${missing.join(', ')})` : ''}`,
+describe.skipIf(binaries.skip)(
+  `real Prometheus and Alertmanager against the demo${binaries.needs}`,
   () => {
-    let dir = '';
     let demo: DemoProcess | undefined;
-    let prometheus: Daemon | undefined;
-    let alertmanager: Daemon | undefined;
+    let stack: PrometheusStack | undefined;
     let webhook: Server | undefined;
     const notifications: Notification[] = [];
     let prometheusUrl = '';
@@ -157,10 +104,7 @@ describe.skipIf(missing.length > 0 && !inCi)(
     let prometheusStartedAt = 0;
 
     beforeAll(async () => {
-      if (missing.length > 0) {
-        throw new Error(`CI=true: ${missing.join(' and ')} must be installed (apt-get install prometheus prometheus-alertmanager)`);
-      }
-      dir = mkdtempSync(join(tmpdir(), 'upstash-exporter-e2e-'));
+      binaries.ensure();
       webhook = createHttpServer((req, res) => {
         let body = '';
         req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -175,61 +119,25 @@ describe.skipIf(missing.length > 0 && !inCi)(
       demo = await startDemoProcess();
       failingDestination = /failing http:\/\/(\S+)/.exec(demo.stdout())?.[1] ?? '';
       expect(failingDestination, demo.stdout()).toMatch(/^127\.0\.0\.1:\d+$/);
-      const exporterTarget = new URL(demo.exporterUrl).host;
 
-      const [prometheusPort, alertmanagerPort] = [await freePort(), await freePort()];
-      prometheusUrl = `http://127.0.0.1:${prometheusPort}`;
-      writeFileSync(join(dir, 'upstash-exporter.rules.yml'), rulesForTest());
-      writeFileSync(
-        join(dir, 'alertmanager.yml'),
-        YAML.stringify({
+      stack = await startPrometheusStack({
+        name: 'upstash-exporter-e2e',
+        rules: { content: rulesForTest() },
+        job: JOB,
+        target: new URL(demo.exporterUrl).host,
+        alertmanagerConfig: {
           route: { receiver: 'webhook', group_by: ['alertname', 'destination'], group_wait: '0s', group_interval: '1s', repeat_interval: '1h' },
           receivers: [{ name: 'webhook', webhook_configs: [{ url: `http://127.0.0.1:${webhookPort}/alerts`, send_resolved: false }] }],
-        }),
-      );
-      writeFileSync(
-        join(dir, 'prometheus.yml'),
-        YAML.stringify({
-          global: { scrape_interval: '1s', evaluation_interval: '1s' },
-          rule_files: [join(dir, 'upstash-exporter.rules.yml')],
-          alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
-          scrape_configs: [{ job_name: JOB, static_configs: [{ targets: [exporterTarget] }] }],
-        }),
-      );
-      alertmanager = startDaemon('prometheus-alertmanager', [
-        `--config.file=${join(dir, 'alertmanager.yml')}`,
-        `--storage.path=${join(dir, 'alertmanager-data')}`,
-        `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
-        '--cluster.listen-address=',
-      ]);
-      prometheusStartedAt = Date.now();
-      prometheus = startDaemon('prometheus', [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'prometheus-data')}`,
-        `--web.listen-address=127.0.0.1:${prometheusPort}`,
-      ]);
-
-      // Discovery batches its first update: the target appears about 5 s after start.
-      for (;;) {
-        if (prometheus.child.exitCode !== null) throw new Error(`prometheus exited:\n${prometheus.output()}`);
-        if (alertmanager.child.exitCode !== null) throw new Error(`alertmanager exited:\n${alertmanager.output()}`);
-        try {
-          const targets = (await (await fetch(`${prometheusUrl}/api/v1/targets`)).json()) as {
-            data: { activeTargets: { health: string; lastError: string }[] };
-          };
-          if (targets.data.activeTargets.some((target) => target.health === 'up')) break;
-        } catch {
-          // not listening yet
-        }
-        if (Date.now() - prometheusStartedAt > 20_000) throw new Error(`the demo target is not up after 20 s:\n${prometheus.output()}`);
-        await sleep(250);
-      }
+        },
+      });
+      prometheusUrl = stack.prometheusUrl;
+      prometheusStartedAt = stack.startedAt;
+      await stack.waitForTargetUp(20_000);
     }, 45_000);
 
     afterAll(async () => {
-      await Promise.all([prometheus?.stop(), alertmanager?.stop(), demo?.stop('SIGINT')]);
+      await Promise.all([stack?.close(), demo?.stop('SIGINT')]);
       if (webhook) await new Promise<void>((resolve) => webhook!.close(() => resolve()));
-      if (dir !== '') rmSync(dir, { recursive: true, force: true });
     });
 
     async function query(expr: string): Promise<QueryResult> {

@@ -8,21 +8,17 @@
 //
 // Skipped with a message when the binaries are missing; under CI=true their absence fails.
 // Install: apt-get install prometheus prometheus-alertmanager.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Client } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import YAML from 'yaml';
 import { loadConfig } from '../src/config/index.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
 import { captureLogger, eventually, parseExposition, valueOf, type CapturedLogger } from './exporter-e2e-helpers.js';
 import { startDestination, type Destination } from './emulator-helpers.js';
+import { requireBinaries, startPrometheusStack, type PrometheusStack } from './support/prometheus.js';
 
-const BINARIES = ['prometheus', 'prometheus-alertmanager'] as const;
+const binaries = requireBinaries('remediation-alertmanager', ['prometheus', 'prometheus-alertmanager']);
 const RULES_FILE = resolve('deploy/rules/upstash-exporter.rules.yml');
 const ALERT = 'UpstashScheduleLastRunFailed';
 const TOKEN = 'remediation-e2e-qstash-token-2c8e';
@@ -30,74 +26,21 @@ const BEARER = 'remediation-e2e-bearer-7d41';
 /** From Prometheus' start: its first scrape alone takes about 6 s (discovery batches its first update). */
 const PAUSE_DEADLINE_MS = 40_000;
 
-function onPath(binary: string): boolean {
-  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, binary), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-const missing = BINARIES.filter((binary) => !onPath(binary));
-const inCi = process.env.CI === 'true';
-if (missing.length > 0 && !inCi) {
-  console.warn(`remediation-alertmanager: skipped, ${missing.join(' and ')} not installed (apt-get install prometheus prometheus-alertmanager)`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
-
-interface Daemon {
-  output(): string;
-  stop(): Promise<void>;
-}
-
-function startDaemon(command: string, args: string[]): Daemon {
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  return {
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-describe.skipIf(missing.length > 0 && !inCi)(
-  `remediation through a real Prometheus and Alertmanager${missing.length > 0 ? ` (needs ${missing.join(', ')})` : ''}`,
+describe.skipIf(binaries.skip)(
+  `remediation through a real Prometheus and Alertmanager${binaries.needs}`,
   () => {
-    let dir = '';
     let failingDestination: Destination | undefined;
     let healthyDestination: Destination | undefined;
     let emulator: EmulatorHandle | undefined;
     let exporter: ExporterHandle | undefined;
-    let prometheus: Daemon | undefined;
-    let alertmanager: Daemon | undefined;
+    let stack: PrometheusStack | undefined;
     let log: CapturedLogger;
     let sdk: Client;
     let alertmanagerUrl = '';
     let prometheusStartedAt = 0;
-    const daemonOutput = (): string => `--- prometheus ---\n${prometheus?.output().slice(-3000) ?? ''}\n--- alertmanager ---\n${alertmanager?.output().slice(-3000) ?? ''}`;
 
     beforeAll(async () => {
-      if (missing.length > 0) {
-        throw new Error(`CI=true: ${missing.join(' and ')} must be installed (apt-get install prometheus prometheus-alertmanager)`);
-      }
-      dir = mkdtempSync(join(tmpdir(), 'remediation-e2e-'));
+      binaries.ensure();
       failingDestination = await startDestination(() => ({ status: 500, body: 'always failing' }));
       healthyDestination = await startDestination(() => ({ status: 200, body: 'ok' }));
       // Scale 60: a `* * * * *` schedule runs every real second.
@@ -124,16 +67,17 @@ describe.skipIf(missing.length > 0 && !inCi)(
       exporter = await startExporter(config, log.logger);
       const webhookUrl = new URL('/-/remediation/alertmanager', exporter.url).href;
 
-      const [prometheusPort, alertmanagerPort] = [await freePort(), await freePort()];
-      alertmanagerUrl = `http://127.0.0.1:${alertmanagerPort}`;
       const webhook = (credentials: string): Record<string, unknown> => ({
         url: webhookUrl,
         send_resolved: false,
         http_config: { authorization: { type: 'Bearer', credentials } },
       });
-      writeFileSync(
-        join(dir, 'alertmanager.yml'),
-        YAML.stringify({
+      stack = await startPrometheusStack({
+        name: 'remediation-e2e',
+        rules: { path: RULES_FILE },
+        job: 'upstash-exporter',
+        target: new URL(exporter.url).host,
+        alertmanagerConfig: {
           route: {
             receiver: 'remediation',
             group_by: ['alertname', 'schedule_id'],
@@ -147,47 +91,26 @@ describe.skipIf(missing.length > 0 && !inCi)(
             { name: 'remediation', webhook_configs: [webhook(BEARER)] },
             { name: 'remediation-wrong-token', webhook_configs: [webhook(`${BEARER}-wrong`)] },
           ],
-        }),
-      );
-      writeFileSync(
-        join(dir, 'prometheus.yml'),
-        YAML.stringify({
-          global: { scrape_interval: '1s', evaluation_interval: '1s' },
-          rule_files: [RULES_FILE],
-          alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
-          scrape_configs: [{ job_name: 'upstash-exporter', static_configs: [{ targets: [new URL(exporter.url).host] }] }],
-        }),
-      );
-      alertmanager = startDaemon('prometheus-alertmanager', [
-        `--config.file=${join(dir, 'alertmanager.yml')}`,
-        `--storage.path=${join(dir, 'alertmanager-data')}`,
-        `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
-        '--cluster.listen-address=',
-      ]);
-      prometheusStartedAt = Date.now();
-      prometheus = startDaemon('prometheus', [
-        `--config.file=${join(dir, 'prometheus.yml')}`,
-        `--storage.tsdb.path=${join(dir, 'prometheus-data')}`,
-        `--web.listen-address=127.0.0.1:${prometheusPort}`,
-        '--log.level=warn',
-      ]);
+        },
+        prometheusArgs: ['--log.level=warn'],
+      });
+      alertmanagerUrl = stack.alertmanagerUrl;
+      prometheusStartedAt = stack.startedAt;
     }, 30_000);
 
     afterAll(async () => {
-      await prometheus?.stop();
-      await alertmanager?.stop();
+      await stack?.close();
       await exporter?.close();
       await emulator?.close();
       await failingDestination?.close();
       await healthyDestination?.close();
-      if (dir !== '') rmSync(dir, { recursive: true, force: true });
     });
 
     it('the failing-schedule alert fires, reaches the webhook through Alertmanager, and the schedule ends paused', async () => {
       try {
         await eventually(async () => ((await sdk.schedules.get('scd-failing')).isPaused === true ? [] : ['scd-failing is not paused yet']), PAUSE_DEADLINE_MS, 250);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\n${daemonOutput()}`);
+        throw new Error(`${(error as Error).message}\n${stack?.output() ?? ''}`);
       }
       console.info(`remediation-alertmanager: schedule paused ${((Date.now() - prometheusStartedAt) / 1000).toFixed(1)} s after Prometheus started`);
       expect((await sdk.schedules.get('scd-healthy')).isPaused).toBe(false);

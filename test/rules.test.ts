@@ -2,9 +2,9 @@
 // passes Prometheus' own parser, and the alerts follow the project's conventions (names,
 // severities, annotations, runbook sections, a firing and a quiet unit test each).
 import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { parseDuration } from '../src/common/duration.js';
 import { DEFAULT_POLL_INTERVALS } from '../src/config/settings.js';
 import { dashboardExpressions, loadRuleGroups } from '../dashboards/src/expressions.js';
+import { requireBinaries } from './support/prometheus.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RULES = join(ROOT, 'deploy', 'rules', 'upstash-exporter.rules.yml');
@@ -35,18 +36,8 @@ const records = rules.filter((rule) => rule.record !== undefined);
 
 const run = promisify(execFile);
 
-function onPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const candidate = join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
+const binaries = requireBinaries('rules: promtool', ['promtool']);
+const PROMTOOL = binaries.paths.promtool;
 
 /** Exit code and combined output; promtool reports both on stdout and stderr. */
 async function promtool(args: string[]): Promise<{ code: number; output: string }> {
@@ -59,24 +50,10 @@ async function promtool(args: string[]): Promise<{ code: number; output: string 
   }
 }
 
-const PROMTOOL = onPath('promtool');
-const IN_CI = process.env.CI === 'true';
-
-if (PROMTOOL === undefined) {
-  describe('promtool', () => {
-    if (IN_CI) {
-      it('is installed (required when CI=true: install the Debian package "prometheus")', () => {
-        expect.fail('promtool was not found on PATH');
-      });
-    } else {
-      it.skip('not found on PATH: install the Debian package "prometheus" to check and unit-test the rules', () => {});
-    }
-  });
-}
-
-describe.runIf(PROMTOOL !== undefined)('promtool', () => {
+describe.skipIf(binaries.skip)(`promtool${binaries.needs}`, () => {
   let scratch = '';
   beforeAll(() => {
+    binaries.ensure();
     scratch = mkdtempSync(join(tmpdir(), 'upstash-rules-'));
   });
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
