@@ -1,29 +1,20 @@
 // The account and search collectors with the real ManagementClient: against the emulator (plan
 // changes, -1 limits, secrets in the record), and against a fixture server on 127.0.0.1 for
 // records the emulator never serves (fields missing, unordered throughput points).
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../src/api/management.js';
 import { AccountCollector, PLAN_LIMITS } from '../src/collectors/account.js';
 import { SearchCollector } from '../src/collectors/search.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
-import {
-  captureLogger,
-  familiesOf,
-  pollContext,
-  startFixtureServer,
-  valueOf,
-  type CapturedLogger,
-  type FixtureServer,
-} from './exporter-e2e-helpers.js';
-
-let log: CapturedLogger;
-beforeEach(() => {
-  log = captureLogger('debug');
-});
+import { captureLogger, familiesOf, fixtureClientPerTest, pollContext, valueOf, type CapturedLogger } from './exporter-e2e-helpers.js';
 
 describe('account collector against the emulator', () => {
   let emulator: EmulatorHandle;
   let client: ManagementClient;
+  let log: CapturedLogger;
+  beforeEach(() => {
+    log = captureLogger('debug');
+  });
 
   beforeAll(async () => {
     emulator = await createEmulator({ plan: 'fixed' });
@@ -78,25 +69,15 @@ describe('account collector against the emulator', () => {
 });
 
 describe('account and search collectors against fixture records', () => {
-  let fixture: FixtureServer;
-  let client: ManagementClient;
-
-  beforeEach(async () => {
-    fixture = await startFixtureServer();
-    client = new ManagementClient({ baseUrl: fixture.url, email: 'o@example.test', apiKey: 'k', retry: { maxRetries: 0 } });
-  });
-  afterEach(async () => {
-    await client.close();
-    await fixture.close();
-  });
+  const setup = fixtureClientPerTest((url) => new ManagementClient({ baseUrl: url, email: 'o@example.test', apiKey: 'k', retry: { maxRetries: 0 } }));
 
   it('a field the record lacks leaves its family out instead of exporting 0', async () => {
     // The current service dropped `password` and may drop more; only what is there is exported.
-    fixture.routes.set('/v2/svc/user', { body: { state: 'active', type: 'free', max_queues: 10, timeout: 0, prometheus_enabled: 'true' } });
-    await client.close();
-    client = new ManagementClient({ baseUrl: fixture.url, email: 'o@example.test', apiKey: 'k', accountPath: '/v2/svc/user', retry: { maxRetries: 0 } });
-    const account = new AccountCollector({ client, intervalMs: 300_000, accountPath: '/v2/svc/user' });
-    await account.poll(pollContext(log.logger));
+    setup.fixture.routes.set('/v2/svc/user', { body: { state: 'active', type: 'free', max_queues: 10, timeout: 0, prometheus_enabled: 'true' } });
+    await setup.client.close();
+    setup.client = new ManagementClient({ baseUrl: setup.fixture.url, email: 'o@example.test', apiKey: 'k', accountPath: '/v2/svc/user', retry: { maxRetries: 0 } });
+    const account = new AccountCollector({ client: setup.client, intervalMs: 300_000, accountPath: '/v2/svc/user' });
+    await account.poll(pollContext(setup.log.logger));
     const f = await familiesOf(account.registry);
     expect([...f.keys()].sort()).toEqual(['upstash_qstash_account_info', 'upstash_qstash_plan_max_queues', 'upstash_qstash_plan_timeout_seconds']);
     expect(valueOf(f, 'upstash_qstash_account_info', { state: 'active', plan: 'free', reserved_plan: '' })).toBe(1);
@@ -105,7 +86,7 @@ describe('account and search collectors against fixture records', () => {
   });
 
   it('search: newest throughput point by time, limits (-1 as +Inf), optional fields absent', async () => {
-    fixture.routes.set('/v2/search', {
+    setup.fixture.routes.set('/v2/search', {
       body: [
         {
           id: 's-1',
@@ -133,8 +114,8 @@ describe('account and search collectors against fixture records', () => {
         { id: 's-2', name: 'bare' },
       ],
     });
-    const search = new SearchCollector({ client, intervalMs: 300_000 });
-    await search.poll(pollContext(log.logger));
+    const search = new SearchCollector({ client: setup.client, intervalMs: 300_000 });
+    await search.poll(pollContext(setup.log.logger));
     const f = await familiesOf(search.registry);
     const one = { index_id: 's-1' };
     expect(valueOf(f, 'upstash_search_index_info', { ...one, name: 'docs', plan: 'payg', cloud_region: 'us-central1' })).toBe(1);

@@ -2,33 +2,12 @@
 // (SDK-created schedules, runs, deletion) is covered end to end in exporter-e2e.test.ts; this
 // file uses a fixture server on 127.0.0.1 for records the emulator never produces: an unknown
 // run state, a zero lastScheduleTime, a missing isPaused, a URL with credentials.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
 import { SchedulesCollector } from '../src/collectors/schedules.js';
-import {
-  captureLogger,
-  familiesOf,
-  pollContext,
-  startFixtureServer,
-  valueOf,
-  type CapturedLogger,
-  type FixtureServer,
-} from './exporter-e2e-helpers.js';
+import { familiesOf, fixtureClientPerTest, pollContext, valueOf } from './exporter-e2e-helpers.js';
 
-let fixture: FixtureServer;
-let client: DeliveryClient;
-let log: CapturedLogger;
-
-beforeEach(async () => {
-  fixture = await startFixtureServer();
-  client = new DeliveryClient({ baseUrl: fixture.url, token: 'tok', retry: { maxRetries: 0 } });
-  log = captureLogger('debug');
-});
-
-afterEach(async () => {
-  await client.close();
-  await fixture.close();
-});
+const setup = fixtureClientPerTest((url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }));
 
 function schedule(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -47,7 +26,7 @@ function schedule(id: string, extra: Record<string, unknown> = {}): Record<strin
 
 describe('schedules collector', () => {
   it('exports every family per schedule with timestamps in seconds and run states pre-set to 0', async () => {
-    fixture.routes.set('/v2/schedules', {
+    setup.fixture.routes.set('/v2/schedules', {
       body: [
         schedule('s-1', {
           lastScheduleTime: 1_755_095_280_020,
@@ -59,9 +38,9 @@ describe('schedules collector', () => {
         schedule('s-3', { isPaused: undefined, lastScheduleStates: null }),
       ],
     });
-    const schedules = new SchedulesCollector({ client, intervalMs: 60_000 });
-    await schedules.poll(pollContext(log.logger));
-    await schedules.poll(pollContext(log.logger));
+    const schedules = new SchedulesCollector({ client: setup.client, intervalMs: 60_000 });
+    await schedules.poll(pollContext(setup.log.logger));
+    await schedules.poll(pollContext(setup.log.logger));
     const f = await familiesOf(schedules.registry);
 
     expect(valueOf(f, 'upstash_qstash_schedules', { paused: 'true' })).toBe(1);
@@ -87,7 +66,7 @@ describe('schedules collector', () => {
     expect(runs('s-2')).toEqual({ IN_PROGRESS: 0, SUCCESS: 0, FAIL: 0 });
     expect(runs('s-3')).toEqual({ IN_PROGRESS: 0, SUCCESS: 0, FAIL: 0 });
     // The unknown state is not exported and is reported once over two polls.
-    const warnings = log.lines().filter((l) => l.level === 'warn');
+    const warnings = setup.log.lines().filter((l) => l.level === 'warn');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ state: 'CANCELLED' });
 
@@ -98,20 +77,20 @@ describe('schedules collector', () => {
   });
 
   it('pre-sets both paused states with no schedules; a deleted schedule vanishes on the next poll', async () => {
-    fixture.routes.set('/v2/schedules', { body: [schedule('s-1'), schedule('s-2')] });
-    const schedules = new SchedulesCollector({ client, intervalMs: 60_000 });
-    await schedules.poll(pollContext(log.logger));
+    setup.fixture.routes.set('/v2/schedules', { body: [schedule('s-1'), schedule('s-2')] });
+    const schedules = new SchedulesCollector({ client: setup.client, intervalMs: 60_000 });
+    await schedules.poll(pollContext(setup.log.logger));
     let f = await familiesOf(schedules.registry);
     expect(f.get('upstash_qstash_schedule_paused')!.samples.map((s) => s.labels.schedule_id)).toEqual(['s-1', 's-2']);
 
-    fixture.routes.set('/v2/schedules', { body: [schedule('s-2')] });
-    await schedules.poll(pollContext(log.logger));
+    setup.fixture.routes.set('/v2/schedules', { body: [schedule('s-2')] });
+    await schedules.poll(pollContext(setup.log.logger));
     f = await familiesOf(schedules.registry);
     const ids = new Set([...f.values()].flatMap((family) => family.samples.map((s) => s.labels.schedule_id)).filter(Boolean));
     expect([...ids]).toEqual(['s-2']);
 
-    fixture.routes.set('/v2/schedules', { body: [] });
-    await schedules.poll(pollContext(log.logger));
+    setup.fixture.routes.set('/v2/schedules', { body: [] });
+    await schedules.poll(pollContext(setup.log.logger));
     f = await familiesOf(schedules.registry);
     expect(f.get('upstash_qstash_schedules')!.samples).toEqual([
       { labels: { paused: 'true' }, value: 0 },
@@ -121,14 +100,14 @@ describe('schedules collector', () => {
   });
 
   it('a failed poll rejects with the API error and keeps the previous snapshot', async () => {
-    fixture.routes.set('/v2/schedules', { body: [schedule('s-1')] });
-    const schedules = new SchedulesCollector({ client, intervalMs: 60_000 });
-    await schedules.poll(pollContext(log.logger));
+    setup.fixture.routes.set('/v2/schedules', { body: [schedule('s-1')] });
+    const schedules = new SchedulesCollector({ client: setup.client, intervalMs: 60_000 });
+    await schedules.poll(pollContext(setup.log.logger));
     const before = await schedules.registry.metrics();
-    fixture.routes.set('/v2/schedules', { status: 401, body: { error: 'bad token' } });
-    await expect(schedules.poll(pollContext(log.logger))).rejects.toMatchObject({ code: 'ERR_API_AUTH', endpoint: '/v2/schedules' });
-    fixture.routes.set('/v2/schedules', { body: [schedule('s-1', { createdAt: 'yesterday' })] });
-    await expect(schedules.poll(pollContext(log.logger))).rejects.toMatchObject({ code: 'ERR_API_SCHEMA_DRIFT' });
+    setup.fixture.routes.set('/v2/schedules', { status: 401, body: { error: 'bad token' } });
+    await expect(schedules.poll(pollContext(setup.log.logger))).rejects.toMatchObject({ code: 'ERR_API_AUTH', endpoint: '/v2/schedules' });
+    setup.fixture.routes.set('/v2/schedules', { body: [schedule('s-1', { createdAt: 'yesterday' })] });
+    await expect(schedules.poll(pollContext(setup.log.logger))).rejects.toMatchObject({ code: 'ERR_API_SCHEMA_DRIFT' });
     expect(await schedules.registry.metrics()).toBe(before);
   });
 });

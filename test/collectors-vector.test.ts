@@ -2,19 +2,11 @@
 // give (unordered series, mixed timestamp layouts, a stats 404 for a configured id that the list
 // omits, a 500 on one index) come from a fixture server on 127.0.0.1; the emulator-backed
 // behaviour is covered end to end in exporter-e2e.test.ts.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiUpstreamError } from '../src/api/errors.js';
 import { ManagementClient } from '../src/api/management.js';
 import { VectorCollector, type VectorCollectorOptions } from '../src/collectors/vector.js';
-import {
-  captureLogger,
-  familiesOf,
-  pollContext,
-  startFixtureServer,
-  valueOf,
-  type CapturedLogger,
-  type FixtureServer,
-} from './exporter-e2e-helpers.js';
+import { familiesOf, fixtureClientPerTest, pollContext, valueOf } from './exporter-e2e-helpers.js';
 
 const A = 'idx-a';
 const B = 'idx-b';
@@ -76,34 +68,23 @@ function stats(base: number): Record<string, unknown> {
   };
 }
 
-let fixture: FixtureServer;
-let client: ManagementClient;
-let log: CapturedLogger;
-
-beforeEach(async () => {
-  fixture = await startFixtureServer();
-  client = new ManagementClient({ baseUrl: fixture.url, email: 'owner@example.test', apiKey: 'key-1', retry: { maxRetries: 0 } });
-  log = captureLogger('debug');
-});
-
-afterEach(async () => {
-  await client.close();
-  await fixture.close();
-});
+const setup = fixtureClientPerTest(
+  (url) => new ManagementClient({ baseUrl: url, email: 'owner@example.test', apiKey: 'key-1', retry: { maxRetries: 0 } }),
+);
 
 function collector(options: Partial<VectorCollectorOptions> = {}): VectorCollector {
-  return new VectorCollector({ client, intervalMs: 60_000, indexIds: [], discovery: true, statsPeriod: '1h', ...options });
+  return new VectorCollector({ client: setup.client, intervalMs: 60_000, indexIds: [], discovery: true, statsPeriod: '1h', ...options });
 }
 
 const statsPath = (id: string): string => `/v2/vector/index/${id}/stats`;
 
 describe('vector collector', () => {
   it('exports counters, the newest point of each series by time, limits (-1 as +Inf) and info', async () => {
-    fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B, { type: 'free', region: 'eu-west-1', max_monthly_reranks: -1 })] });
-    fixture.routes.set(statsPath(A), { body: stats(100) });
-    fixture.routes.set(statsPath(B), { body: stats(200) });
+    setup.fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B, { type: 'free', region: 'eu-west-1', max_monthly_reranks: -1 })] });
+    setup.fixture.routes.set(statsPath(A), { body: stats(100) });
+    setup.fixture.routes.set(statsPath(B), { body: stats(200) });
     const vector = collector();
-    await vector.poll(pollContext(log.logger));
+    await vector.poll(pollContext(setup.log.logger));
     const f = await familiesOf(vector.registry);
     const a = { index_id: A };
 
@@ -158,20 +139,20 @@ describe('vector collector', () => {
     expect(f.get('upstash_vector_index_latency_mean')!.help).toContain('unit is not documented');
     expect(f.get('upstash_vector_index_data_size')!.help).toContain('newest point by time of data_size');
     // The unreadable timestamp was skipped (not taken as newest) and reported once.
-    const warnings = log.lines().filter((l) => l.level === 'warn');
+    const warnings = setup.log.lines().filter((l) => l.level === 'warn');
     expect(warnings.filter((w) => w.series === 'vector data_size')).toHaveLength(1);
   });
 
   it('with discovery off reads only the configured ids; an unlisted id gets stats without info or limits', async () => {
-    fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B)] });
-    fixture.routes.set(statsPath(A), { body: stats(100) });
-    fixture.routes.set(statsPath(B), { body: stats(200) });
-    fixture.routes.set(statsPath(ELSEWHERE), { body: stats(300) });
+    setup.fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B)] });
+    setup.fixture.routes.set(statsPath(A), { body: stats(100) });
+    setup.fixture.routes.set(statsPath(B), { body: stats(200) });
+    setup.fixture.routes.set(statsPath(ELSEWHERE), { body: stats(300) });
     const vector = collector({ discovery: false, indexIds: [A, ELSEWHERE] });
-    await vector.poll(pollContext(log.logger));
+    await vector.poll(pollContext(setup.log.logger));
     const f = await familiesOf(vector.registry);
-    expect(fixture.requests.filter((r) => r.includes(`/${B}/`))).toEqual([]);
-    expect(fixture.requests).toContain(`${statsPath(A)}?period=1h`);
+    expect(setup.fixture.requests.filter((r) => r.includes(`/${B}/`))).toEqual([]);
+    expect(setup.fixture.requests).toContain(`${statsPath(A)}?period=1h`);
     expect(valueOf(f, 'upstash_vector_index_vectors', { index_id: A })).toBe(102);
     expect(valueOf(f, 'upstash_vector_index_vectors', { index_id: ELSEWHERE })).toBe(302);
     expect(valueOf(f, 'upstash_vector_index_vectors', { index_id: B })).toBeUndefined();
@@ -180,61 +161,61 @@ describe('vector collector', () => {
   });
 
   it('a configured id that 404s: the poll succeeds without it, warns once, and says when it is back', async () => {
-    fixture.routes.set('/v2/vector/index', { body: [listed(A)] });
-    fixture.routes.set(statsPath(A), { body: stats(100) });
+    setup.fixture.routes.set('/v2/vector/index', { body: [listed(A)] });
+    setup.fixture.routes.set(statsPath(A), { body: stats(100) });
     const vector = collector({ indexIds: ['idx-typo'], statsPeriod: '7d' });
-    for (let i = 0; i < 3; i++) await vector.poll(pollContext(log.logger));
+    for (let i = 0; i < 3; i++) await vector.poll(pollContext(setup.log.logger));
     let f = await familiesOf(vector.registry);
     expect(valueOf(f, 'upstash_vector_index_vectors', { index_id: A })).toBe(102);
     expect(f.get('upstash_vector_index_vectors')!.samples.map((s) => s.labels.index_id)).toEqual([A]);
     expect(vector.missingIndexIds).toEqual(['idx-typo']);
-    expect(fixture.requests).toContain('/v2/vector/index/idx-typo/stats?period=7d');
-    const warnings = log.lines().filter((l) => l.level === 'warn' && l.indexId !== undefined);
+    expect(setup.fixture.requests).toContain('/v2/vector/index/idx-typo/stats?period=7d');
+    const warnings = setup.log.lines().filter((l) => l.level === 'warn' && l.indexId !== undefined);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ indexId: 'idx-typo' });
     expect(String(warnings[0]!.msg)).toContain('not found');
 
-    fixture.routes.set(statsPath('idx-typo'), { body: stats(400) });
-    await vector.poll(pollContext(log.logger));
+    setup.fixture.routes.set(statsPath('idx-typo'), { body: stats(400) });
+    await vector.poll(pollContext(setup.log.logger));
     f = await familiesOf(vector.registry);
     expect(valueOf(f, 'upstash_vector_index_vectors', { index_id: 'idx-typo' })).toBe(402);
     expect(vector.missingIndexIds).toEqual([]);
-    expect(log.lines().some((l) => l.level === 'info' && l.indexId === 'idx-typo' && String(l.msg).includes('found again'))).toBe(true);
+    expect(setup.log.lines().some((l) => l.level === 'info' && l.indexId === 'idx-typo' && String(l.msg).includes('found again'))).toBe(true);
   });
 
   it('a listed index deleted before its stats are read is left out quietly', async () => {
-    fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B)] });
-    fixture.routes.set(statsPath(A), { body: stats(100) });
+    setup.fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B)] });
+    setup.fixture.routes.set(statsPath(A), { body: stats(100) });
     const vector = collector();
-    await vector.poll(pollContext(log.logger));
+    await vector.poll(pollContext(setup.log.logger));
     const f = await familiesOf(vector.registry);
     expect(f.get('upstash_vector_index_info')!.samples.map((s) => s.labels.index_id)).toEqual([A]);
-    expect(log.lines().filter((l) => l.indexId !== undefined && l.level !== 'debug')).toEqual([]);
-    expect(log.lines().filter((l) => l.indexId === B).map((l) => l.level)).toEqual(['debug']);
+    expect(setup.log.lines().filter((l) => l.indexId !== undefined && l.level !== 'debug')).toEqual([]);
+    expect(setup.log.lines().filter((l) => l.indexId === B).map((l) => l.level)).toEqual(['debug']);
   });
 
   it('any other error fails the poll and keeps the previous snapshot', async () => {
-    fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B)] });
-    fixture.routes.set(statsPath(A), { body: stats(100) });
-    fixture.routes.set(statsPath(B), { body: stats(200) });
+    setup.fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B)] });
+    setup.fixture.routes.set(statsPath(A), { body: stats(100) });
+    setup.fixture.routes.set(statsPath(B), { body: stats(200) });
     const vector = collector();
-    await vector.poll(pollContext(log.logger));
+    await vector.poll(pollContext(setup.log.logger));
     const before = await vector.registry.metrics();
 
-    fixture.routes.set(statsPath(A), { body: stats(500) });
-    fixture.routes.set(statsPath(B), { status: 500, body: { error: 'boom' } });
-    await expect(vector.poll(pollContext(log.logger))).rejects.toBeInstanceOf(ApiUpstreamError);
+    setup.fixture.routes.set(statsPath(A), { body: stats(500) });
+    setup.fixture.routes.set(statsPath(B), { status: 500, body: { error: 'boom' } });
+    await expect(vector.poll(pollContext(setup.log.logger))).rejects.toBeInstanceOf(ApiUpstreamError);
     expect(await vector.registry.metrics()).toBe(before);
 
-    fixture.routes.set('/v2/vector/index', { status: 503, body: { error: 'down' } });
-    await expect(vector.poll(pollContext(log.logger))).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
+    setup.fixture.routes.set('/v2/vector/index', { status: 503, body: { error: 'down' } });
+    await expect(vector.poll(pollContext(setup.log.logger))).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
     expect(await vector.registry.metrics()).toBe(before);
   });
 
   it('with discovery off and no ids it asks nothing and exports no series', async () => {
     const vector = collector({ discovery: false });
-    await vector.poll(pollContext(log.logger));
-    expect(fixture.requests).toEqual([]);
+    await vector.poll(pollContext(setup.log.logger));
+    expect(setup.fixture.requests).toEqual([]);
     const f = await familiesOf(vector.registry);
     expect([...f.values()].every((family) => family.samples.length === 0)).toBe(true);
   });
