@@ -6,7 +6,8 @@ import { ManagementClient } from '../src/api/management.js';
 import { AccountCollector, PLAN_LIMITS } from '../src/collectors/account.js';
 import { SearchCollector } from '../src/collectors/search.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
-import { captureLogger, familiesOf, fixtureClientPerTest, pollContext, valueOf, type CapturedLogger } from './exporter-e2e-helpers.js';
+import { captureLogger, familiesOf, pollContext, valueOf, type CapturedLogger } from './exporter-e2e-helpers.js';
+import { fixtureClientPerTest } from './support/fixture-client.js';
 
 describe('account collector against the emulator', () => {
   let emulator: EmulatorHandle;

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
 import { SchedulesCollector } from '../src/collectors/schedules.js';
-import { familiesOf, fixtureClientPerTest, pollContext, valueOf } from './exporter-e2e-helpers.js';
+import { familiesOf, pollContext, valueOf } from './exporter-e2e-helpers.js';
+import { fixtureClientPerTest } from './support/fixture-client.js';
 
 const setup = fixtureClientPerTest((url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }));
 

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ApiUpstreamError } from '../src/api/errors.js';
 import { ManagementClient } from '../src/api/management.js';
 import { VectorCollector, type VectorCollectorOptions } from '../src/collectors/vector.js';
-import { familiesOf, fixtureClientPerTest, pollContext, valueOf } from './exporter-e2e-helpers.js';
+import { familiesOf, pollContext, valueOf } from './exporter-e2e-helpers.js';
+import { fixtureClientPerTest } from './support/fixture-client.js';
 
 const A = 'idx-a';
 const B = 'idx-b';

@@ -5,7 +5,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Registry } from 'prom-client';
-import { afterEach, beforeEach } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
 import { createEmulator, type EmulatorHandle, type EmulatorOptions } from '../src/emulator/index.js';
@@ -203,32 +202,6 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-export interface FixtureClient<C> {
-  fixture: FixtureServer;
-  /** A client of the fixture server; a test may replace it (the replacement is closed after it). */
-  client: C;
-  log: CapturedLogger;
-}
-
-/**
- * Per test (registers beforeEach/afterEach in the calling scope): a fresh fixture server, a
- * client of it made by `connect`, and a debug-level captured logger; client and server are
- * closed after the test. Read the fields inside the tests: they change from test to test.
- */
-export function fixtureClientPerTest<C extends { close(): Promise<void> }>(connect: (url: string) => C): FixtureClient<C> {
-  const current = {} as FixtureClient<C>;
-  beforeEach(async () => {
-    current.fixture = await startFixtureServer();
-    current.client = connect(current.fixture.url);
-    current.log = captureLogger('debug');
-  });
-  afterEach(async () => {
-    await current.client.close();
-    await current.fixture.close();
-  });
-  return current;
 }
 
 // ---- the whole stack ---------------------------------------------------------------------------
