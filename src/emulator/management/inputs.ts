@@ -53,13 +53,8 @@ export type AccountPatch = z.infer<typeof accountPatchSchema>;
 
 const indexName = z.string().min(1).max(100);
 
-export const newSearchIndexSchema = z.strictObject({
-  name: indexName.optional(),
-  type: z.enum(INDEX_TYPES).optional(),
-  region: z.enum(SEARCH_REGIONS).optional(),
-  input_enrichment_enabled: z.boolean().optional(),
-  /** Base query rate per minute behind `throughput_vector` (see traffic.ts). */
-  queries_per_minute: count.optional(),
+/** The `max_*` limits search and vector indexes both take (IndexLimits in plans.ts). */
+const indexLimitInputs = {
   max_vector_count: limit.optional(),
   max_monthly_reranks: limit.optional(),
   max_daily_updates: limit.optional(),
@@ -69,6 +64,16 @@ export const newSearchIndexSchema = z.strictObject({
   max_query_per_second: limit.optional(),
   max_reads_per_request: limit.optional(),
   max_writes_per_request: limit.optional(),
+};
+
+export const newSearchIndexSchema = z.strictObject({
+  name: indexName.optional(),
+  type: z.enum(INDEX_TYPES).optional(),
+  region: z.enum(SEARCH_REGIONS).optional(),
+  input_enrichment_enabled: z.boolean().optional(),
+  /** Base query rate per minute behind `throughput_vector` (see traffic.ts). */
+  queries_per_minute: count.optional(),
+  ...indexLimitInputs,
 });
 export type NewSearchIndex = z.infer<typeof newSearchIndexSchema>;
 
@@ -101,15 +106,7 @@ export const newVectorIndexSchema = z.strictObject({
   embedding_model: z.string().optional(),
   sparse_embedding_model: z.string().optional(),
   traffic: vectorTrafficSchema.partial().optional(),
-  max_vector_count: limit.optional(),
-  max_monthly_reranks: limit.optional(),
-  max_daily_updates: limit.optional(),
-  max_daily_queries: limit.optional(),
-  max_monthly_bandwidth: limit.optional(),
-  max_writes_per_second: limit.optional(),
-  max_query_per_second: limit.optional(),
-  max_reads_per_request: limit.optional(),
-  max_writes_per_request: limit.optional(),
+  ...indexLimitInputs,
   max_total_metadata_size: limit.optional(),
   reserved_price: z.number().min(0).optional(),
 });

@@ -126,7 +126,8 @@ export type IndexType = (typeof INDEX_TYPES)[number];
 
 export const UNLIMITED = -1;
 
-export interface SearchIndexLimits {
+/** The `max_*` limits search and vector indexes both carry. */
+export interface IndexLimits {
   max_vector_count: number;
   max_monthly_reranks: number;
   max_daily_updates: number;
@@ -137,6 +138,8 @@ export interface SearchIndexLimits {
   max_reads_per_request: number;
   max_writes_per_request: number;
 }
+
+export type SearchIndexLimits = IndexLimits;
 
 export const SEARCH_INDEX_LIMITS: Record<IndexType, SearchIndexLimits> = {
   free: {
@@ -175,16 +178,7 @@ export const SEARCH_INDEX_LIMITS: Record<IndexType, SearchIndexLimits> = {
   },
 };
 
-export interface VectorIndexLimits {
-  max_vector_count: number;
-  max_monthly_reranks: number;
-  max_daily_updates: number;
-  max_daily_queries: number;
-  max_monthly_bandwidth: number;
-  max_writes_per_second: number;
-  max_query_per_second: number;
-  max_reads_per_request: number;
-  max_writes_per_request: number;
+export interface VectorIndexLimits extends IndexLimits {
   max_total_metadata_size: number;
   reserved_price: number;
 }
