@@ -43,6 +43,17 @@ export interface CollectorStatus {
   everSucceeded: boolean;
 }
 
+/** The history part of a status before any poll has ended. */
+const NO_POLL_YET = {
+  running: false,
+  lastOutcome: null,
+  lastSuccess: null,
+  lastError: null,
+  lastErrorAt: null,
+  lastDuration: null,
+  everSucceeded: false,
+} as const satisfies Partial<CollectorStatus>;
+
 export interface CollectorRunnerOptions {
   /** The enabled collectors (buildCollectors' result). */
   collectors: readonly Collector[];
@@ -112,18 +123,12 @@ export class CollectorRunner {
         schedule: plan.expression,
         overlapWarned: false,
         status: {
+          ...NO_POLL_YET,
           name: collector.name,
           enabled: true,
           disabledReason: null,
-          running: false,
           intervalMs: plan.intervalMs,
           schedule: plan.expression,
-          lastOutcome: null,
-          lastSuccess: null,
-          lastError: null,
-          lastErrorAt: null,
-          lastDuration: null,
-          everSucceeded: false,
         },
       });
     }
@@ -174,18 +179,12 @@ export class CollectorRunner {
       const slot = this.#slots.get(name);
       if (slot !== undefined) return { ...slot.status, running: slot.inFlight !== undefined };
       return {
+        ...NO_POLL_YET,
         name,
         enabled: false,
         disabledReason: this.#settings[name].disabledReason ?? 'not part of this build',
-        running: false,
         intervalMs: null,
         schedule: null,
-        lastOutcome: null,
-        lastSuccess: null,
-        lastError: null,
-        lastErrorAt: null,
-        lastDuration: null,
-        everSucceeded: false,
       };
     });
   }
