@@ -98,8 +98,17 @@ export function enumItem<T extends string>(key: string, text: string, origin: st
   throw new ConfigError(key, `${origin}: ${quoteValue(text)} is not a known ${what}; ${suffix}`);
 }
 
-/** An http(s) base URL without credentials, query or fragment; the trailing slash is dropped. */
-export function asHttpUrl(key: string, raw: RawValue, example: string): string {
+/**
+ * The checks every URL setting shares: it parses, is http or https, and carries no user or
+ * password. `literalScheme` also requires the text itself to start with http:// or https://
+ * (the URL parser accepts `http:host`). Returns the trimmed text and the parsed URL.
+ */
+function parseHttpUrl(
+  key: string,
+  raw: RawValue,
+  example: string,
+  options: { literalScheme: boolean; credentialsHint: string },
+): { text: string; url: URL } {
   const text = asText(key, raw, 'a URL').trim();
   let url: URL;
   try {
@@ -107,12 +116,21 @@ export function asHttpUrl(key: string, raw: RawValue, example: string): string {
   } catch {
     throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not a URL; write an http:// or https:// URL, e.g. ${example}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (options.literalScheme && !/^https?:\/\//i.test(text))) {
     throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not an http or https URL; write e.g. ${example}`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new ConfigError(key, `${raw.origin}: the URL must not carry a user or password; remove them and use the credential settings`);
+    throw new ConfigError(key, `${raw.origin}: the URL must not carry a user or password; ${options.credentialsHint}`);
   }
+  return { text, url };
+}
+
+/** An http(s) base URL without credentials, query or fragment; the trailing slash is dropped. */
+export function asHttpUrl(key: string, raw: RawValue, example: string): string {
+  const { text, url } = parseHttpUrl(key, raw, example, {
+    literalScheme: false,
+    credentialsHint: 'remove them and use the credential settings',
+  });
   if (url.search !== '' || url.hash !== '') {
     throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} has a query or fragment; give the base URL only, e.g. ${example}`);
   }
@@ -125,19 +143,7 @@ export function asHttpUrl(key: string, raw: RawValue, example: string): string {
  * signature's `sub`), so a normalised copy would no longer match.
  */
 export function asTargetUrl(key: string, raw: RawValue, example: string): string {
-  const text = asText(key, raw, 'a URL').trim();
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not a URL; write an http:// or https:// URL, e.g. ${example}`);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !/^https?:\/\//i.test(text)) {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not an http or https URL; write e.g. ${example}`);
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new ConfigError(key, `${raw.origin}: the URL must not carry a user or password; remove them`);
-  }
+  const { text } = parseHttpUrl(key, raw, example, { literalScheme: true, credentialsHint: 'remove them' });
   if (text.includes('#') || /\s/.test(text)) {
     throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} has a fragment or whitespace; write the URL the service should call, e.g. ${example}`);
   }
