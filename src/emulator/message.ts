@@ -10,11 +10,9 @@ import type { RetryDelayExpression } from './retry-delay.js';
 export type MessageKind = 'message' | 'callback' | 'failure-callback';
 export type FinalOutcome = 'SUCCESS' | 'FAIL';
 
-export interface Message {
-  id: string;
+/** What a message is delivered with and where it came from: as asked, and as kept. */
+interface MessageSpec {
   kind: MessageKind;
-  /** Reset epoch the message belongs to; messages of an older epoch are dropped silently. */
-  generation: number;
   url: string;
   method: HttpMethod;
   /** Original headers delivered to the destination (not redacted). */
@@ -24,48 +22,38 @@ export interface Message {
   timeoutMs: number;
   retries: number;
   retryDelay: RetryDelayExpression | undefined;
-  /** Retries done so far (0 during the first attempt). */
-  retried: number;
   queueName?: string;
   topicName?: string;
   endpointName?: string;
   scheduleId?: string;
   workflowRunId?: string;
   callerIP?: string;
-  createdAt: number;
   notBefore?: number;
+  /** Told once the message reaches DELIVERED or FAILED. */
+  onFinal?: (messageId: string, outcome: FinalOutcome) => void;
+}
+
+export interface Message extends MessageSpec {
+  id: string;
+  /** Reset epoch the message belongs to; messages of an older epoch are dropped silently. */
+  generation: number;
+  /** Retries done so far (0 during the first attempt). */
+  retried: number;
+  createdAt: number;
   callback: CallbackSpec | undefined;
   failureCallback: CallbackSpec | undefined;
   /** Extra service headers for the destination (e.g. the workflow run id). */
   extraHeaders: Record<string, string>;
   facts: MessageFacts;
-  /** Told once the message reaches DELIVERED or FAILED. */
-  onFinal?: (messageId: string, outcome: FinalOutcome) => void;
 }
 
-export interface NewMessage {
-  kind: MessageKind;
-  url: string;
-  method: HttpMethod;
-  headers: HeaderMap;
-  body: Buffer;
-  timeoutMs: number;
-  retries: number;
-  retryDelay: RetryDelayExpression | undefined;
+export interface NewMessage extends MessageSpec {
   labels: string[];
   redact: RedactionSpec;
-  queueName?: string;
-  topicName?: string;
-  endpointName?: string;
-  scheduleId?: string;
-  workflowRunId?: string;
-  callerIP?: string;
-  notBefore?: number;
   callback?: CallbackSpec;
   failureCallback?: CallbackSpec;
   flowControl?: FlowControlSpec;
   extraHeaders?: Record<string, string>;
-  onFinal?: (messageId: string, outcome: FinalOutcome) => void;
 }
 
 export const NO_REDACTION: RedactionSpec = Object.freeze({ body: false, allHeaders: false, headerNames: new Set<string>() });
