@@ -48,7 +48,11 @@ export class ExporterProcess {
 
   /** Spawns the exporter on 127.0.0.1 (free port) and resolves once it listens. */
   static async start(options: ExporterProcessOptions): Promise<ExporterProcess> {
+    // BENCH_EXPORTER_NODE_ARGS adds node flags, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (the
+    // profile is written when the exporter exits on stop(), not on kill()).
+    const nodeArgs = (process.env.BENCH_EXPORTER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
     const args = [
+      ...nodeArgs,
       cliPath(),
       'run',
       '--listen-address', '127.0.0.1:0',
@@ -132,10 +136,15 @@ export class ExporterProcess {
     await this.#exited;
   }
 
-  /** SIGTERM and wait for the exit status. */
-  async stop(): Promise<number | null> {
+  /** SIGTERM and wait for the exit status (SIGKILL after `graceMs`). */
+  async stop(graceMs = 15_000): Promise<number | null> {
     this.child.kill('SIGTERM');
-    return this.#exited;
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    try {
+      return await this.#exited;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

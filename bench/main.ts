@@ -3,7 +3,8 @@
 //
 //   npm run bench                      the full run (about 4-5 minutes on 2 cores)
 //   npm run bench -- --only render,speed
-//   npm run bench -- --steps 6 --overlap 2m    a finer / a default-overlap sustained-rate search
+//   npm run bench -- --steps 6 --interval 15s --overlap 2m    other settings for the sustained-rate
+//                                                             search and the naive comparison
 //
 // Parts: speed (counting pipeline vs JSON.parse), render (/metrics at 1k/10k/50k series vs bare
 // prom-client), memory (RSS after 1M events; child process), inflight (RSS with 100k messages
@@ -15,7 +16,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDuration } from '../src/common/duration.js';
+import { formatDuration, parseDuration } from '../src/common/duration.js';
+import { settingByKey } from '../src/config/settings.js';
 import { repoRoot } from './exporter-process.js';
 import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed } from './logs.js';
 import { hasGc, median, round } from './measure.js';
@@ -34,11 +36,12 @@ interface Args {
   /** Run one part and print its result (used for the child-process parts). */
   part: Part | null;
   steps: number;
+  intervalMs: number;
   overlapMs: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { only: [...PARTS], part: null, steps: DEFAULT_SUSTAINED.steps, overlapMs: DEFAULT_SUSTAINED.overlapMs };
+  const args: Args = { only: [...PARTS], part: null, steps: DEFAULT_SUSTAINED.steps, intervalMs: DEFAULT_SUSTAINED.pollIntervalMs, overlapMs: DEFAULT_SUSTAINED.overlapMs };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     const value = (): string => {
@@ -56,8 +59,10 @@ function parseArgs(argv: readonly string[]): Args {
       args.steps = Number(value());
     } else if (flag === '--overlap') {
       args.overlapMs = parseDuration(value());
+    } else if (flag === '--interval') {
+      args.intervalMs = parseDuration(value());
     } else {
-      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --overlap <duration>`);
+      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --overlap <duration>`);
     }
   }
   return args;
@@ -98,19 +103,23 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
     case 'inflight':
       return measureInFlightMemory(100_000);
     case 'cycles': {
-      // The defaults (15 s interval, 10 s ingestion delay, 2 min overlap), and the settings of the sustained-rate part.
-      const defaults = { ingestionDelayMs: 10_000, overlapMs: 120_000 };
+      // The exporter's defaults (read from the settings table), and the settings of the sustained-rate part.
+      const setting = (key: string): string => settingByKey(key).defaultText;
+      const interval = /logs=([^,]+)/.exec(setting('poll_interval'))?.[1] ?? '15s';
+      const defaults = { ingestionDelayMs: parseDuration(setting('logs.ingestion_delay')), overlapMs: parseDuration(setting('logs.overlap')) };
+      const defaultsLabel = `defaults (interval ${interval}, delay ${setting('logs.ingestion_delay')}, overlap ${setting('logs.overlap')})`;
       const bench = { ingestionDelayMs: DEFAULT_SUSTAINED.ingestionDelayMs, overlapMs: args.overlapMs };
+      const benchLabel = `bench (interval ${formatDuration(args.intervalMs)}, delay ${formatDuration(bench.ingestionDelayMs)}, overlap ${formatDuration(args.overlapMs)})`;
       return [
-        { settings: 'defaults (interval 15s, delay 10s, overlap 2m)', ...(await measureRequestsPerCycle(10, defaults, 12, 15_000)) },
-        { settings: 'defaults (interval 15s, delay 10s, overlap 2m)', ...(await measureRequestsPerCycle(100, defaults, 12, 15_000)) },
-        { settings: `bench (interval 5s, delay 2s, overlap ${args.overlapMs / 1000}s)`, ...(await measureRequestsPerCycle(100, bench, 12, 5_000)) },
+        { settings: defaultsLabel, ...(await measureRequestsPerCycle(10, defaults, 12, parseDuration(interval))) },
+        { settings: defaultsLabel, ...(await measureRequestsPerCycle(100, defaults, 12, parseDuration(interval))) },
+        { settings: benchLabel, ...(await measureRequestsPerCycle(100, bench, 12, args.intervalMs)) },
       ];
     }
     case 'sustained':
-      return measureSustainedRate({ steps: args.steps, overlapMs: args.overlapMs, log });
+      return measureSustainedRate({ steps: args.steps, pollIntervalMs: args.intervalMs, overlapMs: args.overlapMs, log });
     case 'naive':
-      return compareWithNaivePoller({ overlapMs: args.overlapMs });
+      return compareWithNaivePoller({ pollIntervalMs: args.intervalMs, overlapMs: args.overlapMs });
   }
 }
 
@@ -155,9 +164,9 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
   for (const cost of cycles ?? []) {
     rows.push({ figure: `requests per cycle at ${cost.ratePerSecond} events/s, ${cost.settings}`, exporter: fmt(cost.requestsPerCycle), baseline: `${fmt(cost.minimumPerCycle)} minimum`, ratio: fmt(cost.ratio, 2), target: '', met: '' });
   }
-  const sustained = results.sustained as { sustainedEventsPerSecond: number; limitEventsPerSecond: number; limitBy: string; ratio: number; settings: { overlapMs: number } } | undefined;
+  const sustained = results.sustained as { sustainedEventsPerSecond: number; limitEventsPerSecond: number; limitBy: string; ratio: number; settings: { overlapMs: number; pollIntervalMs: number } } | undefined;
   if (sustained) {
-    rows.push({ figure: `sustained rate, zero gaps (overlap ${sustained.settings.overlapMs / 1000}s), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: '>= 0.9', met: sustained.ratio >= 0.9 ? 'met' : 'MISSED' });
+    rows.push({ figure: `sustained rate, zero gaps (interval ${formatDuration(sustained.settings.pollIntervalMs)}, overlap ${formatDuration(sustained.settings.overlapMs)}), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: '>= 0.9', met: sustained.ratio >= 0.9 ? 'met' : 'MISSED' });
   }
   const naive = results.naive as { exporter: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number }; naive: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number } } | undefined;
   if (naive) {

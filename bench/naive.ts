@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createEmulator } from '../src/emulator/index.js';
 import { ExporterProcess, sumOf } from './exporter-process.js';
 import { round, sampleProcess, seededRandom, sleep } from './measure.js';
-import { waitForQuiet } from './sustained.js';
+import { DEFAULT_SUSTAINED, waitForQuiet } from './sustained.js';
 import { Publisher, startDestinations } from './traffic.js';
 
 export interface NaiveOptions {
@@ -28,7 +28,7 @@ export const DEFAULT_NAIVE: NaiveOptions = {
   retention: 10_000,
   pollIntervalMs: 5_000,
   ingestionDelayMs: 2_000,
-  overlapMs: 10_000,
+  overlapMs: DEFAULT_SUSTAINED.overlapMs,
 };
 
 export interface PollerFigures {
@@ -47,7 +47,7 @@ export interface NaiveComparison {
   settings: NaiveOptions;
   groundTruth: number;
   seconds: number;
-  exporter: PollerFigures;
+  exporter: PollerFigures & { gapsReported: number; caughtUp: boolean };
   naive: PollerFigures & { cycles: number; longestCycleMs: number };
   /** naive / exporter. */
   requestsRatio: number;
@@ -141,7 +141,11 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
       reported,
       reportedShare: round(reported / truth, 3),
     });
-    const exporterFigures = figures(exporterRequests, exporterAfter.cpuMs - exporterBefore.cpuMs, exporterCounted);
+    const exporterFigures = {
+      ...figures(exporterRequests, exporterAfter.cpuMs - exporterBefore.cpuMs, exporterCounted),
+      gapsReported: sumOf(families, 'upstash_exporter_log_gaps_total'),
+      caughtUp: sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000 >= ended,
+    };
     const naiveFigures = figures(naiveRequests, naiveAfter.cpuMs - naiveBefore.cpuMs, lastComplete?.entries ?? 0);
     return {
       settings: options,
@@ -155,7 +159,7 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
   } finally {
     naive.kill('SIGKILL');
     await publisher.close();
-    await exporter.kill();
+    await exporter.stop();
     await emulator.close();
     await destinations.close();
   }

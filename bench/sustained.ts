@@ -19,6 +19,8 @@
 // delay, one interval and one poll (shorter than an interval); one that does not sees its polls
 // overrun the interval, skip ticks, and its lag pass that bound within a cycle or two.
 // Rates are searched by bisection, starting at 90% of the limit.
+import { parseDuration } from '../src/common/duration.js';
+import { settingByKey } from '../src/config/settings.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { ExporterProcess, sumOf } from './exporter-process.js';
 import { round, seededRandom, sleep } from './measure.js';
@@ -30,7 +32,7 @@ export interface SustainedOptions {
   retention: number;
   pollIntervalMs: number;
   ingestionDelayMs: number;
-  /** The exporter's re-read window before its watermark (its default is 2 minutes). */
+  /** The exporter's re-read window before its watermark (default: the exporter's default). */
   overlapMs: number;
   /** Seconds of traffic judged per step, after the warm-up. */
   judgedSeconds: number;
@@ -47,7 +49,7 @@ export const DEFAULT_SUSTAINED: SustainedOptions = {
   retention: 10_000,
   pollIntervalMs: 5_000,
   ingestionDelayMs: 2_000,
-  overlapMs: 10_000,
+  overlapMs: parseDuration(settingByKey('logs.overlap').defaultText),
   judgedSeconds: 10,
   steps: 4,
   exporterArgs: [],
@@ -207,9 +209,9 @@ async function runStep(emulator: EmulatorHandle, destinations: Destinations, opt
     const missing = Math.max(0, truth - counted);
     const doubled = Math.max(0, counted - truth);
     const reasons: string[] = [];
-    if (!caughtUp) reasons.push('did not read up to the end of the traffic in time');
+    if (!caughtUp) reasons.push(`had not read up to the end of the traffic ${round((catchUpDeadline - ended) / 1000, 0)} s after it (${missing} events not counted yet)`);
     if (gaps > 0) reasons.push(`${gaps} events reported lost`);
-    if (missing > 0) reasons.push(`${missing} missing`);
+    if (caughtUp && missing > 0) reasons.push(`${missing} missing`);
     if (doubled > 0) reasons.push(`${doubled} doubled`);
     if (!keptUp) reasons.push(`lag reached ${round(lagMax, 1)} s (bound ${round(lagBound, 1)} s)`);
     return {
@@ -230,7 +232,7 @@ async function runStep(emulator: EmulatorHandle, destinations: Destinations, opt
     };
   } finally {
     await publisher.close();
-    await exporter.kill();
+    await exporter.stop();
   }
 }
 
