@@ -105,6 +105,21 @@ describe('parseLogsPage', () => {
     );
     expect(driftOf(() => parseLogsPage([], context)).path).toBe('');
   });
+
+  it('checks every known field, read by the exporter or not: nulls become absent, wrong types are drift in table order', () => {
+    const entry = { time: 1, messageId: 'm', label: null, timeout: null, queueName: 'q' };
+    parseLogsPage({ logs: [entry] }, context);
+    expect(entry).toEqual({ time: 1, messageId: 'm', label: undefined, timeout: undefined, queueName: 'q' });
+    const valid = { time: 1, messageId: 'm', state: 'CREATED' };
+    expect(driftOf(() => parseLogsPage({ logs: [valid, { ...valid, timeout: '30s' }] }, context)).path).toBe('logs[1].timeout');
+    expect(driftOf(() => parseLogsPage({ logs: [{ ...valid, labels: ['a', 2] }] }, context)).path).toBe('logs[0].labels');
+    expect(driftOf(() => parseLogsPage({ logs: [{ ...valid, nextDeliveryTime: Number.POSITIVE_INFINITY }] }, context)).path).toBe('logs[0].nextDeliveryTime');
+    // Two wrong fields: the first of the table (header) is named, whatever the order in the entry.
+    const twoWrong = JSON.parse('{"time":1,"messageId":"m","maxRetries":"3","header":"h"}') as unknown;
+    expect(driftOf(() => parseLogsPage({ logs: [twoWrong] }, context)).path).toBe('logs[0].header');
+    // Unknown fields pass whatever their type.
+    expect(parseLogsPage({ logs: [{ ...valid, somethingNew: [1, { a: null }] }] }, context).logs).toHaveLength(1);
+  });
 });
 
 describe('parseSeriesTimestamp', () => {

@@ -45,6 +45,42 @@ describe('de-duplication window', () => {
     expect(restored.size).toBe(0);
   });
 
+  it('gives entries and their text keys the same identities, also for a message with many entries, through pruning and a checkpoint', () => {
+    const window = new DedupWindow();
+    type Fields = [number, number, string, number | undefined, number | undefined];
+    // 40 transitions of one message (more than a message keeps in its flat array) and a few of others.
+    const busy: Fields[] = Array.from({ length: 40 }, (_, i) => [1000 + i, i % 8, 'busy', i % 3 === 0 ? 500 : undefined, i % 5 === 0 ? 9000 + i : undefined]);
+    const others: Fields[] = [[1000, 0, 'calm', undefined, undefined], [1001, 4, 'calm', 200, undefined], [1039, 2, 'late', undefined, 5000]];
+    const all = [...busy, ...others];
+    window.beginWalk();
+    expect(all.map((fields) => window.observeEvent(...fields))).toEqual(all.map(() => true));
+    expect(window.size).toBe(43);
+    // A twin of the 40th transition in the same walk (beyond the flat array) is counted too.
+    expect(window.observeEvent(...busy[39]!)).toBe(true);
+    window.beginWalk();
+    expect(all.map((fields) => window.observeEvent(...fields))).toEqual(all.map(() => false));
+    window.beginWalk();
+    expect([window.observe(eventKey(...busy[7]!)), window.observe(eventKey(...others[1]!))]).toEqual([false, false]);
+    expect(window.countedTimes(eventKey(...busy[39]!))).toBe(2);
+    expect(window.countedTimes(eventKey(1003, 3, 'busy', 500, undefined))).toBe(1);
+    expect(window.countedTimes(eventKey(1003, 3, 'busy', undefined, undefined))).toBe(0);
+
+    const restored = new DedupWindow();
+    restored.restore(window.export());
+    expect(restored.size).toBe(43);
+    restored.beginWalk();
+    expect(all.map((fields) => restored.observeEvent(...fields))).toEqual(all.map(() => false));
+    // Counted twice before: its second occurrence is known, a third one is a new twin.
+    expect([restored.observeEvent(...busy[39]!), restored.observeEvent(...busy[39]!)]).toEqual([false, true]);
+    restored.prune(1030);
+    expect(restored.size).toBe(11);
+    restored.beginWalk();
+    expect(restored.observeEvent(...busy[35]!)).toBe(false);
+    expect(restored.observeEvent(...busy[20]!)).toBe(true);
+    restored.prune(2000);
+    expect(restored.size).toBe(0);
+  });
+
   it('tells transitions of one message apart by status and next delivery time', () => {
     expect(eventKey(5, 3, 'm', 500, undefined)).not.toBe(eventKey(5, 3, 'm', 502, undefined));
     expect(eventKey(5, 2, 'm', undefined, 100)).not.toBe(eventKey(5, 2, 'm', undefined, 200));

@@ -108,9 +108,15 @@ export class SeriesGuard<L extends string = string> {
   }
 }
 
-// Label order must not matter: {a,b} and {b,a} are the same series. JSON of sorted pairs cannot
-// collide the way a naive "k=v," join could with values containing the separators.
+// Label order must not matter: {a,b} and {b,a} are the same series. Each name and value is
+// written with its length in front, so no value can imitate a separator (no escaping needed,
+// and much cheaper than JSON of the pairs: admission runs for every new target of the logs).
 function canonicalKey(labels: Readonly<Record<string, string>>): string {
   const names = Object.keys(labels).sort();
-  return JSON.stringify(names.map((name) => [name, labels[name]]));
+  let key = '';
+  for (const name of names) {
+    const value = labels[name] ?? '';
+    key += `${name.length}:${name}${value.length}:${value}`;
+  }
+  return key;
 }

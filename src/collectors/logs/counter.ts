@@ -1,11 +1,11 @@
 // Counting one parsed page: the hot path. For each entry: its state, its identity key, the
 // de-duplication window, then the target's series, the error class, the daily count and the
-// message tracker. No per-entry objects are allocated besides the identity key; the page's
-// summary goes into a PageTally the caller reuses.
+// message tracker. Nothing is allocated per entry (a new message gets its records); the
+// page's summary goes into a PageTally the caller reuses.
 import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import { DailyMessages } from './daily.js';
-import { DedupWindow, eventKey } from './dedup.js';
+import { DedupWindow } from './dedup.js';
 import { EventCounters, type OptInLabel } from './event-counters.js';
 import { errorReasonOf } from './labels.js';
 import { CREATED, ERROR, StateTable } from './states.js';
@@ -93,7 +93,7 @@ export class LogCounter {
         tally.withState += 1;
       }
 
-      if (!dedup.observe(eventKey(time, state, entry.messageId, entry.responseStatus, entry.nextDeliveryTime))) {
+      if (!dedup.observeEvent(time, state, entry.messageId, entry.responseStatus, entry.nextDeliveryTime)) {
         tally.duplicates += 1;
         continue;
       }

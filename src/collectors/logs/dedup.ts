@@ -9,12 +9,22 @@
 // key was counted fewer than n times before. Re-reading a range (overlap, inclusive bounds,
 // resumed walks) therefore never counts twice, and twins are not merged.
 //
-// Hot path: one Map lookup and one Map write per entry. The value packs three numbers:
-// (walk stamp * 4096 + occurrences in that walk) * 4096 + times counted.
+// Hot path (observeEvent): no string is built per entry. Identities are grouped by messageId (a
+// message has a handful of entries in the window), each as five numbers in one flat array:
+// time, state, status, next delivery time (-Infinity when absent: present values are finite)
+// and the packed count (walk stamp * 4096 + occurrences in that walk) * 4096 + times counted.
+// A message with unusually many entries gets a map keyed by the rest of the identity, so a
+// hostile log cannot make the lookup quadratic. The text form (eventKey) is what checkpoints
+// hold and what observe() accepts.
 
 const SLOT = 4096;
 const MAX_SLOT = SLOT - 1;
 const STAMP = SLOT * SLOT;
+const ABSENT = Number.NEGATIVE_INFINITY;
+/** Numbers per identity in a message's array: time, state, status, next, packed. */
+const WIDTH = 5;
+/** Identities of one message kept in its array; beyond it the message gets a map. */
+const MAX_LINEAR = 32;
 
 /** Identity key of an entry; `time` first so the window can be pruned by time. */
 export function eventKey(time: number, stateIndex: number, messageId: string, responseStatus: unknown, nextDeliveryTime: unknown): string {
@@ -29,12 +39,50 @@ export function keyTime(key: string): number {
   return Number(key.slice(0, key.indexOf('|')));
 }
 
+interface Identity {
+  time: number;
+  state: number;
+  messageId: string;
+  status: number;
+  next: number;
+}
+
+const NUMBER_TEXT = '-?\\d+(?:\\.\\d+)?(?:e[+-]\\d+)?';
+const SUFFIXES = new RegExp(`^(.*?)(?:\\|s(${NUMBER_TEXT}))?(?:\\|n(${NUMBER_TEXT}))?$`, 's');
+
+/** The identity an eventKey text stands for; null when the text is not one. */
+function parseKey(key: string): Identity | null {
+  const first = key.indexOf('|');
+  const second = first < 0 ? -1 : key.indexOf('|', first + 1);
+  if (second < 0) return null;
+  const time = Number(key.slice(0, first));
+  const state = Number(key.slice(first + 1, second));
+  const rest = SUFFIXES.exec(key.slice(second + 1));
+  if (!Number.isFinite(time) || !Number.isInteger(state) || rest === null) return null;
+  return {
+    time,
+    state,
+    messageId: rest[1]!,
+    status: rest[2] === undefined ? ABSENT : Number(rest[2]),
+    next: rest[3] === undefined ? ABSENT : Number(rest[3]),
+  };
+}
+
+/** The identity without messageId, as the key of a message's map. */
+function restKey(time: number, state: number, status: number, next: number): string {
+  return `${time}|${state}|${status}|${next}`;
+}
+
+/** A message's identities: a flat array while few, a map beyond (value: [time, packed]). */
+type Identities = number[] | Map<string, [number, number]>;
+
 export class DedupWindow {
-  readonly #keys = new Map<string, number>();
+  readonly #messages = new Map<string, Identities>();
+  #size = 0;
   #stamp = 1;
 
   get size(): number {
-    return this.#keys.size;
+    return this.#size;
   }
 
   /** Identifies the current walk. */
@@ -47,56 +95,178 @@ export class DedupWindow {
     this.#stamp += 1;
   }
 
-  /** Records one occurrence of `key` in the current walk; true when it is to be counted. */
-  observe(key: string): boolean {
-    const packed = this.#keys.get(key);
+  /** Records one occurrence of an entry in the current walk; true when it is to be counted. */
+  observeEvent(time: number, stateIndex: number, messageId: string, responseStatus: number | undefined, nextDeliveryTime: number | undefined): boolean {
+    const status = responseStatus === undefined ? ABSENT : responseStatus;
+    const next = nextDeliveryTime === undefined ? ABSENT : nextDeliveryTime;
     const stamp = this.#stamp;
-    if (packed === undefined) {
-      this.#keys.set(key, stamp * STAMP + SLOT + 1);
+    const identities = this.#messages.get(messageId);
+    if (identities === undefined) {
+      this.#messages.set(messageId, [time, stateIndex, status, next, stamp * STAMP + SLOT + 1]);
+      this.#size += 1;
       return true;
     }
-    const packedStamp = Math.floor(packed / STAMP);
-    const rest = packed - packedStamp * STAMP;
-    const previous = packedStamp === stamp ? Math.floor(rest / SLOT) : 0;
-    const counted = rest % SLOT;
-    const occurrence = Math.min(MAX_SLOT, previous + 1);
-    if (occurrence > counted) {
-      this.#keys.set(key, stamp * STAMP + occurrence * SLOT + occurrence);
+    if (Array.isArray(identities)) {
+      for (let i = 0; i < identities.length; i += WIDTH) {
+        if (identities[i] === time && identities[i + 1] === stateIndex && identities[i + 2] === status && identities[i + 3] === next) {
+          const before = identities[i + 4]!;
+          const after = nextPacked(before, stamp);
+          identities[i + 4] = after;
+          return after % SLOT > before % SLOT;
+        }
+      }
+      this.#size += 1;
+      if (identities.length < MAX_LINEAR * WIDTH) {
+        identities.push(time, stateIndex, status, next, stamp * STAMP + SLOT + 1);
+      } else {
+        const map = toMap(identities);
+        map.set(restKey(time, stateIndex, status, next), [time, stamp * STAMP + SLOT + 1]);
+        this.#messages.set(messageId, map);
+      }
       return true;
     }
-    this.#keys.set(key, stamp * STAMP + occurrence * SLOT + counted);
-    return false;
+    const key = restKey(time, stateIndex, status, next);
+    const known = identities.get(key);
+    if (known === undefined) {
+      identities.set(key, [time, stamp * STAMP + SLOT + 1]);
+      this.#size += 1;
+      return true;
+    }
+    const before = known[1];
+    known[1] = nextPacked(before, stamp);
+    return known[1] % SLOT > before % SLOT;
+  }
+
+  /** Records one occurrence of `key` (an eventKey text) in the current walk; true when it is to be counted. */
+  observe(key: string): boolean {
+    const identity = parseKey(key);
+    if (identity === null) return false;
+    const { time, state, messageId, status, next } = identity;
+    return this.observeEvent(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
   }
 
   /** Times `key` was counted (0 when unknown). */
   countedTimes(key: string): number {
-    const packed = this.#keys.get(key);
+    const identity = parseKey(key);
+    if (identity === null) return 0;
+    const packed = this.#packedOf(identity);
     return packed === undefined ? 0 : packed % SLOT;
   }
 
-  /** Forgets keys older than `from` (no walk will read them again). */
+  /** Forgets entries older than `from` (no walk will read them again). */
   prune(from: number): void {
-    for (const key of this.#keys.keys()) {
-      if (keyTime(key) < from) this.#keys.delete(key);
+    for (const [messageId, identities] of this.#messages) {
+      if (Array.isArray(identities)) {
+        let kept = 0;
+        for (let i = 0; i < identities.length; i += WIDTH) {
+          if (identities[i]! < from) continue;
+          for (let j = 0; j < WIDTH; j++) identities[kept + j] = identities[i + j]!;
+          kept += WIDTH;
+        }
+        this.#size -= (identities.length - kept) / WIDTH;
+        if (kept === 0) this.#messages.delete(messageId);
+        else identities.length = kept;
+      } else {
+        for (const [key, [time]] of identities) {
+          if (time >= from) continue;
+          identities.delete(key);
+          this.#size -= 1;
+        }
+        if (identities.size === 0) this.#messages.delete(messageId);
+      }
     }
   }
 
   export(): { keys: string[]; repeats: Array<[string, number]> } {
     const keys: string[] = [];
     const repeats: Array<[string, number]> = [];
-    for (const [key, packed] of this.#keys) {
+    this.#forEach((time, state, messageId, status, next, packed) => {
+      const key = eventKey(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
       const counted = packed % SLOT;
       if (counted <= 1) keys.push(key);
       else repeats.push([key, counted]);
-    }
+    });
     return { keys, repeats };
   }
 
   restore(state: { keys: readonly string[]; repeats: ReadonlyArray<readonly [string, number]> }): void {
-    this.#keys.clear();
+    this.#messages.clear();
+    this.#size = 0;
     // Stamp 0 belongs to no walk: restored keys start with no occurrence in the next walk.
-    for (const key of state.keys) this.#keys.set(key, 1);
-    for (const [key, counted] of state.repeats) this.#keys.set(key, Math.min(MAX_SLOT, counted));
+    for (const key of state.keys) this.#restoreKey(key, 1);
+    for (const [key, counted] of state.repeats) this.#restoreKey(key, Math.min(MAX_SLOT, counted));
     this.#stamp = 1;
   }
+
+  #restoreKey(key: string, packed: number): void {
+    const identity = parseKey(key);
+    if (identity === null) return;
+    const { time, state, messageId, status, next } = identity;
+    const known = this.#packedOf(identity);
+    if (known === undefined) {
+      // Recorded as a fresh identity, then given the restored count.
+      this.observeEvent(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
+    }
+    this.#setPacked(identity, packed);
+  }
+
+  #packedOf(identity: Identity): number | undefined {
+    const identities = this.#messages.get(identity.messageId);
+    if (identities === undefined) return undefined;
+    if (!Array.isArray(identities)) return identities.get(restKey(identity.time, identity.state, identity.status, identity.next))?.[1];
+    const index = indexIn(identities, identity);
+    return index < 0 ? undefined : identities[index + 4];
+  }
+
+  #setPacked(identity: Identity, packed: number): void {
+    const identities = this.#messages.get(identity.messageId)!;
+    if (!Array.isArray(identities)) {
+      identities.get(restKey(identity.time, identity.state, identity.status, identity.next))![1] = packed;
+      return;
+    }
+    identities[indexIn(identities, identity) + 4] = packed;
+  }
+
+  #forEach(visit: (time: number, state: number, messageId: string, status: number, next: number, packed: number) => void): void {
+    for (const [messageId, identities] of this.#messages) {
+      if (Array.isArray(identities)) {
+        for (let i = 0; i < identities.length; i += WIDTH) {
+          visit(identities[i]!, identities[i + 1]!, messageId, identities[i + 2]!, identities[i + 3]!, identities[i + 4]!);
+        }
+      } else {
+        for (const [key, [time, packed]] of identities) {
+          const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
+          visit(time, state, messageId, status, next, packed);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The packed count after one more occurrence in walk `stamp`: the n-th occurrence in a walk
+ * raises the times counted to n if it was lower (then the entry is counted).
+ */
+function nextPacked(packed: number, stamp: number): number {
+  const packedStamp = Math.floor(packed / STAMP);
+  const rest = packed - packedStamp * STAMP;
+  const previous = packedStamp === stamp ? Math.floor(rest / SLOT) : 0;
+  const counted = rest % SLOT;
+  const occurrence = Math.min(MAX_SLOT, previous + 1);
+  return stamp * STAMP + occurrence * SLOT + Math.max(counted, occurrence);
+}
+
+function indexIn(identities: readonly number[], identity: Identity): number {
+  for (let i = 0; i < identities.length; i += WIDTH) {
+    if (identities[i] === identity.time && identities[i + 1] === identity.state && identities[i + 2] === identity.status && identities[i + 3] === identity.next) return i;
+  }
+  return -1;
+}
+
+function toMap(identities: readonly number[]): Map<string, [number, number]> {
+  const map = new Map<string, [number, number]>();
+  for (let i = 0; i < identities.length; i += WIDTH) {
+    map.set(restKey(identities[i]!, identities[i + 1]!, identities[i + 2]!, identities[i + 3]!), [identities[i]!, identities[i + 4]!]);
+  }
+  return map;
 }
