@@ -15,10 +15,17 @@
 // end: no gap was reported, the counters equal the ground truth (nothing missing, nothing
 // doubled), and the exporter kept up while the traffic ran: after a warm-up (one overlap and
 // one interval, so every cycle re-reads a full overlap as it does in a long run) its lag stayed
-// within ingestion delay + 2 intervals + 1 s. An exporter that keeps up trails by at most the
-// delay, one interval and one poll (shorter than an interval); one that does not sees its polls
-// overrun the interval, skip ticks, and its lag pass that bound within a cycle or two.
+// within ingestion delay + 2 intervals + 1 s for `judgedCycles` intervals. An exporter that
+// keeps up trails by at most the delay, one interval and one poll (shorter than an interval);
+// one whose polls overrun the interval skips ticks and passes that bound within a cycle or two,
+// and one that stops its polls in time but reads slower than the entries arrive trails a little
+// more every cycle (hence six judged cycles: about 1 s more per cycle at the limit itself).
 // Rates are searched by bisection, starting at 90% of the limit.
+//
+// By default the exporter runs with its own defaults (interval, ingestion delay, overlap, read
+// from the settings table), against a retention of 100,000 entries: today's plans keep days of
+// logs, so the rate limit is what binds (the retention term would only bind below
+// 100,000 / (interval + delay) events per second).
 import { parseDuration } from '../src/common/duration.js';
 import { settingByKey } from '../src/config/settings.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
@@ -34,8 +41,8 @@ export interface SustainedOptions {
   ingestionDelayMs: number;
   /** The exporter's re-read window before its watermark (default: the exporter's default). */
   overlapMs: number;
-  /** Seconds of traffic judged per step, after the warm-up. */
-  judgedSeconds: number;
+  /** Intervals of traffic judged per step, after the warm-up. */
+  judgedCycles: number;
   /** Steps of the bisection. */
   steps: number;
   /** Further exporter flags (e.g. `--logs-overlap=10s`). */
@@ -43,15 +50,20 @@ export interface SustainedOptions {
   log: (line: string) => void;
 }
 
+/** The exporter's default logs interval, from the settings table (`logs=15s, ...`). */
+export function defaultLogsIntervalMs(): number {
+  return parseDuration(/logs=([^,]+)/.exec(settingByKey('poll_interval').defaultText)?.[1] ?? '15s');
+}
+
 export const DEFAULT_SUSTAINED: SustainedOptions = {
   latencyMs: 50,
   rateLimitPerSecond: 5,
-  retention: 10_000,
-  pollIntervalMs: 5_000,
-  ingestionDelayMs: 2_000,
+  retention: 100_000,
+  pollIntervalMs: defaultLogsIntervalMs(),
+  ingestionDelayMs: parseDuration(settingByKey('logs.ingestion_delay').defaultText),
   overlapMs: parseDuration(settingByKey('logs.overlap').defaultText),
-  judgedSeconds: 10,
-  steps: 4,
+  judgedCycles: 6,
+  steps: 3,
   exporterArgs: [],
   log: () => undefined,
 };
@@ -112,7 +124,7 @@ export async function measureSustainedRate(partial: Partial<SustainedOptions> = 
       const step = await runStep(emulator, destinations, options, limit * fraction, fraction);
       steps.push(step);
       options.log(
-        `  sustained: ${Math.round(step.eventsPerSecond)} events/s (${Math.round(fraction * 100)}% of ${Math.round(limit)}): ${step.passed ? 'zero gaps, kept up' : `FAILED (${step.reason})`}`,
+        `  sustained: ${Math.round(step.eventsPerSecond)} events/s (${Math.round(fraction * 100)}% of ${Math.round(limit)}): ${step.passed ? 'zero gaps, kept up' : `FAILED (${step.reason})`}; lag max ${step.lagMaxSeconds} s (bound ${step.lagBoundSeconds} s), ${step.requests} log requests, ${step.rateLimited} answered 429`,
       );
       if (step.passed) low = fraction;
       else high = fraction;
@@ -164,7 +176,7 @@ async function runStep(emulator: EmulatorHandle, destinations: Destinations, opt
     const started = Date.now();
     publisher.start(eventsPerSecond / 3);
     const warmupMs = options.overlapMs + options.pollIntervalMs;
-    const stepMs = warmupMs + options.judgedSeconds * 1000;
+    const stepMs = warmupMs + options.judgedCycles * options.pollIntervalMs;
     while (Date.now() - started < stepMs) {
       await sleep(500);
       try {

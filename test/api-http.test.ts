@@ -446,6 +446,100 @@ describe('HttpClient', () => {
   });
 });
 
+/**
+ * A burst limit like the service's: `limit` requests per wall-clock second per path, announced
+ * on every answer (Burst-RateLimit-Limit / -Remaining / -Reset in unix seconds), 429 above.
+ */
+function burstLimited(limit: number): Handler {
+  const windows = new Map<string, { second: number; used: number }>();
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const second = Math.floor(Date.now() / 1000);
+    const window = windows.get(path) ?? { second, used: 0 };
+    if (window.second !== second) Object.assign(window, { second, used: 0 });
+    window.used += 1;
+    windows.set(path, window);
+    const headers = {
+      'burst-ratelimit-limit': String(limit),
+      'burst-ratelimit-remaining': String(Math.max(0, limit - window.used)),
+      'burst-ratelimit-reset': String(second + 1),
+    };
+    if (window.used > limit) json(res, 429, { error: 'Exceeded burst rate limit' }, headers);
+    else json(res, 200, { ok: true }, headers);
+  };
+}
+
+describe('pacing on the announced rate-limit budget', () => {
+  it('spends no request on a 429 when every answer announces the budget, and waits for each reset', async () => {
+    const server = await startServer(burstLimited(3));
+    const reports: RequestReport[] = [];
+    const http = client(server.url, { onRequest: (r) => reports.push(r), retry: { paceRateLimit: true } });
+    // Start just after a second begins, so the first window holds its whole budget.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+    const started = Date.now();
+    for (let i = 0; i < 8; i++) await http.request(get());
+    expect(reports.map((r) => r.code)).toEqual(Array(8).fill('200'));
+    // 3 + 3 + 2 requests in three windows: two waits for a reset, none in between.
+    const seconds = server.requests.map((r) => Math.floor(r.at / 1000));
+    expect([...new Set(seconds)]).toHaveLength(3);
+    for (const second of new Set(seconds)) expect(seconds.filter((s) => s === second).length).toBeLessThanOrEqual(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('learns the budget only when asked to pace (a plain client spends requests on 429s)', async () => {
+    const server = await startServer(burstLimited(2));
+    const reports: RequestReport[] = [];
+    const http = client(server.url, { onRequest: (r) => reports.push(r) });
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+    for (let i = 0; i < 3; i++) await http.request(get());
+    expect(reports.map((r) => r.code)).toEqual(['200', '200', '429', '200']);
+  });
+
+  it('paces each endpoint on its own budget', async () => {
+    const server = await startServer(burstLimited(1));
+    const http = client(server.url, { retry: { paceRateLimit: true } });
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+    await http.request(get('/v2/logs', '/v2/logs'));
+    const before = Date.now();
+    await http.request(get('/v2/schedules', '/v2/schedules'));
+    expect(Date.now() - before).toBeLessThan(300);
+    await http.request(get('/v2/logs', '/v2/logs'));
+    expect(Date.now() - before).toBeGreaterThanOrEqual(500);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('does not wait for a reset further away than maxRateLimitWaitMs: the service decides', async () => {
+    const resetSeconds = Math.ceil(Date.now() / 1000) + 60;
+    const server = await startServer((_req, res) =>
+      json(res, 200, { ok: true }, { 'burst-ratelimit-remaining': '0', 'burst-ratelimit-reset': String(resetSeconds) }),
+    );
+    const http = client(server.url, { retry: { maxRateLimitWaitMs: 5_000, paceRateLimit: true } });
+    const started = Date.now();
+    await http.request(get());
+    await http.request(get());
+    expect(server.requests).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it('aborts the wait for a reset through the signal', async () => {
+    const resetSeconds = Math.ceil(Date.now() / 1000) + 20;
+    const server = await startServer((_req, res) =>
+      json(res, 200, { ok: true }, { 'burst-ratelimit-remaining': '0', 'burst-ratelimit-reset': String(resetSeconds) }),
+    );
+    const controller = new AbortController();
+    const http = client(server.url, { signal: controller.signal, retry: { paceRateLimit: true } });
+    await http.request(get());
+    const started = Date.now();
+    const pending = failure(http.request(get()));
+    setTimeout(() => controller.abort(), 100);
+    const error = await pending;
+    expect(error).toBeInstanceOf(ApiAbortedError);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe('rateLimitWaitMs', () => {
   const now = 1_700_000_000_000;
   it('reads Retry-After seconds and dates, and Burst-RateLimit-Reset in s or ms', () => {

@@ -22,8 +22,11 @@ import {
   type World,
 } from './logs-helpers.js';
 import { allLogs } from './emulator-helpers.js';
-import { pollContext, valueOf } from './exporter-e2e-helpers.js';
-import type { LogsSettings } from '../src/collectors/logs/index.js';
+import { captureLogger, pollContext, valueOf } from './exporter-e2e-helpers.js';
+import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
+import { DeliveryClient } from '../src/api/delivery.js';
+import type { RequestReport } from '../src/api/http.js';
+import { TEST_SETTINGS } from './logs-helpers.js';
 
 let world: World | undefined;
 let under: CollectorUnderTest | undefined;
@@ -133,6 +136,35 @@ describe('logs collector: exact counts against the emulator', () => {
   it('stays exact through 429 storms', async () => {
     await runScenario({ faults: { rateLimitPerSecond: 3 }, settings: { maxPagesPerCycle: 4 }, traffic: (w) => mixedTraffic(w, 3) });
     expect(under!.requests.filter((r) => r.code === '429').length).toBeGreaterThan(0);
+  });
+
+  it('stays exact through a rate limit without spending a request on a 429 when pacing on the announced budget', async () => {
+    world = await startWorld();
+    const requests: RequestReport[] = [];
+    const client = new DeliveryClient({
+      onRequest: (report) => requests.push(report),
+      baseUrl: world.emu.url,
+      token: world.emu.credentials.token,
+      retry: { maxRetries: 4, baseDelayMs: 10, maxDelayMs: 100, maxRateLimitWaitMs: 1500, paceRateLimit: true },
+    });
+    const log = captureLogger('debug');
+    const settings = { ...TEST_SETTINGS, maxPagesPerCycle: 4 };
+    const collector = new LogsCollector({ source: client, settings, stateFile: null, upstream: 'paced', logger: log.logger });
+    under = { collector, client, log, requests, close: () => client.close() };
+    await collector.poll(pollContext(log.logger));
+    world.emu.setKnobs({ rateLimitPerSecond: 3 });
+    const background = pollInBackground(under);
+    await mixedTraffic(world, 3);
+    const truth = await settle(world.emu);
+    await background.stop();
+    await pollUntil(under, Date.now(), 20_000);
+    const families = await familiesOfCollector(collector);
+    expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
+    expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
+    // The budget was spent (3 a second, several pages per poll) and never overdrawn.
+    const afterLimit = requests.slice(1);
+    expect(afterLimit.some((r) => r.rateLimitRemaining === 0)).toBe(true);
+    expect(requests.filter((r) => r.code === '429')).toEqual([]);
   });
 
   it('stays exact through 5xx bursts (polls fail, nothing is lost or doubled)', async () => {

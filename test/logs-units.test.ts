@@ -14,14 +14,16 @@ import { DeliveryClient } from '../src/api/delivery.js';
 import { LogsCollector } from '../src/collectors/logs/index.js';
 import { DailyMessages } from '../src/collectors/logs/daily.js';
 import { DedupWindow, eventKey } from '../src/collectors/logs/dedup.js';
+import { CycleClock, DEADLINE_MARGIN_MS } from '../src/collectors/logs/cycle-clock.js';
 import { HistogramFamily } from '../src/collectors/logs/families.js';
+import { AdaptiveOverlap, CLEAN_SLICES_TO_SHRINK, MAX_GROWN_OVERLAP_MS } from '../src/collectors/logs/overlap.js';
 import { errorReasonOf, safeUrlOf } from '../src/collectors/logs/labels.js';
 import { MessageTracker } from '../src/collectors/logs/tracker.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { upstreamIdentity } from '../src/state/index.js';
 import { startDestination } from './emulator-helpers.js';
 import { captureLogger, parseExposition, pollContext, sleep, valueOf, type Family } from './exporter-e2e-helpers.js';
-import { EVENTS, exportedEventSeries, publish, settle, startCollector, startWorld, sumOf, TEST_SETTINGS, pollUntil, type World } from './logs-helpers.js';
+import { addUrlGroup, differences, EVENTS, exportedEventSeries, familiesOfCollector, mixedTraffic, pollInBackground, publish, settle, startCollector, startWorld, sumOf, TEST_SETTINGS, truthEventSeries, pollUntil, type World } from './logs-helpers.js';
 
 describe('de-duplication window', () => {
   it('counts identical entries of one walk each, and none of them again in a later walk', () => {
@@ -319,6 +321,127 @@ describe('logs collector against a scripted log server', () => {
 
 // ---- series cap and opt-in labels, against the emulator ----------------------------------------
 
+describe('overlap and cycle time', () => {
+  it('grows the overlap while late entries appear and halves it back after clean slices', () => {
+    const log = captureLogger('info');
+    const overlap = new AdaptiveOverlap({ configuredMs: 5_000, ingestionDelayMs: 15_000, logger: log.logger });
+    overlap.afterSlice(0);
+    expect(overlap.currentMs).toBe(5_000);
+    for (const expected of [10_000, 20_000, 40_000, MAX_GROWN_OVERLAP_MS, MAX_GROWN_OVERLAP_MS]) {
+      overlap.afterSlice(3);
+      expect(overlap.currentMs).toBe(expected);
+    }
+    for (let i = 1; i < CLEAN_SLICES_TO_SHRINK; i++) overlap.afterSlice(0);
+    expect(overlap.currentMs).toBe(MAX_GROWN_OVERLAP_MS);
+    overlap.afterSlice(0);
+    expect(overlap.currentMs).toBe(30_000);
+    for (let i = 0; i < 3 * CLEAN_SLICES_TO_SHRINK; i++) overlap.afterSlice(0);
+    expect(overlap.currentMs).toBe(5_000);
+    expect(log.text()).toContain('re-reading a longer overlap');
+    expect(log.text()).toContain('re-reading a shorter overlap again');
+    // Configured at 0, it still grows from a second when late entries show up.
+    const none = new AdaptiveOverlap({ configuredMs: 0, ingestionDelayMs: 15_000, logger: log.logger });
+    none.afterSlice(1);
+    expect(none.currentMs).toBe(1_000);
+  });
+
+  it('stops a cycle before a request that could not finish before the next poll, but always sends its first', () => {
+    const clock = new CycleClock();
+    clock.begin(0, 0, 10_000);
+    expect(clock.allows(9_900, 5_000)).toBe(true); // the first request of a cycle always goes
+    clock.requestDone(400, 300); // 100 ms once sent
+    expect(clock.allows(10_000 - DEADLINE_MARGIN_MS - 100, 0)).toBe(true);
+    expect(clock.allows(10_000 - DEADLINE_MARGIN_MS - 99, 0)).toBe(false);
+    expect(clock.allows(9_000, 700)).toBe(false); // the wait for the rate-limit window counts
+    clock.begin(20_000, 0, null);
+    clock.requestDone(100, 0);
+    expect(clock.allows(1e12, 1e6)).toBe(true);
+  });
+
+  it('judges the rate limit the bottleneck only when its waits fill the cycle and the overlap would not fit', () => {
+    const clock = new CycleClock();
+    clock.begin(0, 0, null);
+    clock.begin(15_000, 1_000, null); // cycles 15 s apart
+    // 13.5 s walking, 9 s of it waiting for windows; 6,750 new entries over 15 s of log time.
+    clock.page(6_750, 6_750);
+    expect(clock.rateLimitBound(28_500, 10_000, 15_000, 5_000)).toBe(true);
+    expect(clock.rateLimitBound(28_500, 10_000, 15_000, 0)).toBe(true);
+    // The same cycle without waiting (slow upstream, busy CPU): not the rate limit.
+    expect(clock.rateLimitBound(28_500, 1_500, 15_000, 5_000)).toBe(false);
+    // Half the load: 6.75 s walking; with the 5 s overlap about 9 s, under 80% of 15 s.
+    clock.begin(30_000, 10_000, null);
+    clock.page(3_375, 3_375);
+    expect(clock.rateLimitBound(36_750, 14_000, 15_000, 5_000)).toBe(false);
+    expect(clock.rateLimitBound(36_750, 14_000, 15_000, 60_000)).toBe(true);
+  });
+});
+
+describe('late entries and the next poll against the emulator', () => {
+  let world: World | undefined;
+  afterEach(async () => {
+    await world?.close();
+    world = undefined;
+  });
+
+  it('counts entries visible after the ingestion delay once, reports them as late and re-reads a longer overlap', async () => {
+    // Entries show up 300 ms after their time: 200 ms after the ingestion delay, inside the overlap.
+    world = await startWorld({ logVisibilityDelayMs: 300 });
+    const under = startCollector(world, { ingestionDelayMs: 100, overlapMs: 400 });
+    cleanups.push(() => under.close());
+    await under.collector.poll(pollContext(under.log.logger));
+    const background = pollInBackground(under);
+    await mixedTraffic(world);
+    const truth = await settle(world.emu);
+    await background.stop();
+    await pollUntil(under, Date.now() + 1_000);
+    const f = await familiesOfCollector(under.collector);
+    expect(differences(exportedEventSeries(f), truthEventSeries(truth))).toEqual([]);
+    expect(valueOf(f, 'upstash_exporter_log_late_events_total')).toBeGreaterThan(0);
+    expect(valueOf(f, 'upstash_exporter_log_late_events_total')).toBeLessThanOrEqual(truth.total);
+    expect(under.log.text()).toContain('re-reading a longer overlap');
+  });
+
+  it('stops a walk before the next poll is due and finishes it in the following polls, exactly', async () => {
+    world = await startWorld({ latencyMs: 40, faultScope: ['logs'] });
+    const under = startCollector(world, { maxPagesPerCycle: 1_000 });
+    cleanups.push(() => under.close());
+    let pollsDue = 0;
+    const collector = new LogsCollector({
+      source: under.client,
+      settings: { ...TEST_SETTINGS, maxPagesPerCycle: 1_000 },
+      stateFile: null,
+      upstream: 'deadline',
+      logger: under.log.logger,
+      // The next poll is always 400 ms away.
+      nextPollAt: (now) => {
+        pollsDue += 1;
+        return now + 400;
+      },
+    });
+    await collector.poll(pollContext(under.log.logger));
+    const group = Array.from({ length: 100 }, (_, i) => ({ url: `${world!.ok.url}/fan/${i}` }));
+    await addUrlGroup(world.emu, 'fan', group);
+    for (let i = 0; i < 6; i++) await publish(world.emu, 'fan');
+    const truth = await settle(world.emu);
+    const until = Date.now();
+    await sleep(200);
+    const durations: number[] = [];
+    const pagesBefore = under.requests.length;
+    for (let i = 0; i < 40 && collector.position.watermark < until; i++) {
+      const started = Date.now();
+      await collector.poll(pollContext(under.log.logger));
+      durations.push(Date.now() - started);
+    }
+    const f = parseExposition(await collector.registry.metrics());
+    expect(sumOf(f, EVENTS)).toBe(truth.total);
+    // 1,800 entries (18+ pages of 40 ms) took several polls, none longer than its 400 ms.
+    expect(under.requests.length - pagesBefore).toBeGreaterThanOrEqual(18);
+    expect(durations.length).toBeGreaterThan(2);
+    expect(Math.max(...durations)).toBeLessThan(400);
+    expect(pollsDue).toBe(durations.length + 1);
+  });
+});
+
 describe('series cap and opt-in labels against the emulator', () => {
   let world: World | undefined;
   afterEach(async () => {
@@ -429,7 +552,7 @@ describe('docs/metrics.md, delivery logs', () => {
         return [m.name, { type: m.type, labels: [...m.labelNames].sort() }];
       }),
     );
-    expect(documented.size).toBe(15);
+    expect(documented.size).toBe(16);
     expect(Object.fromEntries(registered)).toEqual(Object.fromEntries(documented));
   });
 });

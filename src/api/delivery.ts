@@ -125,6 +125,16 @@ export class DeliveryClient {
     this.logsPath = options.logsPath ?? '/v2/logs';
   }
 
+  /** Time spent waiting for rate-limit windows (paced requests and 429 retries), all time. */
+  get rateLimitWaitedMs(): number {
+    return this.http.rateLimitWaitedMs;
+  }
+
+  /** How long the next log page request would wait for its rate-limit window (0: none). */
+  pendingLogsWaitMs(): number {
+    return this.http.pendingRateLimitWaitMs(this.logsPath);
+  }
+
   /** One page of logs, newest first. The page has no `cursor` when it is the last one. */
   async logsPage(query: LogsQuery = {}, call: CallOptions = {}): Promise<LogsPage> {
     const data = await this.http.request({

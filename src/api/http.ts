@@ -1,7 +1,9 @@
 // The request core shared by both API clients: one undici Pool per upstream origin, auth,
 // connect/headers/body timeouts, bounded retries with full-jitter backoff, rate-limit waits
-// announced by the service, a size-capped JSON body read, and a report hook after every
-// attempt (the exporter's api_requests_total / duration / rate_limit_remaining metrics).
+// announced by the service (after a 429, and, when asked, before a request when the last
+// answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read, and
+// a report hook after every attempt (the exporter's api_requests_total / duration /
+// rate_limit_remaining metrics).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -16,6 +18,7 @@ import {
   ApiUpstreamError,
 } from './errors.js';
 import type { ApiError, ApiErrorDetails, ApiName } from './errors.js';
+import { firstHeader, numericHeader, RateBudget, resetTime } from './rate-budget.js';
 
 export interface RequestReport {
   api: ApiName;
@@ -43,8 +46,18 @@ export interface RetryOptions {
   maxRetries: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /** A 429 announcing a longer wait fails at once with ApiRateLimitError carrying the wait. */
+  /**
+   * A 429 announcing a longer wait fails at once with ApiRateLimitError carrying the wait. A
+   * spent budget announcing a longer wait is not waited for: the request goes and the service
+   * decides.
+   */
   maxRateLimitWaitMs: number;
+  /**
+   * Before each request, wait for the window's reset when the endpoint's last answer announced
+   * its budget spent (rate-budget.ts), instead of learning it from a 429. Off unless asked for:
+   * the exporter's clients (createApiClients) ask for it.
+   */
+  paceRateLimit: boolean;
 }
 
 export const DEFAULT_TIMEOUTS: TimeoutOptions = {
@@ -58,6 +71,7 @@ export const DEFAULT_RETRY: RetryOptions = {
   baseDelayMs: 200,
   maxDelayMs: 10_000,
   maxRateLimitWaitMs: 30_000,
+  paceRateLimit: false,
 };
 
 /** Largest response body read; above it the answer is refused as an upstream fault. */
@@ -148,6 +162,8 @@ export class HttpClient {
   private readonly options: HttpClientOptions;
   private readonly maxResponseBytes: number;
   private readonly random: () => number;
+  private readonly budget = new RateBudget();
+  #rateLimitWaitedMs = 0;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -183,6 +199,18 @@ export class HttpClient {
     this.secrets = this.secrets.filter((secret) => secret.length > 0);
   }
 
+  /** Time spent waiting for rate-limit windows (paced requests and 429 retries), all time. */
+  get rateLimitWaitedMs(): number {
+    return this.#rateLimitWaitedMs;
+  }
+
+  /** How long a request to `endpoint` would now wait for its rate-limit window when pacing (0: none). */
+  pendingRateLimitWaitMs(endpoint: string): number {
+    if (!this.retry.paceRateLimit) return 0;
+    const waitMs = this.budget.pending(endpoint, Date.now());
+    return waitMs > this.retry.maxRateLimitWaitMs ? 0 : waitMs;
+  }
+
   /** Send a request with retries; resolves the parsed JSON (or undefined for 'none'). */
   async request(request: ApiRequest): Promise<unknown> {
     const signal = combineSignals(this.options.signal, request.signal);
@@ -197,6 +225,7 @@ export class HttpClient {
 
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new ApiAbortedError('request aborted', details({ attempts: attempt }));
+      await this.pace(request, signal, details({ attempts: attempt }));
       const outcome = await this.attempt(request, signal, idempotent, attempt + 1);
       if (outcome.ok) return outcome.value;
 
@@ -222,10 +251,36 @@ export class HttpClient {
         },
         'retrying upstream request',
       );
+      const rateLimited = failure.error.status === 429;
+      const waitStarted = Date.now();
       try {
         await sleep(delayMs, undefined, signal ? { signal } : undefined);
       } catch {
         throw new ApiAbortedError('request aborted while waiting to retry', details({ attempts: attempt + 1 }));
+      } finally {
+        if (rateLimited) this.#rateLimitWaitedMs += Date.now() - waitStarted;
+      }
+    }
+  }
+
+  /**
+   * Waits, when the last answer of this endpoint said the window's budget is spent, until the
+   * window resets (not when that is further away than maxRateLimitWaitMs: then the request goes
+   * and the service decides). Aborted by the signal.
+   */
+  private async pace(request: ApiRequest, signal: AbortSignal | undefined, details: ApiErrorDetails): Promise<void> {
+    if (!this.retry.paceRateLimit) return;
+    for (;;) {
+      const waitMs = this.budget.reserve(request.endpoint, Date.now());
+      if (waitMs <= 0 || waitMs > this.retry.maxRateLimitWaitMs) return;
+      this.options.logger?.debug({ api: this.api, endpoint: request.endpoint, delayMs: waitMs }, 'rate-limit budget spent: waiting for the window to reset');
+      const waitStarted = Date.now();
+      try {
+        await sleep(waitMs, undefined, signal ? { signal } : undefined);
+      } catch {
+        throw new ApiAbortedError('request aborted while waiting for the rate-limit window', details);
+      } finally {
+        this.#rateLimitWaitedMs += Date.now() - waitStarted;
       }
     }
   }
@@ -286,6 +341,7 @@ export class HttpClient {
 
     const status = response.statusCode;
     const remaining = numericHeader(response.headers['burst-ratelimit-remaining']);
+    this.budget.observe(request.endpoint, status, response.headers, Date.now());
 
     if (status >= 200 && status < 300) {
       let raw: Buffer;
@@ -466,25 +522,10 @@ export function rateLimitWaitMs(
       if (Number.isFinite(date)) waits.push(date - now);
     }
   }
-  const reset = numericHeader(headers['burst-ratelimit-reset']);
-  if (reset !== undefined) {
-    if (reset > 1e12) waits.push(reset - now);
-    else if (reset > 1e9) waits.push(reset * 1000 - now);
-    else waits.push(reset * 1000);
-  }
+  const reset = resetTime(headers, now);
+  if (reset !== undefined) waits.push(reset - now);
   if (waits.length === 0) return undefined;
   return Math.max(0, ...waits);
-}
-
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function numericHeader(value: string | string[] | undefined): number | undefined {
-  const text = firstHeader(value);
-  if (text === undefined || text.trim() === '') return undefined;
-  const number = Number(text);
-  return Number.isFinite(number) ? number : undefined;
 }
 
 function errorCode(error: unknown): string {

@@ -29,6 +29,8 @@ function commonOptions(config: ExporterConfig, hooks: ApiClientHooks): Omit<Comm
       baseDelayMs: config.http.retry.baseDelayMs,
       maxDelayMs: config.http.retry.maxDelayMs,
       maxRateLimitWaitMs: config.http.retry.maxRateLimitWaitMs,
+      // Spend the rate-limit budget on requests that succeed, not on 429s.
+      paceRateLimit: true,
     },
     ...hooks,
     userAgent: `upstash-exporter/${VERSION}`,

@@ -26,6 +26,8 @@ export class PageTally {
   lowest = Number.POSITIVE_INFINITY;
   /** An entry was newer than one before it: the service did not answer newest first. */
   orderBroken = false;
+  /** Entries counted at or before the basis: they became visible after the walk had passed them. */
+  late = 0;
 
   reset(lowest: number): void {
     this.counted = 0;
@@ -37,6 +39,7 @@ export class PageTally {
     this.newestCounted = Number.NEGATIVE_INFINITY;
     this.lowest = lowest;
     this.orderBroken = false;
+    this.late = 0;
   }
 }
 
@@ -98,6 +101,7 @@ export class LogCounter {
         continue;
       }
       tally.counted += 1;
+      if (time <= basis) tally.late += 1;
       const target = events.targetOf(entry);
       events.countEvent(target, state);
       if (state === ERROR) events.countError(target, errorReasonOf(entry.responseStatus, entry.error));

@@ -4,17 +4,21 @@
 // window, complete from `dedupFrom` on. Each cycle reads up to the frontier, now minus the
 // ingestion delay, in time slices oldest first; a slice [dedupFrom, top] is walked newest first
 // by cursor, 100 entries a page. After every page the walk knows everything above the lowest
-// time it has seen is read, so it can stop anywhere (page budget, a repeated cursor, a page
-// with no progress, an error, a crash) and resume later with toDate = that time: entries read
-// twice are recognised by the window. A complete slice moves W to its top; the window then
-// keeps only what the next slice will re-read: the overlap before W (while W is near the
-// frontier) and the newest counted millisecond (the anchor, whose disappearance betrays a
-// retention overrun).
+// time it has seen is read, so it can stop anywhere (page budget, the next poll due, a repeated
+// cursor, a page with no progress, an error, a crash) and resume later with toDate = that
+// time: entries read twice are recognised by the window. A complete slice moves W to its top;
+// the window then keeps only what the next slice will re-read: the overlap before W (while W is
+// near the frontier and the rate limit leaves room for it: cycle-clock.ts) and the newest
+// counted millisecond (the anchor, whose disappearance betrays a retention overrun). Entries
+// found at or before W are late: they are counted, reported, and make the overlap grow
+// (overlap.ts).
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import { ApiNotFoundError, ApiUpstreamError } from '../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import type { SliceState, WalkState } from '../../state/index.js';
 import { PageTally, type LogCounter } from './counter.js';
+import { CycleClock } from './cycle-clock.js';
+import { AdaptiveOverlap } from './overlap.js';
 import { KNOWN_STATES } from './states.js';
 
 export const PAGE_SIZE = 100;
@@ -30,6 +34,10 @@ const RATE_WEIGHT = 0.3;
 
 export interface LogsSource {
   logsPage(query: LogsQuery, call?: { signal?: AbortSignal }): Promise<LogsPage>;
+  /** Time the source spent waiting for rate-limit windows, all time (absent: never waits). */
+  readonly rateLimitWaitedMs?: number;
+  /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
+  pendingLogsWaitMs?(): number;
 }
 
 export interface WalkSettings {
@@ -63,8 +71,10 @@ export interface GapReport {
 export interface CycleReport {
   pages: number;
   slicesCompleted: number;
-  /** Why the cycle stopped before the frontier, if it did. */
-  stopped: 'budget' | 'stalled' | null;
+  /** Entries counted although at or before the watermark (visible late). */
+  late: number;
+  /** Why the cycle stopped before the frontier, if it did ('time': the next poll is due). */
+  stopped: 'budget' | 'time' | 'stalled' | null;
   gaps: GapReport[];
 }
 
@@ -77,9 +87,11 @@ export interface WalkerHooks {
   onGap(gap: GapReport): void;
   /** The walk switched to (true) or back from (false) one filtered walk per state. */
   onStateWalk(active: boolean): void;
+  /** Entries were counted at or before the watermark: they became visible after the walk passed them. */
+  onLate(count: number): void;
 }
 
-type WalkOutcome = 'done' | 'budget' | 'stalled' | 'switched';
+type WalkOutcome = 'done' | 'budget' | 'time' | 'stalled' | 'switched';
 
 export class LogWalker {
   position: WalkPosition;
@@ -94,6 +106,15 @@ export class LogWalker {
   #lastCheckpoint = 0;
   /** Dedup walk stamp of the cursor chain this process is following (-1: none). */
   #chainStamp = -1;
+  readonly #overlap: AdaptiveOverlap;
+  readonly #clock = new CycleClock();
+  /** Late entries of the slice in progress (since this process started it). */
+  #sliceLate = 0;
+  /** The watermark when the cycle started, and the frontier it reads up to. */
+  #cycleBasis = 0;
+  #cycleFrontier = 0;
+  /** The rate limit bounds the walk (kept to log its changes). */
+  #rateLimitBound = false;
 
   constructor(options: { source: LogsSource; counter: LogCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
     this.#source = options.source;
@@ -102,7 +123,13 @@ export class LogWalker {
     this.#logger = options.logger;
     this.#hooks = options.hooks;
     this.#now = options.now;
+    this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger });
     this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
+  }
+
+  /** The overlap the next slice near the frontier re-reads when the walk has time to spare. */
+  get overlapMs(): number {
+    return this.#overlap.currentMs;
   }
 
   /** Without state: start at the frontier, so history is not dumped into counters. */
@@ -121,10 +148,17 @@ export class LogWalker {
     };
   }
 
-  /** One cycle: walk slices up to the frontier or until the page budget is spent. */
-  async cycle(signal: AbortSignal): Promise<CycleReport> {
-    const report: CycleReport = { pages: 0, slicesCompleted: 0, stopped: null, gaps: [] };
-    const frontier = this.#now() - this.#settings.ingestionDelayMs;
+  /**
+   * One cycle: walk slices up to the frontier, or until the page budget is spent, or until the
+   * next request could not finish before `deadline` (when the next poll is due; null: none).
+   */
+  async cycle(signal: AbortSignal, deadline: number | null = null): Promise<CycleReport> {
+    const report: CycleReport = { pages: 0, slicesCompleted: 0, late: 0, stopped: null, gaps: [] };
+    const startedAt = this.#now();
+    this.#clock.begin(startedAt, this.#source.rateLimitWaitedMs ?? 0, deadline);
+    this.#cycleBasis = this.position.watermark;
+    const frontier = startedAt - this.#settings.ingestionDelayMs;
+    this.#cycleFrontier = frontier;
     this.#pagesLeft = this.#settings.maxPagesPerCycle;
     this.#lastCheckpoint = this.#now();
     const position = this.position;
@@ -140,6 +174,7 @@ export class LogWalker {
           report.stopped = outcome;
           break;
         }
+        report.late += this.#sliceLate;
         const gap = this.#completeSlice(position.slice);
         if (gap) report.gaps.push(gap);
         report.slicesCompleted += 1;
@@ -154,6 +189,7 @@ export class LogWalker {
   #planSlice(frontier: number): SliceState {
     const position = this.position;
     const top = Math.min(frontier, position.watermark + position.sliceMs);
+    this.#sliceLate = 0;
     return {
       from: position.dedupFrom,
       top,
@@ -214,10 +250,14 @@ export class LogWalker {
       let stall = '';
       for (;;) {
         if (this.#pagesLeft <= 0) return 'budget';
+        const pendingWaitMs = this.#source.pendingLogsWaitMs?.() ?? 0;
+        if (!this.#clock.allows(this.#now(), pendingWaitMs)) return 'time';
         const query: LogsQuery = { fromDate: slice.from, toDate, count: PAGE_SIZE };
         if (cursor !== null) query.cursor = cursor;
         if (walk.state !== null) query.state = walk.state;
         let page: LogsPage;
+        const sentAt = this.#now();
+        const waitedBefore = this.#source.rateLimitWaitedMs ?? 0;
         try {
           page = await this.#source.logsPage(query, { signal });
         } catch (error) {
@@ -228,6 +268,7 @@ export class LogWalker {
           }
           throw error;
         }
+        this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
         this.#pagesLeft -= 1;
         slice.pages += 1;
         this.#hooks.onPage();
@@ -242,6 +283,11 @@ export class LogWalker {
         tally.reset(lowest);
         this.#counter.countPage(page.logs, filterState, slice.basis, tally);
         this.#absorb(slice, tally);
+        this.#clock.page(page.logs.length, tally.counted);
+        if (tally.late > 0) {
+          this.#sliceLate += tally.late;
+          this.#hooks.onLate(tally.late);
+        }
         lowest = tally.lowest;
         if (tally.orderBroken && !orderBroken) {
           orderBroken = true;
@@ -330,6 +376,7 @@ export class LogWalker {
     position.watermarkReadAt = slice.startedAt;
     if (slice.counted > 0) position.anchorTime = this.#counter.lastEventTime;
     else if (anchorGone) position.anchorTime = 0;
+    if (slice.atFrontier) this.#overlap.afterSlice(this.#sliceLate);
     position.dedupFrom = this.#nextFrom();
     this.#counter.dedup.prune(position.dedupFrom);
     this.#adaptSliceLength(slice);
@@ -345,19 +392,43 @@ export class LogWalker {
   }
 
   /**
-   * Where the next slice starts reading. Near the frontier, `overlap` before the watermark:
+   * Where the next slice starts reading. Near the frontier, the overlap before the watermark:
    * entries written late (after the ingestion delay) are caught there. Deep in a backlog the
-   * entries were long visible when read, so only the watermark's millisecond is re-read. The
+   * entries were long visible when read, and while the rate limit bounds the walk every
+   * request is kept for new entries: then only the watermark's millisecond is re-read. The
    * anchor's millisecond is always re-read (retention check), and never anything below the
    * window's start.
    */
   #nextFrom(): number {
     const { watermark, watermarkReadAt, anchorTime, dedupFrom } = this.position;
-    const { ingestionDelayMs, overlapMs } = this.#settings;
+    const { ingestionDelayMs } = this.#settings;
+    const overlapMs = this.#rateLimitBounds() ? 0 : this.#overlap.currentMs;
     const settled = Math.min(watermark, watermarkReadAt - ingestionDelayMs - overlapMs);
     const base = Math.max(watermark - overlapMs, settled);
     const from = anchorTime > 0 ? Math.min(base, anchorTime) : base;
     return Math.max(from, dedupFrom);
+  }
+
+  /**
+   * Whether the rate limit bounds the walk (CycleClock). A slow upstream or a busy CPU is not
+   * this case: then the walk falls behind and the re-read shrinks by itself (#nextFrom).
+   */
+  #rateLimitBounds(): boolean {
+    // Judged when the cycle reaches its frontier (its whole work is known then); a slice left
+    // over from the previous cycle, or one on the way, keeps the last judgement.
+    if (this.position.watermark < this.#cycleFrontier) return this.#rateLimitBound;
+    const covered = this.position.watermark - this.#cycleBasis;
+    const bound = this.#clock.rateLimitBound(this.#now(), this.#source.rateLimitWaitedMs ?? 0, covered, this.#overlap.currentMs);
+    if (bound !== this.#rateLimitBound) {
+      this.#rateLimitBound = bound;
+      this.#logger.info(
+        { overlapSeconds: bound ? 0 : this.#overlap.currentMs / 1000 },
+        bound
+          ? 'the rate limit bounds the log walk: the overlap is not re-read while it does (late entries are then caught up to the ingestion delay only)'
+          : 'the log walk has time to spare again: re-reading the overlap',
+      );
+    }
+    return bound;
   }
 
   /** Sizes the next slice so it takes about TARGET_PAGES_PER_SLICE pages per walk. */

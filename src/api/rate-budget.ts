@@ -1,0 +1,88 @@
+// Pacing on the burst rate limit. The service announces its per-second budget on every answer
+// of a limited endpoint (`Burst-RateLimit-Limit`, `-Remaining`, `-Reset`; see
+// reference/service-behaviour.md §5.3). When an answer says the window's budget is spent, the
+// next request to that endpoint waits for the window to reset instead of spending a request to
+// learn it from a 429, so the budget goes to pages. The budget is kept per endpoint template:
+// each answer describes the bucket it was counted against, and the emulator (like, as far as is
+// known, the service) limits each endpoint group on its own. When the endpoints share one
+// bucket, the only cost is an occasional 429, handled as before.
+
+/** What the last answer of an endpoint said about its window. */
+export interface BudgetWindow {
+  /** Requests left in the window, as announced, minus those sent since. */
+  remaining: number;
+  /** When the window resets, unix ms on this machine's clock. */
+  resetAt: number;
+  /** Requests per window, when announced. */
+  limit?: number;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+export class RateBudget {
+  readonly #windows = new Map<string, BudgetWindow>();
+
+  /** The window known for an endpoint (a copy), if any. */
+  window(endpoint: string): BudgetWindow | undefined {
+    const known = this.#windows.get(endpoint);
+    return known === undefined ? undefined : { ...known };
+  }
+
+  /** How long a request to `endpoint` sent at `now` would wait for the window (0: none). */
+  pending(endpoint: string, now: number): number {
+    const window = this.#windows.get(endpoint);
+    if (window === undefined || now >= window.resetAt || window.remaining > 0) return 0;
+    return window.resetAt - now;
+  }
+
+  /**
+   * Before sending to `endpoint`: 0 to send now (and one request is taken from the known
+   * budget), else the ms to wait for the window's reset. Unknown or past windows send now: the
+   * service decides.
+   */
+  reserve(endpoint: string, now: number): number {
+    const window = this.#windows.get(endpoint);
+    if (window === undefined || now >= window.resetAt) return 0;
+    if (window.remaining > 0) {
+      window.remaining -= 1;
+      return 0;
+    }
+    return window.resetAt - now;
+  }
+
+  /**
+   * Learns from an answer (any status). A 429 spends the window whatever `-Remaining` says; an
+   * answer without both a remaining count and a reset time leaves what is known untouched.
+   */
+  observe(endpoint: string, status: number, headers: Headers, now: number): void {
+    const resetAt = resetTime(headers, now);
+    const announced = numericHeader(headers['burst-ratelimit-remaining']);
+    const remaining = status === 429 ? 0 : announced;
+    if (remaining === undefined || resetAt === undefined) return;
+    const limit = numericHeader(headers['burst-ratelimit-limit']);
+    this.#windows.set(endpoint, { remaining: Math.max(0, remaining), resetAt, ...(limit === undefined ? {} : { limit }) });
+  }
+}
+
+/**
+ * `Burst-RateLimit-Reset` as unix ms: a unix timestamp in seconds, above 1e12 taken as ms, below
+ * 1e9 as a number of seconds to wait (the same reading as a 429's, rateLimitWaitMs in http.ts).
+ */
+export function resetTime(headers: Headers, now: number): number | undefined {
+  const reset = numericHeader(headers['burst-ratelimit-reset']);
+  if (reset === undefined) return undefined;
+  if (reset > 1e12) return reset;
+  if (reset > 1e9) return reset * 1000;
+  return now + reset * 1000;
+}
+
+export function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function numericHeader(value: string | string[] | undefined): number | undefined {
+  const text = firstHeader(value);
+  if (text === undefined || text.trim() === '') return undefined;
+  const number = Number(text);
+  return Number.isFinite(number) ? number : undefined;
+}
