@@ -249,7 +249,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'HTTP_MAX_RATE_LIMIT_WAIT',
     valueHint: DURATION,
     defaultText: '30s',
-    help: 'longest wait a 429 response may ask for; a longer one fails the request until the next poll',
+    help: 'longest wait a 429 response, or a spent Burst-RateLimit budget the client paces on, may ask for; a longer one fails the request until the next poll',
   },
   // Walking the delivery logs.
   {
@@ -274,7 +274,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'LOGS_OVERLAP',
     valueHint: DURATION,
     defaultText: '5s',
-    help: 're-read this much before the watermark on each cycle, for entries that arrive later than the ingestion delay; duplicates are dropped by event identity',
+    help: 're-read this much before the watermark on each cycle, for entries that arrive later than the ingestion delay; it doubles (up to 1m) when late entries are found; duplicates are dropped by event identity',
   },
   {
     key: 'logs.max_pages',
