@@ -1,6 +1,8 @@
 // Small HTTP helpers shared by the emulator's routes: body reading with the size limit, JSON
-// bodies, the caller's address, and the JSON error answer `{"error": "..."}`.
+// bodies (optionally checked against a schema), the caller's address, and the JSON error answer
+// `{"error": "..."}`.
 import express, { type Request, type Response } from 'express';
+import type { z } from 'zod';
 import { EmulatorError, EmulatorInputError } from './errors.js';
 
 const rawParsers = new Map<number, ReturnType<typeof express.raw>>();
@@ -30,6 +32,20 @@ export async function readJsonBody(req: Request, res: Response, limit: number): 
   } catch {
     throw new EmulatorInputError('body', 'not valid JSON');
   }
+}
+
+/** Where a schema issue points, as the client wrote it: `body`, `queueName`, `endpoints[0].url`. */
+function issueField(issue: z.core.$ZodIssue | undefined): string {
+  if (!issue || issue.path.length === 0) return 'body';
+  return issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index > 0 ? '.' : ''}${String(part)}`)).join('');
+}
+
+/** The JSON body checked against `schema`; a 400 naming the first offending field. */
+export async function readJsonInput<T>(req: Request, res: Response, limit: number, schema: z.ZodType<T>): Promise<T> {
+  const result = schema.safeParse(await readJsonBody(req, res, limit));
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new EmulatorInputError(issueField(issue), issue?.message ?? 'invalid');
 }
 
 /** The client's address without the IPv4-mapped prefix. */

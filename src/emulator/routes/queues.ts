@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { parseName } from '../destination.js';
 import { EmulatorInputError } from '../errors.js';
-import { readJsonBody } from '../http-util.js';
+import { readJsonInput } from '../http-util.js';
 import { queueJson } from '../queues.js';
 import type { DeliveryService } from '../service.js';
 
@@ -18,13 +18,9 @@ export function queuesRouter(service: DeliveryService): Router {
   const router = Router();
 
   router.post('/v2/queues', async (req, res) => {
-    const result = upsertSchema.safeParse(await readJsonBody(req, res, service.options.maxBodyBytes));
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      throw new EmulatorInputError(issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'body', issue?.message ?? 'invalid');
-    }
-    const name = parseName('queueName', result.data.queueName);
-    service.queues.upsert(name, { parallelism: result.data.parallelism, paused: result.data.paused });
+    const body = await readJsonInput(req, res, service.options.maxBodyBytes, upsertSchema);
+    const name = parseName('queueName', body.queueName);
+    service.queues.upsert(name, { parallelism: body.parallelism, paused: body.paused });
     service.dispatcher.releaseQueue(name);
     res.status(200).end();
   });

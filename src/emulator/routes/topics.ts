@@ -3,8 +3,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseHttpUrl, parseName } from '../destination.js';
-import { EmulatorInputError } from '../errors.js';
-import { readJsonBody } from '../http-util.js';
+import { readJsonInput } from '../http-util.js';
 import type { DeliveryService } from '../service.js';
 import { urlGroupJson } from '../url-groups.js';
 
@@ -17,27 +16,13 @@ const removeSchema = z.object({
     .min(1),
 });
 
-function fieldOf(issue: z.core.$ZodIssue | undefined): string {
-  if (!issue || issue.path.length === 0) return 'body';
-  return issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index > 0 ? '.' : ''}${String(part)}`)).join('');
-}
-
-function parseBody<T>(schema: z.ZodType<T>, input: unknown): T {
-  const result = schema.safeParse(input);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new EmulatorInputError(fieldOf(issue), issue?.message ?? 'invalid');
-  }
-  return result.data;
-}
-
 export function topicsRouter(service: DeliveryService): Router {
   const router = Router();
   const limit = service.options.maxBodyBytes;
 
   router.post('/v2/topics/:name/endpoints', async (req, res) => {
     const name = parseName('urlGroupName', String(req.params.name));
-    const body = parseBody(addSchema, await readJsonBody(req, res, limit));
+    const body = await readJsonInput(req, res, limit, addSchema);
     const endpoints = body.endpoints.map((endpoint, index) => ({
       ...(endpoint.name !== undefined ? { name: endpoint.name } : {}),
       url: parseHttpUrl(`endpoints[${index}].url`, endpoint.url),
@@ -48,7 +33,7 @@ export function topicsRouter(service: DeliveryService): Router {
 
   router.delete('/v2/topics/:name/endpoints', async (req, res) => {
     const name = parseName('urlGroupName', String(req.params.name));
-    const body = parseBody(removeSchema, await readJsonBody(req, res, limit));
+    const body = await readJsonInput(req, res, limit, removeSchema);
     service.groups.removeEndpoints(name, body.endpoints);
     res.status(200).end();
   });
