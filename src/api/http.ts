@@ -341,7 +341,7 @@ export class HttpClient {
 
     const status = response.statusCode;
     const remaining = numericHeader(response.headers['burst-ratelimit-remaining']);
-    this.budget.observe(request.endpoint, status, response.headers, Date.now());
+    this.budget.observe(request.endpoint, status, remaining, resetTime(response.headers, Date.now()));
 
     if (status >= 200 && status < 300) {
       let raw: Buffer;

@@ -8,25 +8,17 @@
 // bucket, the only cost is an occasional 429, handled as before.
 
 /** What the last answer of an endpoint said about its window. */
-export interface BudgetWindow {
+interface BudgetWindow {
   /** Requests left in the window, as announced, minus those sent since. */
   remaining: number;
   /** When the window resets, unix ms on this machine's clock. */
   resetAt: number;
-  /** Requests per window, when announced. */
-  limit?: number;
 }
 
 type Headers = Record<string, string | string[] | undefined>;
 
 export class RateBudget {
   readonly #windows = new Map<string, BudgetWindow>();
-
-  /** The window known for an endpoint (a copy), if any. */
-  window(endpoint: string): BudgetWindow | undefined {
-    const known = this.#windows.get(endpoint);
-    return known === undefined ? undefined : { ...known };
-  }
 
   /** How long a request to `endpoint` sent at `now` would wait for the window (0: none). */
   pending(endpoint: string, now: number): number {
@@ -51,16 +43,14 @@ export class RateBudget {
   }
 
   /**
-   * Learns from an answer (any status). A 429 spends the window whatever `-Remaining` says; an
+   * Learns from an answer (any status), given what it announced: `Burst-RateLimit-Remaining`
+   * and the reset time (resetTime). A 429 spends the window whatever `-Remaining` says; an
    * answer without both a remaining count and a reset time leaves what is known untouched.
    */
-  observe(endpoint: string, status: number, headers: Headers, now: number): void {
-    const resetAt = resetTime(headers, now);
-    const announced = numericHeader(headers['burst-ratelimit-remaining']);
+  observe(endpoint: string, status: number, announced: number | undefined, resetAt: number | undefined): void {
     const remaining = status === 429 ? 0 : announced;
     if (remaining === undefined || resetAt === undefined) return;
-    const limit = numericHeader(headers['burst-ratelimit-limit']);
-    this.#windows.set(endpoint, { remaining: Math.max(0, remaining), resetAt, ...(limit === undefined ? {} : { limit }) });
+    this.#windows.set(endpoint, { remaining: Math.max(0, remaining), resetAt });
   }
 }
 
