@@ -2,7 +2,7 @@
 // newest point of a time series by parsed time, the destination label, and the HELP cadence.
 import { describe, expect, it } from 'vitest';
 import { cadenceNote, helpText, limitValue } from '../src/collectors/inventory/gauges.js';
-import { destinationLabel } from '../src/collectors/inventory/labels.js';
+import { destinationLabel } from '../src/collectors/destination.js';
 import { NewestPointReader, newestPoint } from '../src/collectors/inventory/series.js';
 import { captureLogger } from './exporter-e2e-helpers.js';
 

@@ -10,7 +10,7 @@ import { SnapshotRegistry } from '../metrics/snapshot.js';
 import type { Collector, PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
 import { cadenceNote, flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
-import { destinationLabel } from './inventory/labels.js';
+import { destinationLabel } from './destination.js';
 
 /** States of `lastScheduleStates` values (not log states), each pre-set to 0 per schedule. */
 export const SCHEDULE_RUN_STATES = ['IN_PROGRESS', 'SUCCESS', 'FAIL'] as const;

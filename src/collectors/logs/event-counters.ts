@@ -7,8 +7,9 @@
 import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
+import { hostOf } from '../destination.js';
 import { CounterFamily, type CounterSeries, type Labels } from './families.js';
-import { cleanLabel, destinationOf, ERROR_REASONS, safeUrlOf } from './labels.js';
+import { cleanLabel, ERROR_REASONS, safeUrlOf } from './labels.js';
 import type { StateTable } from './states.js';
 
 export const EVENTS_METRIC = 'upstash_qstash_message_events_total';
@@ -155,7 +156,7 @@ export class EventCounters {
       queue: cleanLabel(queue),
       url_group: cleanLabel(group),
       endpoint: cleanLabel(endpoint),
-      destination: cleanLabel(destinationOf(url)),
+      destination: cleanLabel(hostOf(url)),
     };
     if (this.#optIn.has('schedule_id')) labels.schedule_id = cleanLabel(entry.scheduleId ?? '');
     if (this.#optIn.has('label')) labels.label = cleanLabel(firstLabel(entry));

@@ -1,15 +1,5 @@
-// Label values derived from log entries: the destination host, the opt-in URL without its
-// secrets, and the class of a delivery error.
-
-/** host[:port] of a destination URL, as the `destination` label; "" when absent or unparsable. */
-export function destinationOf(url: string | undefined): string {
-  if (url === undefined || url === '') return '';
-  try {
-    return new URL(url).host;
-  } catch {
-    return '';
-  }
-}
+// Label values derived from log entries: the opt-in URL without its secrets and the class of a
+// delivery error (the destination host is src/collectors/destination.ts, shared with schedules).
 
 /**
  * The opt-in `url` label: scheme, host and path only. Query strings, fragments and user info
