@@ -3,6 +3,7 @@
 // PRNG so a chaos schedule or a fuzz run can be replayed from its seed.
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { SeededRandom } from '../src/emulator/random.js';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -85,16 +86,10 @@ export async function eventLoopDelayDuring<T>(action: () => Promise<T>, resoluti
   }
 }
 
-/** mulberry32: a small seeded PRNG, [0, 1). */
+/** A seeded PRNG in [0, 1) as a function: the emulator's mulberry32, so a seed replays the same run. */
 export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 export function mb(bytes: number): number {
