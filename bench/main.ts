@@ -18,7 +18,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatDuration, parseDuration } from '../src/common/duration.js';
-import { settingByKey } from '../src/config/settings.js';
+import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js';
 import { repoRoot } from './exporter-process.js';
 import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed } from './logs.js';
 import { hasGc, median, round } from './measure.js';
@@ -119,7 +119,7 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
     case 'cycles': {
       // The exporter's defaults (read from the settings table), and the settings of the sustained-rate part.
       const setting = (key: string): string => settingByKey(key).defaultText;
-      const interval = /logs=([^,]+)/.exec(setting('poll_interval'))?.[1] ?? '15s';
+      const interval = DEFAULT_POLL_INTERVALS.logs;
       const defaults = { ingestionDelayMs: parseDuration(setting('logs.ingestion_delay')), overlapMs: parseDuration(setting('logs.overlap')) };
       const defaultsLabel = `defaults (interval ${interval}, delay ${setting('logs.ingestion_delay')}, overlap ${setting('logs.overlap')})`;
       // The third row: the quick settings of earlier benches (interval 5 s, delay 2 s), or the flags'.

@@ -27,7 +27,7 @@
 // logs, so the rate limit is what binds (the retention term would only bind below
 // 100,000 / (interval + delay) events per second).
 import { parseDuration } from '../src/common/duration.js';
-import { settingByKey } from '../src/config/settings.js';
+import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { ExporterProcess, sumOf } from './exporter-process.js';
 import { round, seededRandom, sleep } from './measure.js';
@@ -50,16 +50,11 @@ export interface SustainedOptions {
   log: (line: string) => void;
 }
 
-/** The exporter's default logs interval, from the settings table (`logs=15s, ...`). */
-export function defaultLogsIntervalMs(): number {
-  return parseDuration(/logs=([^,]+)/.exec(settingByKey('poll_interval').defaultText)?.[1] ?? '15s');
-}
-
 export const DEFAULT_SUSTAINED: SustainedOptions = {
   latencyMs: 50,
   rateLimitPerSecond: 5,
   retention: 100_000,
-  pollIntervalMs: defaultLogsIntervalMs(),
+  pollIntervalMs: parseDuration(DEFAULT_POLL_INTERVALS.logs),
   ingestionDelayMs: parseDuration(settingByKey('logs.ingestion_delay').defaultText),
   overlapMs: parseDuration(settingByKey('logs.overlap').defaultText),
   judgedCycles: 6,
@@ -150,18 +145,7 @@ export async function measureSustainedRate(partial: Partial<SustainedOptions> = 
 
 async function runStep(emulator: EmulatorHandle, destinations: Destinations, options: SustainedOptions, eventsPerSecond: number, fraction: number): Promise<StepResult> {
   emulator.reset();
-  const exporter = await ExporterProcess.start({
-    qstashUrl: emulator.url,
-    token: emulator.credentials.token,
-    stateFile: null,
-    args: [
-      '--disable-collector', 'schedules',
-      '--poll-interval', `logs=${options.pollIntervalMs / 1000}s`,
-      '--logs-ingestion-delay', `${options.ingestionDelayMs}ms`,
-      '--logs-overlap', `${options.overlapMs}ms`,
-      ...options.exporterArgs,
-    ],
-  });
+  const exporter = await startLogsExporter(emulator, options, options.exporterArgs);
   const publisher = new Publisher({
     emulatorUrl: emulator.url,
     token: emulator.credentials.token,
@@ -246,6 +230,29 @@ async function runStep(emulator: EmulatorHandle, destinations: Destinations, opt
     await publisher.close();
     await exporter.stop();
   }
+}
+
+/**
+ * The exporter as a child process reading only the delivery logs of `emulator` (no management
+ * credentials, schedules off, no state file) with the given logs settings, then `extraArgs`.
+ */
+export function startLogsExporter(
+  emulator: EmulatorHandle,
+  settings: Pick<SustainedOptions, 'pollIntervalMs' | 'ingestionDelayMs' | 'overlapMs'>,
+  extraArgs: readonly string[] = [],
+): Promise<ExporterProcess> {
+  return ExporterProcess.start({
+    qstashUrl: emulator.url,
+    token: emulator.credentials.token,
+    stateFile: null,
+    args: [
+      '--disable-collector', 'schedules',
+      '--poll-interval', `logs=${settings.pollIntervalMs / 1000}s`,
+      '--logs-ingestion-delay', `${settings.ingestionDelayMs}ms`,
+      '--logs-overlap', `${settings.overlapMs}ms`,
+      ...extraArgs,
+    ],
+  });
 }
 
 /** Waits until the ground truth stops moving (no delivery in flight). */
