@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmulator } from '../src/emulator/index.js';
-import { ExporterProcess, sumOf } from './exporter-process.js';
+import { sumOf } from './exporter-process.js';
 import { round, sampleProcess, seededRandom, sleep } from './measure.js';
-import { DEFAULT_SUSTAINED, waitForQuiet } from './sustained.js';
+import { DEFAULT_SUSTAINED, startLogsExporter, waitForQuiet } from './sustained.js';
 import { Publisher, startDestinations } from './traffic.js';
 
 export interface NaiveOptions {
@@ -66,17 +66,7 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
   const options = { ...DEFAULT_NAIVE, ...partial };
   const destinations = await startDestinations();
   const emulator = await createEmulator({ knobs: { latencyMs: options.latencyMs, logRetention: options.retention, faultScope: ['logs'] } });
-  const exporter = await ExporterProcess.start({
-    qstashUrl: emulator.url,
-    token: emulator.credentials.token,
-    stateFile: null,
-    args: [
-      '--disable-collector', 'schedules',
-      '--poll-interval', `logs=${options.pollIntervalMs / 1000}s`,
-      '--logs-ingestion-delay', `${options.ingestionDelayMs}ms`,
-      '--logs-overlap', `${options.overlapMs}ms`,
-    ],
-  });
+  const exporter = await startLogsExporter(emulator, options);
   const script = join(dirname(fileURLToPath(import.meta.url)), 'naive-poller.js');
   const naive = spawn(process.execPath, [script, emulator.url, emulator.credentials.token, String(options.pollIntervalMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: NaiveLine[] = [];
