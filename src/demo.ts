@@ -12,13 +12,13 @@ import { ConfigError, configSecrets, loadConfig, LOG_FORMATS, LOG_LEVELS } from 
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
-import { parseListenAddress } from './emulator/main.js';
+import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, hostForUrl, isListenError, parseListenAddress } from './emulator/listen-address.js';
 import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger, type LogFormatName, type Logger, type LogLevelName } from './logging/index.js';
 
 export const DEMO_DEFAULTS = Object.freeze({
   listenAddress: '127.0.0.1:9824',
-  emulatorAddress: '127.0.0.1:8787',
+  emulatorAddress: EMULATOR_LISTEN_ADDRESS,
   /** Retries, delays and crons run 60 times faster: a `* * * * *` schedule fires every second. */
   timeScale: 60,
   seed: 1,
@@ -179,10 +179,6 @@ interface Listen {
   port: number;
 }
 
-function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 function listenText({ host, port }: Listen): string {
   return `${hostForUrl(host)}:${port}`;
 }
@@ -221,11 +217,6 @@ async function resolveListen(text: string): Promise<Listen> {
   const { port } = probe.address() as AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return { host: listen.host, port };
-}
-
-function isListenError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND';
 }
 
 /**

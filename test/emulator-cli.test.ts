@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseEmulatorArgs, parseListenAddress, runEmulatorCli } from '../src/emulator/main.js';
+import { parseListenAddress } from '../src/emulator/listen-address.js';
+import { parseEmulatorArgs, runEmulatorCli } from '../src/emulator/main.js';
 import { DEV_CREDENTIALS } from '../src/emulator/options.js';
 
 afterEach(() => {

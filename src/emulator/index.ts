@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import type { Knobs } from './knobs.js';
+import { hostForUrl } from './listen-address.js';
 import type { GroundTruth } from './log-store.js';
 import { createManagement, type ManagementState } from './management/index.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
@@ -37,10 +38,6 @@ export interface EmulatorHandle {
 export interface CreateEmulatorExtras {
   /** Where unexpected internal errors are reported; silent by default. */
   report?: (line: string) => void;
-}
-
-function hostForUrl(address: string): string {
-  return address.includes(':') ? `[${address}]` : address;
 }
 
 export async function createEmulator(options: Partial<EmulatorOptions> = {}, extras: CreateEmulatorExtras = {}): Promise<EmulatorHandle> {

@@ -6,11 +6,10 @@ import { parseArgs } from 'node:util';
 import { parseDuration } from '../common/duration.js';
 import { EmulatorKnobError, EmulatorUsageError } from './errors.js';
 import { createEmulator, type EmulatorHandle } from './index.js';
+import { DEFAULT_LISTEN_ADDRESS, isListenError, parseListenAddress } from './listen-address.js';
 import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, type FaultScope, type Knobs } from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
 import { DEV_SIGNING_KEYS } from './signing.js';
-
-export const DEFAULT_LISTEN_ADDRESS = '127.0.0.1:8787';
 
 const FLAGS = {
   'listen-address': { type: 'string', help: `host:port to listen on (default ${DEFAULT_LISTEN_ADDRESS})` },
@@ -47,15 +46,6 @@ export function emulatorHelpText(): string {
   }
   lines.push('', 'Admin API (no auth, loopback use): GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, POST /__emulator/reset');
   return `${lines.join('\n')}\n`;
-}
-
-/** Parses `host:port`, `[v6]:port` or `:port` (all interfaces). */
-export function parseListenAddress(text: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
-  const port = match ? Number(match[3]) : Number.NaN;
-  if (!match || port > 65_535) throw new EmulatorUsageError('--listen-address', `expected host:port, got ${JSON.stringify(text)}`);
-  const host = match[1] ?? match[2] ?? '';
-  return { host: host === '' ? '0.0.0.0' : host, port };
 }
 
 function readSecretFile(flag: string, path: string): string {
@@ -244,9 +234,9 @@ export async function runEmulatorCli(argv: readonly string[], env: NodeJS.Proces
   try {
     handle = await createEmulator(settings.options, { report: (line) => process.stderr.write(`${line}\n`) });
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new EmulatorUsageError('--listen-address', `cannot listen on ${settings.options.host}:${settings.options.port} (${String(code)})`);
+    if (isListenError(error)) {
+      const code = String((error as { code: unknown }).code);
+      throw new EmulatorUsageError('--listen-address', `cannot listen on ${settings.options.host}:${settings.options.port} (${code})`);
     }
     throw error;
   }
