@@ -18,6 +18,7 @@ import {
   ApiUpstreamError,
 } from './errors.js';
 import type { ApiError, ApiErrorDetails, ApiName } from './errors.js';
+import { createScrubber } from '../logging/scrub.js';
 import { firstHeader, numericHeader, RateBudget, resetTime } from './rate-budget.js';
 
 export interface RequestReport {
@@ -155,8 +156,10 @@ export class HttpClient {
   readonly api: ApiName;
   private readonly pool: Pool;
   private readonly basePath: string;
-  private readonly authorization: string;
-  private readonly secrets: string[];
+  /** Headers every request carries (auth, accept, user agent), built once. */
+  private readonly fixedHeaders: Record<string, string>;
+  /** Cuts the credentials out of error-body excerpts. */
+  private readonly scrub: (text: string) => string;
   private readonly timeouts: TimeoutOptions;
   private readonly retry: RetryOptions;
   private readonly options: HttpClientOptions;
@@ -186,17 +189,20 @@ export class HttpClient {
     });
 
     const { credentials } = options;
+    let authorization: string;
     if (credentials.scheme === 'bearer') {
-      this.authorization = `Bearer ${credentials.token}`;
-      this.secrets = [credentials.token];
+      authorization = `Bearer ${credentials.token}`;
+      this.scrub = createScrubber([credentials.token]);
     } else {
-      const encoded = Buffer.from(`${credentials.username}:${credentials.password}`).toString(
-        'base64',
-      );
-      this.authorization = `Basic ${encoded}`;
-      this.secrets = [credentials.password, encoded];
+      const encoded = Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64');
+      authorization = `Basic ${encoded}`;
+      this.scrub = createScrubber([credentials.password, encoded]);
     }
-    this.secrets = this.secrets.filter((secret) => secret.length > 0);
+    this.fixedHeaders = {
+      authorization,
+      accept: 'application/json',
+      'user-agent': options.userAgent ?? 'upstash-exporter',
+    };
   }
 
   /** Time spent waiting for rate-limit windows (paced requests and 429 retries), all time. */
@@ -326,7 +332,7 @@ export class HttpClient {
       response = await this.pool.request({
         method: request.method,
         path: this.fullPath(request),
-        headers: this.headers(request),
+        headers: { ...request.headers, ...this.fixedHeaders },
         body: request.body ?? null,
         signal: signal ?? null,
       });
@@ -465,15 +471,6 @@ export class HttpClient {
     return path;
   }
 
-  private headers(request: ApiRequest): Record<string, string> {
-    return {
-      ...request.headers,
-      authorization: this.authorization,
-      accept: 'application/json',
-      'user-agent': this.options.userAgent ?? 'upstash-exporter',
-    };
-  }
-
   private report(report: RequestReport): void {
     try {
       this.options.onRequest?.(report);
@@ -496,7 +493,7 @@ export class HttpClient {
     } catch {
       // not JSON: use the text itself
     }
-    for (const secret of this.secrets) text = text.split(secret).join('[REDACTED]');
+    text = this.scrub(text);
     // eslint-disable-next-line no-control-regex
     text = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
     return text.length > MAX_EXCERPT_CHARS ? `${text.slice(0, MAX_EXCERPT_CHARS)}…` : text;
