@@ -4,6 +4,7 @@
 // 5xx, malformed and truncated bodies, latency, the fault scope and the admin API.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
+import { DEFAULT_KNOBS } from '../src/emulator/knobs.js';
 import { allLogs, startDestination, waitFor, type Destination } from './emulator-helpers.js';
 
 let emulator: EmulatorHandle;
@@ -16,21 +17,7 @@ beforeAll(async () => {
 
 afterEach(() => {
   emulator.reset();
-  emulator.setKnobs({
-    logRetention: 10_000,
-    logVisibilityDelayMs: 0,
-    omitState: false,
-    rateLimitPerSecond: 0,
-    errorRatio: 0,
-    malformedRatio: 0,
-    truncatedRatio: 0,
-    failNext: 0,
-    malformedNext: 0,
-    truncatedNext: 0,
-    repeatCursorNext: 0,
-    latencyMs: 0,
-    faultScope: ['logs', 'schedules', 'management'],
-  });
+  emulator.setKnobs(DEFAULT_KNOBS);
 });
 
 afterAll(async () => {
