@@ -25,6 +25,7 @@ import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } 
 import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';
 import { createLogger } from '../src/logging/index.js';
 import { Registry } from 'prom-client';
+import { collectGarbage } from './measure.js';
 
 const PAGE = 100;
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -267,8 +268,7 @@ export interface MemoryFigures {
 /** A backlog of `events` counted from a fresh start: memory of the exporter's process after it. */
 export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond = 1000): Promise<MemoryFigures> {
   const server = await startLogServer(ratePerSecond, events / ratePerSecond);
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
+  collectGarbage();
   const rssBefore = process.memoryUsage().rss;
   // Fresh start just before the traffic; then the whole backlog is due at once.
   const h = harness(server.url, BASE_SETTINGS, T0 + BASE_SETTINGS.ingestionDelayMs - 1);
@@ -283,7 +283,7 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
       cycles += 1;
       h.clock.now += 1;
     }
-    gc?.();
+    collectGarbage();
     const memory = process.memoryUsage();
     return {
       events: server.events,

@@ -88,11 +88,6 @@ export class Publisher {
     this.#totalWeight = options.kinds.reduce((sum, kind) => sum + kind.weight, 0);
   }
 
-  /** Messages per second from now on (0 pauses). */
-  setRate(messagesPerSecond: number): void {
-    this.#rate = messagesPerSecond;
-  }
-
   start(messagesPerSecond: number): void {
     this.#rate = messagesPerSecond;
     this.#stop = false;
