@@ -6,10 +6,10 @@
 
 import type { Registry } from 'prom-client';
 import type { Account, ManagementClient } from '../api/management.js';
-import { SnapshotRegistry } from '../metrics/snapshot.js';
-import type { Collector, PollContext } from './collector.js';
+import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { cadenceNote, flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { SnapshotCollector } from './inventory/snapshot-collector.js';
 
 /** The limit fields of the record (the schema also lets unknown fields through). */
 type LimitField =
@@ -116,36 +116,28 @@ export interface AccountCollectorOptions {
   accountPath: string;
 }
 
-export class AccountCollector implements Collector {
-  readonly name = 'account' as const;
-  readonly #snapshot = new SnapshotRegistry();
+export class AccountCollector extends SnapshotCollector<'account', Account> {
   readonly #client: Pick<ManagementClient, 'account'>;
-  readonly #cadence: string;
   readonly #source: string;
 
   constructor(options: AccountCollectorOptions) {
+    super('account', options.intervalMs);
     this.#client = options.client;
-    this.#cadence = cadenceNote(this.name, options.intervalMs);
     this.#source = `GET ${options.accountPath}`;
   }
 
-  get registry(): Registry {
-    return this.#snapshot.current;
+  protected fetch(ctx: PollContext): Promise<Account> {
+    return this.#client.account({ signal: ctx.signal });
   }
 
-  async poll(ctx: PollContext): Promise<void> {
-    const account = await this.#client.account({ signal: ctx.signal });
-    await this.#snapshot.build((registry) => this.#fill(registry, account));
-  }
-
-  #fill(registry: Registry, account: Account): void {
+  protected fill(registry: Registry, account: Account): void {
     const infoSpec: GaugeSpec<'state' | 'plan' | 'reserved_plan'> = {
       name: 'upstash_qstash_account_info',
       meaning: 'The account, value 1; plan is the plan type (free, paid), reserved_plan the reserved tier ("" for none)',
       source: `state, type, reserved_type of ${this.#source}`,
       labelNames: ['state', 'plan', 'reserved_plan'],
     };
-    registerGauge(registry, infoSpec, this.#cadence).set(
+    registerGauge(registry, infoSpec, this.cadence).set(
       { state: account.state ?? '', plan: account.type ?? '', reserved_plan: account.reserved_type ?? '' },
       1,
     );
@@ -154,7 +146,7 @@ export class AccountCollector implements Collector {
       const value = spec.value(account);
       if (value === undefined) continue;
       const source = `${spec.field} of ${this.#source}`;
-      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.#cadence).set(value);
+      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.cadence).set(value);
     }
 
     for (const limit of PLAN_LIMITS) {
@@ -162,7 +154,7 @@ export class AccountCollector implements Collector {
       if (typeof raw !== 'number') continue;
       const unit = limit.upstreamUnit === undefined ? '' : `, in ${limit.upstreamUnit}`;
       const source = `${limit.field} of ${this.#source}${unit}; ${UNLIMITED_NOTE}`;
-      registerGauge(registry, { name: limit.name, meaning: limit.meaning, source, labelNames: [] }, this.#cadence).set(
+      registerGauge(registry, { name: limit.name, meaning: limit.meaning, source, labelNames: [] }, this.cadence).set(
         limitValue(raw, limit.divisor),
       );
     }

@@ -6,10 +6,10 @@
 import type { Registry } from 'prom-client';
 import type { DeliveryClient, Schedule } from '../api/delivery.js';
 import type { Logger } from '../logging/index.js';
-import { SnapshotRegistry } from '../metrics/snapshot.js';
-import type { Collector, PollContext } from './collector.js';
+import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { cadenceNote, flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
+import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
+import { SnapshotCollector } from './inventory/snapshot-collector.js';
 import { destinationLabel } from './destination.js';
 
 /** States of `lastScheduleStates` values (not log states), each pre-set to 0 per schedule. */
@@ -69,37 +69,29 @@ export interface SchedulesCollectorOptions {
   intervalMs: number;
 }
 
-export class SchedulesCollector implements Collector {
-  readonly name = 'schedules' as const;
-  readonly #snapshot = new SnapshotRegistry();
+export class SchedulesCollector extends SnapshotCollector<'schedules', readonly Schedule[]> {
   readonly #client: Pick<DeliveryClient, 'listSchedules'>;
-  readonly #cadence: string;
   /** lastScheduleStates values outside SCHEDULE_RUN_STATES already warned about. */
   readonly #unknownStatesWarned = new Set<string>();
 
   constructor(options: SchedulesCollectorOptions) {
+    super('schedules', options.intervalMs);
     this.#client = options.client;
-    this.#cadence = cadenceNote(this.name, options.intervalMs);
   }
 
-  get registry(): Registry {
-    return this.#snapshot.current;
+  protected fetch(ctx: PollContext): Promise<Schedule[]> {
+    return this.#client.listSchedules({ signal: ctx.signal });
   }
 
-  async poll(ctx: PollContext): Promise<void> {
-    const schedules = await this.#client.listSchedules({ signal: ctx.signal });
-    await this.#snapshot.build((registry) => this.#fill(registry, schedules, ctx.logger));
-  }
-
-  #fill(registry: Registry, schedules: readonly Schedule[], logger: Logger): void {
+  protected fill(registry: Registry, schedules: readonly Schedule[], logger: Logger): void {
     const f = SCHEDULE_FAMILIES;
-    const count = registerGauge(registry, f.schedules, this.#cadence);
-    const info = registerGauge(registry, f.info, this.#cadence);
-    const paused = registerGauge(registry, f.paused, this.#cadence);
-    const nextRun = registerGauge(registry, f.nextRun, this.#cadence);
-    const lastRun = registerGauge(registry, f.lastRun, this.#cadence);
-    const created = registerGauge(registry, f.created, this.#cadence);
-    const lastRunMessages = registerGauge(registry, f.lastRunMessages, this.#cadence);
+    const count = registerGauge(registry, f.schedules, this.cadence);
+    const info = registerGauge(registry, f.info, this.cadence);
+    const paused = registerGauge(registry, f.paused, this.cadence);
+    const nextRun = registerGauge(registry, f.nextRun, this.cadence);
+    const lastRun = registerGauge(registry, f.lastRun, this.cadence);
+    const created = registerGauge(registry, f.created, this.cadence);
+    const lastRunMessages = registerGauge(registry, f.lastRunMessages, this.cadence);
 
     const pausedCount = schedules.filter((s) => s.isPaused).length;
     count.set({ paused: 'true' }, pausedCount);

@@ -6,11 +6,11 @@
 import type { Registry } from 'prom-client';
 import type { ManagementClient, SearchIndex } from '../api/management.js';
 import type { Logger } from '../logging/index.js';
-import { SnapshotRegistry } from '../metrics/snapshot.js';
-import type { Collector, PollContext } from './collector.js';
+import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { cadenceNote, flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
+import { SnapshotCollector } from './inventory/snapshot-collector.js';
 
 const SOURCE = 'GET /v2/search';
 const ID = ['index_id'] as const;
@@ -71,39 +71,31 @@ export interface SearchCollectorOptions {
   intervalMs: number;
 }
 
-export class SearchCollector implements Collector {
-  readonly name = 'search' as const;
-  readonly #snapshot = new SnapshotRegistry();
+export class SearchCollector extends SnapshotCollector<'search', readonly SearchIndex[]> {
   readonly #client: Pick<ManagementClient, 'listSearchIndexes'>;
-  readonly #cadence: string;
   readonly #points = new NewestPointReader();
 
   constructor(options: SearchCollectorOptions) {
+    super('search', options.intervalMs);
     this.#client = options.client;
-    this.#cadence = cadenceNote(this.name, options.intervalMs);
   }
 
-  get registry(): Registry {
-    return this.#snapshot.current;
+  protected fetch(ctx: PollContext): Promise<SearchIndex[]> {
+    return this.#client.listSearchIndexes({ signal: ctx.signal });
   }
 
-  async poll(ctx: PollContext): Promise<void> {
-    const indexes = await this.#client.listSearchIndexes({ signal: ctx.signal });
-    await this.#snapshot.build((registry) => this.#fill(registry, indexes, ctx.logger));
-  }
-
-  #fill(registry: Registry, indexes: readonly SearchIndex[], logger: Logger): void {
+  protected fill(registry: Registry, indexes: readonly SearchIndex[], logger: Logger): void {
     const f = SEARCH_FAMILIES;
-    const info = registerGauge(registry, f.info, this.#cadence);
-    const created = registerGauge(registry, f.created, this.#cadence);
-    const enrichment = registerGauge(registry, f.enrichment, this.#cadence);
-    const throughput = registerGauge(registry, f.throughput, this.#cadence);
+    const info = registerGauge(registry, f.info, this.cadence);
+    const created = registerGauge(registry, f.created, this.cadence);
+    const enrichment = registerGauge(registry, f.enrichment, this.cadence);
+    const throughput = registerGauge(registry, f.throughput, this.cadence);
     const limits = SEARCH_LIMITS.map((limit) => ({
       field: limit.field,
       gauge: registerGauge(
         registry,
         { name: limit.name, meaning: limit.meaning, source: `${limit.field} of ${SOURCE}; ${UNLIMITED_NOTE}`, labelNames: ID },
-        this.#cadence,
+        this.cadence,
       ),
     }));
 

@@ -26,11 +26,11 @@ import type {
   VectorStatsSeriesName,
 } from '../api/management.js';
 import type { Logger } from '../logging/index.js';
-import { SnapshotRegistry } from '../metrics/snapshot.js';
-import type { Collector, PollContext } from './collector.js';
+import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { cadenceNote, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
+import { SnapshotCollector } from './inventory/snapshot-collector.js';
 
 const LIST_SOURCE = 'GET /v2/vector/index';
 const ID = ['index_id'] as const;
@@ -102,30 +102,23 @@ interface PollResult {
   stats: Map<string, VectorStats>;
 }
 
-export class VectorCollector implements Collector {
-  readonly name = 'vector' as const;
-  readonly #snapshot = new SnapshotRegistry();
+export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
   readonly #client: VectorCollectorOptions['client'];
   readonly #configured: readonly string[];
   readonly #discovery: boolean;
   readonly #period: VectorStatsPeriod;
-  readonly #cadence: string;
   readonly #statsSource: string;
   readonly #points = new NewestPointReader();
   /** Configured ids whose stats answered 404 on the last poll (warned once each). */
   readonly #missing = new Set<string>();
 
   constructor(options: VectorCollectorOptions) {
+    super('vector', options.intervalMs);
     this.#client = options.client;
     this.#configured = [...new Set(options.indexIds)];
     this.#discovery = options.discovery;
     this.#period = options.statsPeriod;
-    this.#cadence = cadenceNote(this.name, options.intervalMs);
     this.#statsSource = `GET /v2/vector/index/{id}/stats?period=${options.statsPeriod}`;
-  }
-
-  get registry(): Registry {
-    return this.#snapshot.current;
   }
 
   /** Configured ids that answered 404 on the last poll. */
@@ -133,12 +126,7 @@ export class VectorCollector implements Collector {
     return [...this.#missing];
   }
 
-  async poll(ctx: PollContext): Promise<void> {
-    const result = await this.#read(ctx);
-    await this.#snapshot.build((registry) => this.#fill(registry, result, ctx.logger));
-  }
-
-  async #read(ctx: PollContext): Promise<PollResult> {
+  protected async fetch(ctx: PollContext): Promise<PollResult> {
     const listed = new Map<string, VectorIndex>();
     if (this.#discovery || this.#configured.length > 0) {
       for (const index of await this.#client.listVectorIndexes({ signal: ctx.signal })) listed.set(index.id, index);
@@ -176,8 +164,8 @@ export class VectorCollector implements Collector {
     return { listed, stats };
   }
 
-  #fill(registry: Registry, { listed, stats }: PollResult, logger: Logger): void {
-    const cadence = this.#cadence;
+  protected fill(registry: Registry, { listed, stats }: PollResult, logger: Logger): void {
+    const cadence = this.cadence;
     const fromStats = (field: string): string => `${field} of ${this.#statsSource}`;
     const newestOf = (series: string, meaning: string): Pick<GaugeSpec<string>, 'meaning' | 'source'> => ({
       meaning,
