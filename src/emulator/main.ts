@@ -3,7 +3,7 @@
 // SIGINT/SIGTERM. Invalid flags throw EmulatorUsageError (code ERR_CONFIG): one line, exit 2.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseDuration } from '../common/duration.js';
+import { DurationError, parseDuration } from '../common/duration.js';
 import { EmulatorKnobError, EmulatorUsageError } from './errors.js';
 import { createEmulator, type EmulatorHandle } from './index.js';
 import { DEFAULT_LISTEN_ADDRESS, isListenError, parseListenAddress } from './listen-address.js';
@@ -68,8 +68,8 @@ function durationFlag(flag: string, text: string): number {
   try {
     return parseDuration(text);
   } catch (error) {
-    const reason = error instanceof Error && 'reason' in error ? String(error.reason) : 'not a duration';
-    throw new EmulatorUsageError(flag, `${reason} (got ${JSON.stringify(text)}, e.g. 500ms, 2s, 1m)`);
+    if (!(error instanceof DurationError)) throw error;
+    throw new EmulatorUsageError(flag, `${error.reason} (got ${JSON.stringify(text)}, e.g. 500ms, 2s, 1m)`);
   }
 }
 

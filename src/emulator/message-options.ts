@@ -2,7 +2,7 @@
 // into the settings of a message: method, timeout, retries, retry delay, delay / not-before,
 // de-duplication, labels, redaction, callbacks, flow control. Malformed values are 400 errors
 // naming the header; unknown prefixed headers are ignored, like the service does.
-import { parseDuration } from '../common/duration.js';
+import { DurationError, parseDuration } from '../common/duration.js';
 import { parseHttpUrl } from './destination.js';
 import { EmulatorInputError } from './errors.js';
 import { RetryDelayExpression } from './retry-delay.js';
@@ -138,8 +138,8 @@ export function parseDurationHeader(field: string, text: string): number {
   try {
     return parseDuration(text);
   } catch (error) {
-    const reason = error instanceof Error && 'reason' in error ? String(error.reason) : 'not a duration';
-    throw new EmulatorInputError(field, `${reason}; use <value><unit> such as 30s, 5m or 1h30m`);
+    if (!(error instanceof DurationError)) throw error;
+    throw new EmulatorInputError(field, `${error.reason}; use <value><unit> such as 30s, 5m or 1h30m`);
   }
 }
 
