@@ -13,12 +13,11 @@ const perIndex = (expr: string): string => `max by (job, instance, index_id) (${
 const UNDOCUMENTED_UNIT = 'The service does not document the unit of this series; it is shown as received.';
 
 export function indexesDashboard(): Dashboard {
-  const scope = 'job=~"$job",instance=~"$instance"';
   return upstashDashboard(
     INDEXES_UID,
     'Upstash / Vector and search indexes',
     'Upstash Vector indexes (size, daily and monthly usage, latency, cost) and Upstash Search indexes (plan limits), from the management API.',
-    [labelVariable('vector_index', 'Vector index', `label_values(upstash_vector_index_info{${scope}}, index_id)`)],
+    [labelVariable('vector_index', 'Vector index', `label_values(upstash_vector_index_info${sel()}, index_id)`)],
   )
     .withRow(row('Vector indexes'))
     .withPanel(
