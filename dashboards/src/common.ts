@@ -387,6 +387,17 @@ export function table(spec: TableSpec): TablePanelBuilder {
   return panel;
 }
 
+/** Usage of one plan quota, 0..1 (recording rule upstash:quota_usage:ratio), as a single value. */
+export function quotaUsage(quota: string): string {
+  return `max(upstash:quota_usage:ratio${sel(`quota="${quota}"`)})`;
+}
+
+/** A gauge of one plan quota's usage with the quota alerts' thresholds (orange 80%, red 95%). */
+export function quotaGauge(spec: Omit<PanelSpec, 'queries'> & { quota: string }): GaugePanelBuilder {
+  const { quota, ...panel } = spec;
+  return gauge({ unit: 'percentunit', min: 0, max: 1, thresholds: QUOTA_THRESHOLDS, ...panel, queries: [{ expr: quotaUsage(quota) }] });
+}
+
 /** Value mapping for 0/1 gauges: 1 shows `yes`, 0 shows `no`, each in its colour. */
 export function booleanMapping(yes: string, no: string, yesColor = 'green', noColor = 'text'): ValueMapping[] {
   return [

@@ -6,6 +6,7 @@ import {
   ZERO_IS_BAD,
   ZERO_IS_GOOD,
   bargauge,
+  quotaUsage,
   row,
   sel,
   stat,
@@ -63,7 +64,7 @@ export function overviewDashboard(): Dashboard {
       stat({
         title: 'Daily request quota',
         description: 'Messages accepted since 00:00 UTC against the plan\'s daily request limit.',
-        queries: [{ expr: `max(upstash:quota_usage:ratio${sel('quota="qstash_daily_requests"')})` }],
+        queries: [{ expr: quotaUsage('qstash_daily_requests') }],
         unit: 'percentunit',
         decimals: 1,
         thresholds: QUOTA_THRESHOLDS,

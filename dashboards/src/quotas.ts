@@ -1,7 +1,7 @@
 // Upstash / Plan quotas: usage against the plan's limits, the daily request budget, the plan itself.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import type { Query } from './common.js';
-import { QUOTA_THRESHOLDS, bargauge, booleanMapping, gauge, refId, row, sel, stat, timeseries, upstashDashboard } from './common.js';
+import { QUOTA_THRESHOLDS, bargauge, booleanMapping, quotaGauge, refId, row, sel, stat, timeseries, upstashDashboard } from './common.js';
 
 export const QUOTAS_UID = 'upstash-plan-quotas';
 
@@ -48,29 +48,14 @@ export function quotasDashboard(): Dashboard {
       }),
     )
     .withPanel(
-      gauge({
+      quotaGauge({
         title: 'Daily requests',
         description: 'Messages accepted since 00:00 UTC against max_requests_per_day.',
-        queries: [{ expr: `max(upstash:quota_usage:ratio${sel('quota="qstash_daily_requests"')})` }],
-        unit: 'percentunit',
-        min: 0,
-        max: 1,
-        thresholds: QUOTA_THRESHOLDS,
+        quota: 'qstash_daily_requests',
         height: 10,
       }),
     )
-    .withPanel(
-      gauge({
-        title: 'Schedules',
-        description: 'Schedules against max_schedules.',
-        queries: [{ expr: `max(upstash:quota_usage:ratio${sel('quota="qstash_schedules"')})` }],
-        unit: 'percentunit',
-        min: 0,
-        max: 1,
-        thresholds: QUOTA_THRESHOLDS,
-        height: 10,
-      }),
-    )
+    .withPanel(quotaGauge({ title: 'Schedules', description: 'Schedules against max_schedules.', quota: 'qstash_schedules', height: 10 }))
     .withRow(row('Daily request budget (resets 00:00 UTC)'))
     .withPanel(
       timeseries({

@@ -1,10 +1,9 @@
 // Upstash / QStash schedules: every schedule with its state, next and last run, last-run outcome.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import {
-  QUOTA_THRESHOLDS,
   ZERO_IS_GOOD,
   booleanMapping,
-  gauge,
+  quotaGauge,
   row,
   sel,
   stat,
@@ -130,17 +129,6 @@ export function schedulesDashboard(): Dashboard {
         stack: true,
       }),
     )
-    .withPanel(
-      gauge({
-        title: 'Schedule quota',
-        description: 'Schedules against the plan\'s max_schedules.',
-        queries: [{ expr: `max(upstash:quota_usage:ratio${sel('quota="qstash_schedules"')})` }],
-        unit: 'percentunit',
-        min: 0,
-        max: 1,
-        thresholds: QUOTA_THRESHOLDS,
-        span: 8,
-      }),
-    )
+    .withPanel(quotaGauge({ title: 'Schedule quota', description: 'Schedules against the plan\'s max_schedules.', quota: 'qstash_schedules', span: 8 }))
     .build();
 }
