@@ -258,14 +258,8 @@ export class HttpClient {
         'retrying upstream request',
       );
       const rateLimited = failure.error.status === 429;
-      const waitStarted = Date.now();
-      try {
-        await sleep(delayMs, undefined, signal ? { signal } : undefined);
-      } catch {
-        throw new ApiAbortedError('request aborted while waiting to retry', details({ attempts: attempt + 1 }));
-      } finally {
-        if (rateLimited) this.#rateLimitWaitedMs += Date.now() - waitStarted;
-      }
+      const abortDetails = details({ attempts: attempt + 1 });
+      await this.wait(delayMs, signal, rateLimited, 'request aborted while waiting to retry', abortDetails);
     }
   }
 
@@ -280,14 +274,25 @@ export class HttpClient {
       const waitMs = this.budget.reserve(request.endpoint, Date.now());
       if (waitMs <= 0 || waitMs > this.retry.maxRateLimitWaitMs) return;
       this.options.logger?.debug({ api: this.api, endpoint: request.endpoint, delayMs: waitMs }, 'rate-limit budget spent: waiting for the window to reset');
-      const waitStarted = Date.now();
-      try {
-        await sleep(waitMs, undefined, signal ? { signal } : undefined);
-      } catch {
-        throw new ApiAbortedError('request aborted while waiting for the rate-limit window', details);
-      } finally {
-        this.#rateLimitWaitedMs += Date.now() - waitStarted;
-      }
+      await this.wait(waitMs, signal, true, 'request aborted while waiting for the rate-limit window', details);
+    }
+  }
+
+  /** Sleeps `ms`, counted in rateLimitWaitedMs when `rateLimited`; an abort ends it with ApiAbortedError. */
+  private async wait(
+    ms: number,
+    signal: AbortSignal | undefined,
+    rateLimited: boolean,
+    abortMessage: string,
+    details: ApiErrorDetails,
+  ): Promise<void> {
+    const started = Date.now();
+    try {
+      await sleep(ms, undefined, signal ? { signal } : undefined);
+    } catch {
+      throw new ApiAbortedError(abortMessage, details);
+    } finally {
+      if (rateLimited) this.#rateLimitWaitedMs += Date.now() - started;
     }
   }
 
