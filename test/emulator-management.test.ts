@@ -132,6 +132,19 @@ const ACCOUNT_FIELDS = {
   creation_time: 'integer',
 } as const;
 
+/** The limits search and vector indexes both carry. */
+const INDEX_LIMIT_FIELDS = {
+  max_vector_count: 'integer',
+  max_monthly_reranks: 'integer',
+  max_daily_updates: 'integer',
+  max_daily_queries: 'integer',
+  max_monthly_bandwidth: 'integer',
+  max_writes_per_second: 'integer',
+  max_query_per_second: 'integer',
+  max_reads_per_request: 'integer',
+  max_writes_per_request: 'integer',
+} as const;
+
 const SEARCH_FIELDS = {
   customer_id: 'string',
   id: 'string',
@@ -142,15 +155,7 @@ const SEARCH_FIELDS = {
   vercel_email: 'string',
   token: 'string',
   read_only_token: 'string',
-  max_vector_count: 'integer',
-  max_monthly_reranks: 'integer',
-  max_daily_updates: 'integer',
-  max_daily_queries: 'integer',
-  max_monthly_bandwidth: 'integer',
-  max_writes_per_second: 'integer',
-  max_query_per_second: 'integer',
-  max_reads_per_request: 'integer',
-  max_writes_per_request: 'integer',
+  ...INDEX_LIMIT_FIELDS,
   creation_time: 'integer',
   input_enrichment_enabled: 'boolean',
 } as const;
@@ -168,15 +173,7 @@ const VECTOR_FIELDS = {
   read_only_token: 'string',
   type: 'string',
   region: 'string',
-  max_vector_count: 'integer',
-  max_monthly_reranks: 'integer',
-  max_daily_updates: 'integer',
-  max_daily_queries: 'integer',
-  max_monthly_bandwidth: 'integer',
-  max_writes_per_second: 'integer',
-  max_query_per_second: 'integer',
-  max_reads_per_request: 'integer',
-  max_writes_per_request: 'integer',
+  ...INDEX_LIMIT_FIELDS,
   max_total_metadata_size: 'integer',
   reserved_price: 'number',
   creation_time: 'integer',
