@@ -43,10 +43,4 @@ export class SnapshotRegistry {
     this.#swaps += 1;
     return next;
   }
-
-  /** Swaps in a registry built elsewhere. */
-  replace(next: Registry): void {
-    this.#current = next;
-    this.#swaps += 1;
-  }
 }

@@ -105,7 +105,6 @@ export class LogsCollector implements Collector {
         },
         checkpoint: () => this.#checkpoint(),
         onGap: (gap) => this.#reportGap(gap),
-        onStateWalk: () => undefined,
         onLate: (count) => {
           this.#late += count;
         },

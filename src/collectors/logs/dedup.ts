@@ -34,11 +34,6 @@ export function eventKey(time: number, stateIndex: number, messageId: string, re
   return key;
 }
 
-/** Event time of a key made by eventKey. */
-export function keyTime(key: string): number {
-  return Number(key.slice(0, key.indexOf('|')));
-}
-
 interface Identity {
   time: number;
   state: number;

@@ -85,8 +85,6 @@ export interface WalkerHooks {
   checkpoint(): Promise<void>;
   /** A retention overrun was detected and estimated. */
   onGap(gap: GapReport): void;
-  /** The walk switched to (true) or back from (false) one filtered walk per state. */
-  onStateWalk(active: boolean): void;
   /** Entries were counted at or before the watermark: they became visible after the walk passed them. */
   onLate(count: number): void;
 }
@@ -344,7 +342,6 @@ export class LogWalker {
     this.position.stateWalk = true;
     slice.walks = stateWalks();
     this.#logger.warn('log entries come without a state field: switching to one filtered walk per state');
-    this.#hooks.onStateWalk(true);
   }
 
   #completeSlice(slice: SliceState): GapReport | null {
@@ -384,7 +381,6 @@ export class LogWalker {
     if (position.stateWalk && slice.sawStateField && !slice.sawStateless) {
       position.stateWalk = false;
       this.#logger.info('log entries carry a state field again: back to one walk');
-      this.#hooks.onStateWalk(false);
     }
     position.slice = null;
     if (gap) this.#hooks.onGap(gap);
