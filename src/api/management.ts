@@ -11,24 +11,13 @@ import {
   vectorIndexListSchema,
   vectorStatsSchema,
 } from './schemas/management.js';
-import type {
-  Account,
-  SearchIndex,
-  VectorIndex,
-  VectorStats,
-  VectorStatsPeriod,
-} from './schemas/management.js';
+import type { Account, SearchIndex, VectorIndex, VectorStats } from './schemas/management.js';
+import type { VectorStatsPeriod } from '../config/index.js';
 import type { CallOptions } from './delivery.js';
 
-export type {
-  Account,
-  SearchIndex,
-  VectorIndex,
-  VectorStats,
-  VectorStatsPeriod,
-  VectorStatsSeriesName,
-} from './schemas/management.js';
-export { VECTOR_STATS_PERIODS, VECTOR_STATS_SERIES } from './schemas/management.js';
+export type { Account, SearchIndex, VectorIndex, VectorStats, VectorStatsSeriesName } from './schemas/management.js';
+export type { VectorStatsPeriod } from '../config/index.js';
+export { VECTOR_STATS_SERIES } from './schemas/management.js';
 
 export interface ManagementClientOptions extends CommonClientOptions {
   email: string;

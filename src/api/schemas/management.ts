@@ -173,25 +173,10 @@ export const vectorStatsSchema = z.looseObject({
   monthly_rerank_count: num(),
   /** Weekday names. */
   days: optional(z.array(z.string())),
-  daily_update_requests: seriesSchema(),
-  daily_query_requests: seriesSchema(),
-  daily_bandwidths: seriesSchema(),
-  query_throughput: seriesSchema(),
-  update_throughput: seriesSchema(),
-  query_latency_mean: seriesSchema(),
-  query_latency_99: seriesSchema(),
-  update_latency_mean: seriesSchema(),
-  update_latency_99: seriesSchema(),
-  embeds_latency_mean: seriesSchema(),
-  embeds_latency_99: seriesSchema(),
-  vector_count: seriesSchema(),
-  data_size: seriesSchema(),
-  daily_rerank_requests: seriesSchema(),
-  rerank_latency_mean: seriesSchema(),
-  rerank_latency_99: seriesSchema(),
+  ...(Object.fromEntries(VECTOR_STATS_SERIES.map((name) => [name, seriesSchema()])) as Record<
+    VectorStatsSeriesName,
+    ReturnType<typeof seriesSchema>
+  >),
 });
 
 export type VectorStats = z.output<typeof vectorStatsSchema>;
-
-export const VECTOR_STATS_PERIODS = ['1h', '3h', '12h', '1d', '3d', '7d', '30d'] as const;
-export type VectorStatsPeriod = (typeof VECTOR_STATS_PERIODS)[number];
