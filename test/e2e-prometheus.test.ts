@@ -11,7 +11,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { allExpressions, RULES_FILE, type ShippedExpression } from '../dashboards/src/expressions.js';
+import { allExpressions, loadRuleGroups, RULES_FILE, type ShippedExpression } from '../dashboards/src/expressions.js';
 import { sleep, startDemoProcess, type DemoProcess } from './demo-helpers.js';
 import { requireBinaries, startPrometheusStack, type PrometheusStack } from './support/prometheus.js';
 
@@ -153,7 +153,7 @@ describe.skipIf(binaries.skip)(
       const rules = (await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as {
         data: { groups: { name: string; rules: { name: string; health: string; lastError?: string }[] }[] };
       };
-      const shipped = (YAML.parse(readFileSync(RULES_FILE, 'utf8')) as { groups: { name: string; rules: unknown[] }[] }).groups;
+      const shipped = loadRuleGroups();
       expect(rules.data.groups.map((group) => group.name)).toEqual(shipped.map((group) => group.name));
       const unhealthy = rules.data.groups.flatMap((group) => group.rules).filter((rule) => rule.health === 'err');
       expect(unhealthy).toEqual([]);

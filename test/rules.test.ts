@@ -12,11 +12,10 @@ import { parse, stringify } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../src/common/duration.js';
 import { DEFAULT_POLL_INTERVALS } from '../src/config/settings.js';
-import { dashboardExpressions, loadRuleGroups } from '../dashboards/src/expressions.js';
+import { dashboardExpressions, loadRuleGroups, RULES_FILE } from '../dashboards/src/expressions.js';
 import { requireBinaries } from './support/prometheus.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const RULES = join(ROOT, 'deploy', 'rules', 'upstash-exporter.rules.yml');
 const RULE_TESTS = [
   join(ROOT, 'deploy', 'rules', 'upstash-exporter.rules.test.yml'),
   join(ROOT, 'deploy', 'rules', 'upstash-exporter-daily-reset.rules.test.yml'),
@@ -25,7 +24,7 @@ const RUNBOOKS = join(ROOT, 'docs', 'runbooks.md');
 const RUNBOOK_BASE = 'https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/runbooks.md';
 const JOB_SELECTOR = 'job=~"upstash.*"';
 
-const groups = loadRuleGroups(RULES);
+const groups = loadRuleGroups();
 const rules = groups.flatMap((group) => group.rules);
 const alerts = rules.filter((rule) => rule.alert !== undefined);
 const records = rules.filter((rule) => rule.record !== undefined);
@@ -59,7 +58,7 @@ describe.skipIf(binaries.skip)(`promtool${binaries.needs}`, () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it('checks the rules file without errors or warnings', async () => {
-    const { code, output } = await promtool(['check', 'rules', RULES]);
+    const { code, output } = await promtool(['check', 'rules', RULES_FILE]);
     expect(output).toContain(`SUCCESS: ${rules.length} rules found`);
     expect(output.toLowerCase()).not.toContain('warning');
     expect(code).toBe(0);
@@ -76,7 +75,7 @@ describe.skipIf(binaries.skip)(`promtool${binaries.needs}`, () => {
     writeFileSync(
       file,
       stringify({
-        rule_files: [RULES],
+        rule_files: [RULES_FILE],
         tests: [
           {
             interval: '1m',
