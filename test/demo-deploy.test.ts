@@ -8,7 +8,6 @@
 // reach, and podman is not installed (see docs/deployment.md).
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { loadConfig, SETTINGS } from '../src/config/index.js';
 import { parseDemoArgs } from '../src/demo.js';
 import { PROMETHEUS_RULE_FILE, RULES_FILE, renderPrometheusRule } from '../deploy/kubernetes/generator/prometheus-rule.js';
 import { CLI, ROOT, sleep } from './demo-helpers.js';
+import { freePort } from './support/prometheus.js';
 
 const K8S = join(ROOT, 'deploy', 'kubernetes');
 const COMPOSE = join(ROOT, 'deploy', 'compose');
@@ -68,14 +68,6 @@ function execForm(args: string): string[] {
   const parsed: unknown = JSON.parse(args);
   if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) throw new Error(`not an exec form: ${args}`);
   return parsed;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
 }
 
 interface RunResult {
