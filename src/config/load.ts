@@ -248,15 +248,27 @@ function originOf(sources: Sources, key: string): string {
   return sources.get(key)?.origin ?? sources.get(`${key}_file`)?.origin ?? key;
 }
 
+/** Two secrets that only work together, as [key, value] pairs: both or neither, else `why`. */
+function requireBoth(sources: Sources, pair: readonly [[string, string | null], [string, string | null]], why: string): void {
+  const [[firstKey, first], [secondKey, second]] = pair;
+  if ((first === null) === (second === null)) return;
+  const [given, missing] = first === null ? [secondKey, firstKey] : [firstKey, secondKey];
+  const { env, flag } = settingByKey(missing);
+  throw new ConfigError(missing, `${originOf(sources, given)} is set but ${env} is not: ${why}; set ${env} (or ${env}_FILE, --${flag})`);
+}
+
 /** The signing keys, both or neither: a receiver verifies with the pair. */
 function readSigningKeys(sources: Sources): { currentSigningKey: string | null; nextSigningKey: string | null } {
   const currentSigningKey = readSecret(sources, 'qstash_current_signing_key');
   const nextSigningKey = readSecret(sources, 'qstash_next_signing_key');
-  if ((currentSigningKey === null) !== (nextSigningKey === null)) {
-    const [given, missing] = currentSigningKey === null ? ['qstash_next_signing_key', 'qstash_current_signing_key'] : ['qstash_current_signing_key', 'qstash_next_signing_key'];
-    const missingSpec = settingByKey(missing);
-    throw new ConfigError(missing, `${originOf(sources, given)} is set but ${missingSpec.env} is not: signatures are verified with both keys (the service signs with the next one after a rotation); set ${missingSpec.env} (or ${missingSpec.env}_FILE, --${missingSpec.flag})`);
-  }
+  requireBoth(
+    sources,
+    [
+      ['qstash_current_signing_key', currentSigningKey],
+      ['qstash_next_signing_key', nextSigningKey],
+    ],
+    'signatures are verified with both keys (the service signs with the next one after a rotation)',
+  );
   return { currentSigningKey, nextSigningKey };
 }
 
@@ -444,12 +456,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
 
   // Credentials last: a typo elsewhere is the more specific message.
   if (token === null && email === null && apiKey === null) throw noCredentialsError();
-  if ((email === null) !== (apiKey === null)) {
-    const [given, missing] = email === null ? ['upstash_api_key', 'upstash_email'] : ['upstash_email', 'upstash_api_key'];
-    const givenOrigin = sources.get(given)?.origin ?? sources.get(`${given}_file`)?.origin ?? given;
-    const missingSpec = settingByKey(missing);
-    throw new ConfigError(missing, `${givenOrigin} is set but ${missingSpec.env} is not: the management API needs both; set ${missingSpec.env} (or ${missingSpec.env}_FILE, --${missingSpec.flag})`);
-  }
+  requireBoth(
+    sources,
+    [
+      ['upstash_email', email],
+      ['upstash_api_key', apiKey],
+    ],
+    'the management API needs both',
+  );
   const collectors = readCollectors(sources, { token, management: email !== null && apiKey !== null }, pollIntervals);
   const qstashWithKeys = { ...qstash, ...signingKeys };
   checkActiveChecks(sources, { qstash: qstashWithKeys, probe, remediation });
