@@ -8,7 +8,7 @@ import type { ManagementClient, SearchIndex } from '../api/management.js';
 import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { flagValue, registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector } from './inventory/snapshot-collector.js';
 
@@ -27,7 +27,7 @@ type LimitField =
   | 'max_writes_per_request';
 
 /** One gauge per limit of a search index, labelled by index_id only (to divide usage by it). */
-export const SEARCH_LIMITS: readonly { name: string; field: LimitField; meaning: string }[] = [
+export const SEARCH_LIMITS: readonly IndexFieldSpec<LimitField>[] = [
   { name: 'upstash_search_index_max_vectors', field: 'max_vector_count', meaning: 'Most documents (vectors) the index holds' },
   { name: 'upstash_search_index_max_monthly_reranks', field: 'max_monthly_reranks', meaning: 'Most reranks per month' },
   { name: 'upstash_search_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
@@ -90,14 +90,7 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
     const created = registerGauge(registry, f.created, this.cadence);
     const enrichment = registerGauge(registry, f.enrichment, this.cadence);
     const throughput = registerGauge(registry, f.throughput, this.cadence);
-    const limits = SEARCH_LIMITS.map((limit) => ({
-      field: limit.field,
-      gauge: registerGauge(
-        registry,
-        { name: limit.name, meaning: limit.meaning, source: `${limit.field} of ${SOURCE}; ${UNLIMITED_NOTE}`, labelNames: ID },
-        this.cadence,
-      ),
-    }));
+    const setLimits = registerIndexFieldGauges(registry, SEARCH_LIMITS, { endpoint: SOURCE, cadence: this.cadence, kind: 'limit' });
 
     for (const index of indexes) {
       const id = { index_id: index.id };
@@ -106,10 +99,7 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
       if (index.input_enrichment_enabled !== undefined) enrichment.set(id, flagValue(index.input_enrichment_enabled));
       const newest = this.#points.newest(index.throughput_vector, 'search throughput_vector', logger);
       if (newest !== undefined) throughput.set(id, newest);
-      for (const { field, gauge } of limits) {
-        const value = index[field];
-        if (value !== undefined) gauge.set(id, limitValue(value));
-      }
+      setLimits(index.id, index);
     }
   }
 }

@@ -28,7 +28,7 @@ import type {
 import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
-import { limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
+import { registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector } from './inventory/snapshot-collector.js';
 
@@ -61,7 +61,7 @@ type StatsScalarField =
   | 'monthly_cost';
 
 /** Counters of the stats answer, one gauge each. */
-export const VECTOR_STATS_VALUES: readonly { name: string; field: StatsScalarField; meaning: string }[] = [
+export const VECTOR_STATS_VALUES: readonly IndexFieldSpec<StatsScalarField>[] = [
   { name: 'upstash_vector_index_vectors', field: 'current_vector_count', meaning: 'Vectors in the index; compare with upstash_vector_index_max_vectors' },
   { name: 'upstash_vector_index_pending_vectors', field: 'pending_index_count', meaning: 'Vectors written but not indexed yet' },
   { name: 'upstash_vector_index_daily_queries', field: 'daily_query_count', meaning: 'Queries today (resets daily); compare with upstash_vector_index_max_daily_queries' },
@@ -78,7 +78,7 @@ export const VECTOR_STATS_VALUES: readonly { name: string; field: StatsScalarFie
 type LimitField = 'max_vector_count' | 'max_daily_queries' | 'max_daily_updates' | 'max_monthly_bandwidth' | 'max_monthly_reranks';
 
 /** Limits of the index list, labelled by index_id only so that usage / limit matches. */
-export const VECTOR_LIMITS: readonly { name: string; field: LimitField; meaning: string }[] = [
+export const VECTOR_LIMITS: readonly IndexFieldSpec<LimitField>[] = [
   { name: 'upstash_vector_index_max_vectors', field: 'max_vector_count', meaning: 'Most vectors the index holds' },
   { name: 'upstash_vector_index_max_daily_queries', field: 'max_daily_queries', meaning: 'Most queries per day' },
   { name: 'upstash_vector_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
@@ -166,7 +166,6 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
 
   protected fill(registry: Registry, { listed, stats }: PollResult, logger: Logger): void {
     const cadence = this.cadence;
-    const fromStats = (field: string): string => `${field} of ${this.#statsSource}`;
     const newestOf = (series: string, meaning: string): Pick<GaugeSpec<string>, 'meaning' | 'source'> => ({
       meaning,
       source: `newest point by time of ${series} of ${this.#statsSource}`,
@@ -182,10 +181,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       },
       cadence,
     );
-    const values = VECTOR_STATS_VALUES.map((spec) => ({
-      field: spec.field,
-      gauge: registerGauge(registry, { name: spec.name, meaning: spec.meaning, source: fromStats(spec.field), labelNames: ID }, cadence),
-    }));
+    const setValues = registerIndexFieldGauges(registry, VECTOR_STATS_VALUES, { endpoint: this.#statsSource, cadence, kind: 'value' });
     const latencyMean = registerGauge(
       registry,
       {
@@ -222,14 +218,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       },
       cadence,
     );
-    const limits = VECTOR_LIMITS.map((spec) => ({
-      field: spec.field,
-      gauge: registerGauge(
-        registry,
-        { name: spec.name, meaning: spec.meaning, source: `${spec.field} of ${LIST_SOURCE}; ${UNLIMITED_NOTE}`, labelNames: ID },
-        cadence,
-      ),
-    }));
+    const setLimits = registerIndexFieldGauges(registry, VECTOR_LIMITS, { endpoint: LIST_SOURCE, cadence, kind: 'limit' });
 
     const setNewest = <L extends string>(
       gauge: Gauge<L>,
@@ -246,15 +235,9 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       const index = listed.get(id);
       if (index !== undefined) {
         info.set({ ...labels, name: index.name, plan: index.type ?? '', cloud_region: index.region ?? '' }, 1);
-        for (const { field, gauge } of limits) {
-          const limit = index[field];
-          if (limit !== undefined) gauge.set(labels, limitValue(limit));
-        }
+        setLimits(id, index);
       }
-      for (const { field, gauge } of values) {
-        const value = indexStats[field];
-        if (value !== undefined) gauge.set(labels, value);
-      }
+      setValues(id, indexStats);
       for (const operation of LATENCY_OPERATIONS) {
         setNewest(latencyMean, { ...labels, operation }, indexStats, latencyMeanSeries(operation));
         setNewest(latencyP99, { ...labels, operation }, indexStats, latencyP99Series(operation));

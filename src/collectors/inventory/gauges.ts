@@ -42,6 +42,41 @@ export function registerGauge<L extends string>(registry: Registry, spec: GaugeS
   });
 }
 
+/** One gauge per numeric field of an index record (a usage counter or a limit). */
+export interface IndexFieldSpec<F extends string> {
+  name: string;
+  field: F;
+  meaning: string;
+}
+
+/**
+ * Registers one gauge per spec, labelled by index_id, its source `<field> of <endpoint>`; returns
+ * the setter for one index. A field the record lacks leaves that index's series out. Limits
+ * (`kind: 'limit'`) go through limitValue and say so in HELP.
+ */
+export function registerIndexFieldGauges<F extends string>(
+  registry: Registry,
+  specs: readonly IndexFieldSpec<F>[],
+  options: { endpoint: string; cadence: string; kind: 'value' | 'limit' },
+): (indexId: string, record: { readonly [K in F]?: number }) => void {
+  const note = options.kind === 'limit' ? `; ${UNLIMITED_NOTE}` : '';
+  const gauges = specs.map((spec) => ({
+    field: spec.field,
+    gauge: registerGauge(
+      registry,
+      { name: spec.name, meaning: spec.meaning, source: `${spec.field} of ${options.endpoint}${note}`, labelNames: ['index_id'] },
+      options.cadence,
+    ),
+  }));
+  const value = options.kind === 'limit' ? (raw: number): number => limitValue(raw) : (raw: number): number => raw;
+  return (indexId, record) => {
+    for (const { field, gauge } of gauges) {
+      const raw = record[field];
+      if (raw !== undefined) gauge.set({ index_id: indexId }, value(raw));
+    }
+  };
+}
+
 /** The sentence HELP texts use for limits that may be `-1`. */
 export const UNLIMITED_NOTE = '-1 (unlimited) is exported as +Inf';
 
