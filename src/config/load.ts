@@ -27,6 +27,7 @@ import {
   asListenAddress,
   asTargetUrl,
   asText,
+  asUniqueList,
   asUrlPath,
   enumItem,
   parseDurationText,
@@ -301,14 +302,10 @@ function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig, 'qstas
 function readRemediationAlerts(sources: Sources): string[] {
   const key = 'remediation.alerts';
   const raw = sources.get(key) ?? defaultValue(key);
-  const alerts = [
-    ...new Set(
-      asList(key, raw, 'a list of alert names').map((name) => {
-        if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
-        return name;
-      }),
-    ),
-  ];
+  const alerts = asUniqueList(key, raw, 'a list of alert names', (name) => {
+    if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+    return name;
+  });
   if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
   return alerts;
 }
@@ -374,28 +371,20 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   const labels =
     labelsRaw === undefined
       ? []
-      : [
-          ...new Set(
-            asList('logs.labels', labelsRaw, 'a list of labels').map((label) =>
-              enumItem('logs.labels', label, labelsRaw.origin, OPT_IN_LOG_LABELS, 'opt-in label'),
-            ),
-          ),
-        ];
+      : asUniqueList('logs.labels', labelsRaw, 'a list of labels', (label) =>
+          enumItem('logs.labels', label, labelsRaw.origin, OPT_IN_LOG_LABELS, 'opt-in label'),
+        );
 
   const indexIdsRaw = sources.get('vector.index_ids');
   const indexIds =
     indexIdsRaw === undefined
       ? []
-      : [
-          ...new Set(
-            asList('vector.index_ids', indexIdsRaw, 'a list of index ids').map((id) => {
-              if (!VECTOR_INDEX_ID.test(id)) {
-                throw new ConfigError('vector.index_ids', `${indexIdsRaw.origin}: ${quoteValue(id)} is not a vector index id; ids use letters, digits, dots, dashes and underscores`);
-              }
-              return id;
-            }),
-          ),
-        ];
+      : asUniqueList('vector.index_ids', indexIdsRaw, 'a list of index ids', (id) => {
+          if (!VECTOR_INDEX_ID.test(id)) {
+            throw new ConfigError('vector.index_ids', `${indexIdsRaw.origin}: ${quoteValue(id)} is not a vector index id; ids use letters, digits, dots, dashes and underscores`);
+          }
+          return id;
+        });
 
   const listen = value('listen_address', (raw) => asListenAddress('listen_address', raw));
   const webConfigFile = readWebConfigFile(sources);

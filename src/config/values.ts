@@ -33,6 +33,11 @@ export function asList(key: string, raw: RawValue, what: string): string[] {
     .filter((item) => item !== '');
 }
 
+/** Items of a list setting, each checked (and possibly converted) by `check`, duplicates dropped. */
+export function asUniqueList<T extends string>(key: string, raw: RawValue, what: string, check: (item: string) => T): T[] {
+  return [...new Set(asList(key, raw, what).map(check))];
+}
+
 export interface DurationBounds {
   minMs?: number;
   maxMs?: number;
