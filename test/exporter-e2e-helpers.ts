@@ -214,6 +214,21 @@ export const CANARY = {
 
 const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|svc\/user)/;
 
+/**
+ * The flags every in-process exporter of the tests starts with: a free loopback port, QStash at
+ * `qstashUrl`, no state file, the logs collector off (its own suites own it), no retries.
+ */
+export function exporterTestArgs(qstashUrl: string, token: string): string[] {
+  return [
+    '--listen-address', '127.0.0.1:0',
+    '--qstash-url', qstashUrl,
+    '--qstash-token', token,
+    '--state-file', 'none',
+    '--disable-collector', 'logs',
+    '--http-max-retries', '0',
+  ];
+}
+
 export interface Stack {
   emulator: EmulatorHandle;
   exporter: ExporterHandle;
@@ -240,16 +255,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const emulator = await createEmulator({ ...CANARY, ...options.emulator });
   const config = loadConfig(
     [
-      '--listen-address', '127.0.0.1:0',
-      '--qstash-url', emulator.url,
-      '--qstash-token', CANARY.token,
+      ...exporterTestArgs(emulator.url, CANARY.token),
       '--management-url', emulator.url,
       '--upstash-email', CANARY.email,
       '--upstash-api-key', CANARY.apiKey,
-      '--state-file', 'none',
-      '--disable-collector', 'logs',
       '--poll-interval', '1s',
-      '--http-max-retries', '0',
       ...(options.args ?? []),
     ],
     {},

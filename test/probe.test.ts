@@ -23,7 +23,7 @@ import { startExporter, type ExporterHandle } from '../src/exporter.js';
 import { createProbe, type ProbeHandle } from '../src/probe/index.js';
 import { ProbeMetrics } from '../src/probe/metrics.js';
 import { startServer, type ExporterServer, type ExporterView } from '../src/server/index.js';
-import { captureLogger, eventually, familiesOf, parseExposition, sleep, valueOf, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
+import { captureLogger, eventually, exporterTestArgs, familiesOf, parseExposition, sleep, valueOf, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
 
 const TOKEN = 'probe-test-qstash-token-51c0';
 const KEY_A = 'sig_ProbeKeyAAAAAAAAAAAAAAAAAAAAA';
@@ -99,12 +99,7 @@ async function startIngress(): Promise<Ingress> {
 function configFor(emulator: EmulatorHandle, ingress: Ingress, extra: string[] = []): ExporterConfig {
   return loadConfig(
     [
-      '--listen-address', '127.0.0.1:0',
-      '--qstash-url', emulator.url,
-      '--qstash-token', TOKEN,
-      '--state-file', 'none',
-      '--disable-collector', 'logs',
-      '--http-max-retries', '0',
+      ...exporterTestArgs(emulator.url, TOKEN),
       '--probe-enabled',
       '--probe-interval', '1m',
       '--probe-timeout', '1500ms',

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
-import { captureLogger, eventually, parseExposition, valueOf, type CapturedLogger } from './exporter-e2e-helpers.js';
+import { captureLogger, eventually, exporterTestArgs, parseExposition, valueOf, type CapturedLogger } from './exporter-e2e-helpers.js';
 import { startDestination, type Destination } from './emulator-helpers.js';
 import { requireBinaries, startPrometheusStack, type PrometheusStack } from './support/prometheus.js';
 
@@ -51,13 +51,8 @@ describe.skipIf(binaries.skip)(
 
       const config = loadConfig(
         [
-          '--listen-address', '127.0.0.1:0',
-          '--qstash-url', emulator.url,
-          '--qstash-token', TOKEN,
-          '--state-file', 'none',
-          '--disable-collector', 'logs',
+          ...exporterTestArgs(emulator.url, TOKEN),
           '--poll-interval', '1s',
-          '--http-max-retries', '0',
           '--remediation-enabled',
           '--remediation-bearer-token', BEARER,
         ],

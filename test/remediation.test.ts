@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
-import { captureLogger, parseExposition, valueOf, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
+import { captureLogger, exporterTestArgs, parseExposition, valueOf, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
 import { startDestination, type Destination } from './emulator-helpers.js';
 
 const TOKEN = 'remediation-test-qstash-token-93ab';
@@ -61,12 +61,7 @@ async function startStack(extraArgs: string[] = []): Promise<Stack> {
   writeFileSync(webConfig, `basic_auth_users:\n  ${SCRAPE_USER.user}: ${bcrypt.hashSync(SCRAPE_USER.password, 4)}\n`);
   const config = loadConfig(
     [
-      '--listen-address', '127.0.0.1:0',
-      '--qstash-url', emulator.url,
-      '--qstash-token', TOKEN,
-      '--state-file', 'none',
-      '--disable-collector', 'logs',
-      '--http-max-retries', '0',
+      ...exporterTestArgs(emulator.url, TOKEN),
       '--web-config-file', webConfig,
       '--remediation-enabled',
       '--remediation-bearer-token', BEARER,
