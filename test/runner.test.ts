@@ -1,15 +1,15 @@
 // CollectorRunner with small in-test collectors: real implementations of the Collector
 // interface (real peers of the framework), real node-cron timers, real SelfMetrics.
 
-import { Writable } from 'node:stream';
 import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COLLECTOR_NAMES, type Collector, type CollectorName, type PollContext } from '../src/collectors/collector.js';
 import { CollectorRunner, cronForInterval, describeError } from '../src/collectors/runner.js';
-import type { CollectorConfig } from '../src/config/index.js';
-import { createLogger, type Logger } from '../src/logging/index.js';
+import type { Logger } from '../src/logging/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { SnapshotRegistry } from '../src/metrics/snapshot.js';
+import { captureLogger } from './exporter-e2e-helpers.js';
+import { collectorSettings } from './support/collector-settings.js';
 
 type Behaviour = (poll: number, ctx: PollContext) => Promise<void> | void;
 
@@ -49,33 +49,6 @@ class ScriptedCollector implements Collector {
   }
 }
 
-function settings(intervalsMs: Partial<Record<CollectorName, number>>): Record<CollectorName, CollectorConfig> {
-  return Object.fromEntries(
-    COLLECTOR_NAMES.map((name) => {
-      const interval = intervalsMs[name];
-      return [name, { enabled: interval !== undefined, intervalMs: interval ?? 60_000, disabledReason: interval === undefined ? 'no QSTASH_TOKEN' : null }];
-    }),
-  ) as Record<CollectorName, CollectorConfig>;
-}
-
-function captureLogger(): { logger: Logger; lines: () => Record<string, unknown>[]; text: () => string } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      chunks.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  const logger = createLogger({ level: 'debug', format: 'json', destination });
-  const text = (): string => chunks.join('');
-  const lines = (): Record<string, unknown>[] =>
-    text()
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { logger, lines, text };
-}
-
 async function sampleValue(registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   if (metric === undefined) return undefined;
@@ -101,10 +74,10 @@ afterEach(async () => {
 
 function startRunner(collectors: Collector[], intervalsMs: Partial<Record<CollectorName, number>>, extra: { secrets?: string[]; logger?: Logger; stopDeadlineMs?: number } = {}) {
   const selfMetrics = new SelfMetrics({ version: '9.9.9', processMetrics: false });
-  const log = extra.logger === undefined ? captureLogger() : undefined;
+  const log = extra.logger === undefined ? captureLogger('debug') : undefined;
   const runner = new CollectorRunner({
     collectors,
-    settings: settings(intervalsMs),
+    settings: collectorSettings(intervalsMs, 'no QSTASH_TOKEN'),
     selfMetrics,
     logger: extra.logger ?? log!.logger,
     secrets: extra.secrets,
@@ -137,7 +110,7 @@ describe('cronForInterval', () => {
   });
 
   it('warns once per collector whose interval had to be rounded', async () => {
-    const log = captureLogger();
+    const log = captureLogger('debug');
     const { runner } = startRunner([new ScriptedCollector('account'), new ScriptedCollector('logs')], { account: 7 * 60_000, logs: 15_000 }, { logger: log.logger });
     await runner.firstPolls();
     const warnings = log.lines().filter((l) => l.level === 'warn' && String(l.msg).includes('cannot be scheduled exactly'));
@@ -297,7 +270,7 @@ describe('CollectorRunner', () => {
 
   it('never writes a configured secret into status or logs', async () => {
     const canary = 'canary-secret-7f3a9';
-    const log = captureLogger();
+    const log = captureLogger('debug');
     const leaky = new ScriptedCollector('account', () => {
       throw new Error(`failed with key ${canary} and ${encodeURIComponent(canary + '/x')}`);
     });

@@ -7,16 +7,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import bcrypt from 'bcryptjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CollectorRunner } from '../src/collectors/runner.js';
-import { COLLECTOR_NAMES, type CollectorName } from '../src/collectors/collector.js';
-import { ConfigError, type CollectorConfig } from '../src/config/index.js';
-import { createLogger, type Logger } from '../src/logging/index.js';
+import { ConfigError } from '../src/config/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { exporterView, startServer, type ExporterServer } from '../src/server/index.js';
 import { BasicAuthChecker, loadWebConfig, parseBasicAuthorization } from '../src/server/web-config.js';
+import { captureLogger, type CapturedLogger } from './exporter-e2e-helpers.js';
+import { collectorSettings } from './support/collector-settings.js';
 
 const opensslAvailable = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 if (!opensslAvailable && process.env.CI === 'true') throw new Error('openssl is required under CI for the TLS tests');
@@ -53,32 +52,17 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function quietLogger(): { logger: Logger; text: () => string } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _e, callback) {
-      chunks.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  return { logger: createLogger({ level: 'debug', format: 'json', destination }), text: () => chunks.join('') };
-}
-
-function allDisabled(): Record<CollectorName, CollectorConfig> {
-  return Object.fromEntries(COLLECTOR_NAMES.map((n) => [n, { enabled: false, intervalMs: 60_000, disabledReason: 'off' }])) as Record<CollectorName, CollectorConfig>;
-}
-
 const servers: ExporterServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(webConfigYaml: string, name = 'web.yml'): Promise<{ server: ExporterServer; path: string; log: ReturnType<typeof quietLogger> }> {
+async function serve(webConfigYaml: string, name = 'web.yml'): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
   const path = join(dir, name);
   writeFileSync(path, webConfigYaml);
-  const log = quietLogger();
+  const log = captureLogger('debug');
   const selfMetrics = new SelfMetrics({ version: '1.0.0', processMetrics: false });
-  const runner = new CollectorRunner({ collectors: [], settings: allDisabled(), selfMetrics, logger: log.logger });
+  const runner = new CollectorRunner({ collectors: [], settings: collectorSettings({}, 'off'), selfMetrics, logger: log.logger });
   const server = await startServer({
     listen: { host: '127.0.0.1', port: 0 },
     webConfigFile: path,
@@ -249,9 +233,9 @@ describe('web config validation', () => {
   });
 
   it('makes startServer fail before listening', async () => {
-    const log = quietLogger();
+    const log = captureLogger('debug');
     const selfMetrics = new SelfMetrics({ version: '1.0.0', processMetrics: false });
-    const runner = new CollectorRunner({ collectors: [], settings: allDisabled(), selfMetrics, logger: log.logger });
+    const runner = new CollectorRunner({ collectors: [], settings: collectorSettings({}, 'off'), selfMetrics, logger: log.logger });
     await expect(
       startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: write('bad.yml', 'nope: 1\n'), view: exporterView('1', selfMetrics, runner), logger: log.logger }),
     ).rejects.toBeInstanceOf(ConfigError);

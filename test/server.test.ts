@@ -3,21 +3,21 @@
 // of the real Collector interface, run by the real CollectorRunner.
 
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COLLECTOR_NAMES, type Collector, type CollectorName, type PollContext } from '../src/collectors/collector.js';
+import type { Collector, CollectorName, PollContext } from '../src/collectors/collector.js';
 import { CollectorRunner } from '../src/collectors/runner.js';
-import { loadConfig, type CollectorConfig } from '../src/config/index.js';
+import { loadConfig } from '../src/config/index.js';
 import { startExporter } from '../src/exporter.js';
-import { createLogger, type Logger } from '../src/logging/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { SnapshotRegistry } from '../src/metrics/snapshot.js';
 import { acceptsGzip } from '../src/server/metrics-endpoint.js';
 import { escapeHtml } from '../src/server/landing.js';
 import { exporterView, startServer, type ExporterServer } from '../src/server/index.js';
 import { VERSION } from '../src/version.js';
+import { captureLogger, type CapturedLogger } from './exporter-e2e-helpers.js';
+import { collectorSettings } from './support/collector-settings.js';
 
 class ScriptedCollector implements Collector {
   readonly snapshot = new SnapshotRegistry();
@@ -36,27 +36,6 @@ class ScriptedCollector implements Collector {
       new Gauge({ name: `upstash_test_${this.name}_items`, help: 'items seen', labelNames: ['kind'] as const, registers: [registry] }).set({ kind: 'a' }, n);
     });
   }
-}
-
-function settings(intervalsMs: Partial<Record<CollectorName, number>>): Record<CollectorName, CollectorConfig> {
-  return Object.fromEntries(
-    COLLECTOR_NAMES.map((name) => {
-      const interval = intervalsMs[name];
-      return [name, { enabled: interval !== undefined, intervalMs: interval ?? 60_000, disabledReason: interval === undefined ? 'no UPSTASH_EMAIL + UPSTASH_API_KEY' : null }];
-    }),
-  ) as Record<CollectorName, CollectorConfig>;
-}
-
-function captureLogger(): { logger: Logger; text: () => string } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      chunks.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  // No `secrets` here on purpose: the logger's own scrub must not be what keeps secrets out.
-  return { logger: createLogger({ level: 'trace', format: 'json', destination }), text: () => chunks.join('') };
 }
 
 interface Answer {
@@ -96,10 +75,10 @@ async function startStack(
   collectors: Collector[],
   intervalsMs: Partial<Record<CollectorName, number>>,
   options: { secrets?: string[]; processMetrics?: boolean } = {},
-): Promise<{ server: ExporterServer; runner: CollectorRunner; log: ReturnType<typeof captureLogger> }> {
+): Promise<{ server: ExporterServer; runner: CollectorRunner; log: CapturedLogger }> {
   const log = captureLogger();
   const selfMetrics = new SelfMetrics({ version: '7.7.7', processMetrics: options.processMetrics ?? false });
-  const runner = new CollectorRunner({ collectors, settings: settings(intervalsMs), selfMetrics, logger: log.logger, secrets: options.secrets });
+  const runner = new CollectorRunner({ collectors, settings: collectorSettings(intervalsMs, 'no UPSTASH_EMAIL + UPSTASH_API_KEY'), selfMetrics, logger: log.logger, secrets: options.secrets });
   const server = await startServer({
     listen: { host: '127.0.0.1', port: 0 },
     webConfigFile: null,
