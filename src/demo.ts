@@ -12,7 +12,8 @@ import { ConfigError, configSecrets, loadConfig, LOG_FORMATS, LOG_LEVELS } from 
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
-import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, hostForUrl, isListenError, parseListenAddress } from './emulator/listen-address.js';
+import { hostForUrl } from './common/url.js';
+import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, isListenError, parseListenAddress } from './emulator/listen-address.js';
 import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger, type LogFormatName, type Logger, type LogLevelName } from './logging/index.js';
 

@@ -1,16 +1,11 @@
 // The `destination` label, the same concept for every collector: the host of a URL with the
 // port when one is written (`api.example.com`, `127.0.0.1:4001`), never the path or query
 // (unbounded, may hold secrets). Credentials in a URL (`user:pass@host`) are dropped by taking
-// `host` only. The emulator's ground truth uses the same rule (src/emulator/destination.ts).
+// `host` only. The emulator's ground truth uses the same rule: both call src/common/url.ts.
 
-/** host[:port] of a URL; "" when it is empty or does not parse (the logs' delivery URLs). */
-export function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '';
-  }
-}
+import { hostOf } from '../common/url.js';
+
+
 
 /**
  * The `destination` label of a schedule's destination: an http(s) URL gives its host[:port];

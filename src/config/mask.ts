@@ -2,6 +2,7 @@
 
 import YAML from 'yaml';
 import { formatDuration } from '../common/duration.js';
+import { hostForUrl } from '../common/url.js';
 import type { ExporterConfig } from './schema.js';
 import { COLLECTOR_NAMES } from './settings.js';
 
@@ -44,7 +45,7 @@ export function configSecrets(config: ExporterConfig): string[] {
 }
 
 function formatListen({ host, port }: ExporterConfig['listen']): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return `${hostForUrl(host)}:${port}`;
 }
 
 /**

@@ -118,12 +118,3 @@ export function isLoopbackUrl(url: string): boolean {
   const mapped = /^\[::ffff:(\d+\.\d+\.\d+\.\d+)\]$/.exec(hostname);
   return mapped !== null && mapped[1]!.startsWith('127.');
 }
-
-/** Host with port of a URL (the ground truth's `destination`), or "" when it does not parse. */
-export function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '';
-  }
-}

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import type { Knobs } from './knobs.js';
-import { hostForUrl } from './listen-address.js';
+import { hostForUrl } from '../common/url.js';
 import type { GroundTruth } from './log-store.js';
 import { createManagement, type ManagementState } from './management/index.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';

@@ -13,11 +13,6 @@ export function parseListenAddress(text: string): { host: string; port: number }
   return { host: host === '' ? '0.0.0.0' : host, port };
 }
 
-/** A host as it goes into a URL: IPv6 addresses in brackets. */
-export function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 /** True for the errors `listen()` fails with when the address cannot be used (taken, not ours, unknown). */
 export function isListenError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -3,7 +3,7 @@
 // of the last entry returned, so a walk that started before new events arrived still sees every
 // entry that existed at its start exactly once. Retention keeps the newest N entries; every
 // event ever written is also counted in the ground truth, including those retention dropped.
-import { hostOf } from './destination.js';
+import { hostOf } from '../common/url.js';
 import type { HeaderMap } from './message-options.js';
 
 /** States written into entries. */

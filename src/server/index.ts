@@ -5,6 +5,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
+import { hostForUrl } from '../common/url.js';
 import type { Logger } from '../logging/index.js';
 import { createApp, type ExporterView } from './app.js';
 import { WebConfigWatcher } from './web-config.js';
@@ -76,7 +77,7 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
   server.on('tlsClientError', (error: Error) => logger.debug({ error: error.message }, 'TLS handshake failed'));
 
   const address = server.address() as AddressInfo;
-  const host = address.address.includes(':') ? `[${address.address}]` : address.address;
+  const host = hostForUrl(address.address);
   const scheme = tls === null ? 'http' : 'https';
   return {
     url: `${scheme}://${host}:${address.port}/`,
