@@ -5,7 +5,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { createTask, type ScheduledTask, type Logger as CronLogger } from 'node-cron';
-import type { Logger } from '../logging/index.js';
+import { createScrubber, type Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
@@ -331,14 +331,7 @@ async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<b
 export function describeError(error: unknown, secrets: readonly string[] = []): string {
   const code = errorCode(error);
   const raw = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
-  let message = raw.replace(/\s*[\r\n]+\s*/g, ' ').trim();
-  for (const secret of secrets) {
-    if (secret.length === 0) continue;
-    message = message.split(secret).join('***');
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) message = message.split(encoded).join('***');
-  }
-  message = message
+  const message = createScrubber(secrets, '***')(raw.replace(/\s*[\r\n]+\s*/g, ' ').trim())
     .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 ***')
     .replace(/(\/\/)[^/@\s]*@/g, '$1***@')
     .replace(/([?&](?:token|api_?key|password|key)=)[^&\s]*/gi, '$1***');

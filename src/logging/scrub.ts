@@ -12,12 +12,12 @@ function variants(secret: string): string[] {
   return [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
 }
 
-/** A function replacing every occurrence of the given secrets with [REDACTED]. */
-export function createScrubber(secrets: readonly string[]): (line: string) => string {
+/** A function replacing every occurrence of the given secrets with `marker` ([REDACTED] by default). */
+export function createScrubber(secrets: readonly string[], marker = REDACTED): (line: string) => string {
   const forms = [...new Set(secrets.filter((s) => s !== '').flatMap(variants))]
     // Longest first, so a secret that contains another is replaced whole.
     .sort((a, b) => b.length - a.length);
   if (forms.length === 0) return (line) => line;
   const pattern = new RegExp(forms.map(escapeRegExp).join('|'), 'g');
-  return (line) => line.replace(pattern, REDACTED);
+  return (line) => line.replace(pattern, marker);
 }
