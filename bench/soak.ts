@@ -263,22 +263,25 @@ async function scrapeOrNull(exporter: ExporterProcess): Promise<Map<string, Fami
 
 /** Per state and label set: the ground truth against the exporter's counter. */
 export function compare(truth: readonly GroundTruthSeries[], samples: ReadonlyArray<{ labels: Record<string, string>; value: number }>): SeriesComparison[] {
-  const key = (state: string, queue: string, urlGroup: string, endpoint: string, destination: string): string => [state, queue, urlGroup, endpoint, destination].join('\u0000');
+  type SeriesLabels = Pick<SeriesComparison, 'state' | 'queue' | 'urlGroup' | 'endpoint' | 'destination'>;
+  const keyOf = (s: SeriesLabels): string => [s.state, s.queue, s.urlGroup, s.endpoint, s.destination].join('\u0000');
   const rows = new Map<string, SeriesComparison>();
-  const row = (state: string, queue: string, urlGroup: string, endpoint: string, destination: string): SeriesComparison => {
-    const k = key(state, queue, urlGroup, endpoint, destination);
-    let found = rows.get(k);
+  const row = (labels: SeriesLabels): SeriesComparison => {
+    const key = keyOf(labels);
+    let found = rows.get(key);
     if (!found) {
+      const { state, queue, urlGroup, endpoint, destination } = labels;
       found = { state, queue, urlGroup, endpoint, destination, truth: 0, counted: 0, missing: 0, doubled: 0 };
-      rows.set(k, found);
+      rows.set(key, found);
     }
     return found;
   };
-  for (const series of truth) row(series.state, series.queue, series.urlGroup, series.endpoint, series.destination).truth += series.count;
+  for (const series of truth) row(series).truth += series.count;
   for (const sample of samples) {
     const l = sample.labels;
-    if (sample.value === 0 && !rows.has(key(l.state ?? '', l.queue ?? '', l.url_group ?? '', l.endpoint ?? '', l.destination ?? ''))) continue;
-    row(l.state ?? '', l.queue ?? '', l.url_group ?? '', l.endpoint ?? '', l.destination ?? '').counted += sample.value;
+    const labels = { state: l.state ?? '', queue: l.queue ?? '', urlGroup: l.url_group ?? '', endpoint: l.endpoint ?? '', destination: l.destination ?? '' };
+    if (sample.value === 0 && !rows.has(keyOf(labels))) continue;
+    row(labels).counted += sample.value;
   }
   for (const r of rows.values()) {
     r.missing = Math.max(0, r.truth - r.counted);
