@@ -68,7 +68,7 @@ export class ExporterProcess {
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
     const url = await new Promise<string>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error('the exporter did not start listening in time')), options.startTimeoutMs ?? 15_000);
+      const timer = setTimeout(() => reject(new Error('the exporter did not start listening in time')), options.startTimeoutMs ?? 30_000);
       let buffer = '';
       const lastLines: string[] = [];
       const onData = (chunk: Buffer): void => {
