@@ -5,7 +5,9 @@ import type { Dispatcher } from 'undici';
 import {
   ApiAuthError,
   ApiNetworkError,
+  ApiDailyLimitError,
   ApiNotFoundError,
+  ApiPageTooLargeError,
   ApiRateLimitError,
   ApiRequestError,
   ApiTimeoutError,
@@ -13,7 +15,8 @@ import {
 } from './errors.js';
 import type { ApiError, ApiErrorDetails } from './errors.js';
 import type { TimeoutOptions } from './http-types.js';
-import { firstHeader, resetTime } from './rate-budget.js';
+import { firstHeader, isDailyLimit, resetTime } from './rate-budget.js';
+import { SkimLimitError } from './json-skim.js';
 import { BodyDeadlineError, BodyLimitError } from './response-body.js';
 
 const MAX_EXCERPT_CHARS = 200;
@@ -52,6 +55,17 @@ export function statusFailure(
   if (status === 404) {
     return { error: new ApiNotFoundError(`not found (404)${said}`, details({ status })), retryable: false };
   }
+  if (status === 429 && isDailyLimit(headers)) {
+    const now = Date.now();
+    const resetAt = resetTime(headers, now, 'ratelimit-reset');
+    const waitMs = resetAt === undefined ? undefined : Math.max(0, resetAt - now);
+    const until = resetAt === undefined ? '' : `; it resets at ${new Date(resetAt).toISOString()}`;
+    const error = new ApiDailyLimitError(
+      `daily request limit reached (429)${until}${said}`,
+      details({ status, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) }),
+    );
+    return { error, retryable: false };
+  }
   if (status === 429) {
     const waitMs = rateLimitWaitMs(headers, Date.now());
     const error = new ApiRateLimitError(
@@ -75,6 +89,9 @@ timeouts: TimeoutOptions,
   duringBody: boolean,
 ): AttemptFailure {
   const code = errorCode(cause);
+  if (cause instanceof SkimLimitError) {
+    return { error: new ApiPageTooLargeError(cause.message, details()), retryable: false };
+  }
   if (cause instanceof BodyLimitError) {
     return { error: new ApiUpstreamError(cause.message, details()), retryable: false };
   }

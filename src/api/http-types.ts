@@ -2,6 +2,7 @@
 // clients take, their defaults, and the report the core gives after every attempt.
 
 import type { ApiName } from './errors.js';
+import type { SkimLimits } from './json-skim.js';
 
 export interface RequestReport {
   api: ApiName;
@@ -105,6 +106,12 @@ export interface ApiRequest {
   body?: string;
   /** 'json' parses the body; 'none' drains it and resolves undefined. */
   response: 'json' | 'none';
+  /**
+   * With 'json': read the body as a stream, dropping the string values of these keys as they
+   * pass (json-skim.ts), under these limits instead of the client's maxResponseBytes. Passing a
+   * limit is ApiPageTooLargeError.
+   */
+  skim?: SkimLimits;
   /**
    * Whether sending the request twice is harmless. Non-idempotent requests are retried only
    * when the server cannot have acted on them: 429, or a connection that never opened.

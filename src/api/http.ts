@@ -13,10 +13,11 @@ import type { Dispatcher } from 'undici';
 import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails, ApiName } from './errors.js';
 import { createScrubber } from '../logging/scrub.js';
-import { numericHeader, RateBudget, resetTime } from './rate-budget.js';
+import { isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budget.js';
 import { excerpt as excerptOf, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
+import { readSkimmed } from './json-skim.js';
 import { readBody } from './response-body.js';
 
 export * from './http-types.js';
@@ -230,7 +231,10 @@ export class HttpClient {
     if (status >= 200 && status < 300) {
       let raw: Buffer;
       try {
-        raw = await readBody(response.body, this.maxResponseBytes, this.timeouts.bodyTimeoutMs);
+        raw =
+          request.skim !== undefined && request.response === 'json'
+            ? (await readSkimmed(response.body, request.skim, this.timeouts.bodyTimeoutMs)).text
+            : await readBody(response.body, this.maxResponseBytes, this.timeouts.bodyTimeoutMs);
       } catch (cause) {
         if (signal?.aborted) {
           return { ok: false, failure: { error: new ApiAbortedError('request aborted', details()), retryable: false } };
@@ -266,7 +270,8 @@ export class HttpClient {
     } catch {
       // The status alone is enough to classify the answer.
     }
-    report(String(status), remaining);
+    // A daily-limit 429 is told apart in the request counter: it is not the burst limit.
+    report(status === 429 && isDailyLimit(response.headers) ? 'daily_limit' : String(status), remaining);
     return { ok: false, failure: statusFailure(status, response.headers, excerpt, details, idempotent) };
   }
   private fullPath(request: ApiRequest): string {

@@ -3,7 +3,6 @@
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { SliceState } from '../../state/index.js';
 
-export const PAGE_SIZE = 100;
 /** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
 export const TARGET_PAGES_PER_SLICE = 50;
 export const MIN_SLICE_MS = 1_000;
@@ -22,6 +21,8 @@ export interface WalkSettings {
   ingestionDelayMs: number;
   overlapMs: number;
   maxPagesPerCycle: number;
+  /** Entries asked for per page (default DEFAULT_PAGE_SIZE); the service's cap is learnt. */
+  pageSize?: number;
 }
 
 export interface WalkPosition {

@@ -22,7 +22,8 @@ import { PageTally, type LogCounter } from './counter.js';
 import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
 import { adaptedSliceMs, estimateGap, isRejectedRequest, newWalk, pageSignature, stateWalks } from './slice.js';
-import { INITIAL_SLICE_MS, PAGE_SIZE } from './walk-types.js';
+import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
+import { INITIAL_SLICE_MS } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
@@ -41,6 +42,7 @@ export class LogWalker {
   readonly #hooks: WalkerHooks;
   readonly #now: () => number;
   readonly #tally = new PageTally();
+  readonly #pageSizer: PageSizer;
   #pagesLeft = 0;
   #lastCheckpoint = 0;
   /** Dedup walk stamp of the cursor chain this process is following (-1: none). */
@@ -64,6 +66,12 @@ export class LogWalker {
     this.#now = options.now;
     this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger });
     this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
+    this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
+  }
+
+  /** The most entries a log page was seen to hold (the service's cap), null while unknown. */
+  get honouredPageSize(): number | null {
+    return this.#pageSizer.honoured;
   }
 
   /** The overlap the next slice near the frontier re-reads when the walk has time to spare. */
@@ -187,11 +195,12 @@ export class LogWalker {
       let lowest = walk.resumeTo ?? Number.POSITIVE_INFINITY;
       let orderBroken = false;
       let stall = '';
+      let count = this.#pageSizer.size;
       for (;;) {
         if (this.#pagesLeft <= 0) return 'budget';
         const pendingWaitMs = this.#source.pendingLogsWaitMs?.() ?? 0;
         if (!this.#clock.allows(this.#now(), pendingWaitMs)) return 'time';
-        const query: LogsQuery = { fromDate: slice.from, toDate, count: PAGE_SIZE };
+        const query: LogsQuery = { fromDate: slice.from, toDate, count };
         if (cursor !== null) query.cursor = cursor;
         if (walk.state !== null) query.state = walk.state;
         let page: LogsPage;
@@ -205,8 +214,13 @@ export class LogWalker {
             this.#logger.info({ status: (error as { status?: number }).status }, 'stored log cursor refused; walking again from the last entry read');
             break;
           }
-          throw error;
+          // Too large or too slow: the same cursor again, for fewer entries.
+          const smaller = this.#pageSizer.shrink(count, error);
+          if (smaller === null) throw error;
+          count = smaller;
+          continue;
         }
+        this.#pageSizer.observe(count, page);
         this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
         this.#pagesLeft -= 1;
         slice.pages += 1;
