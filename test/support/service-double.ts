@@ -64,7 +64,7 @@ export function pathOf(req: SeenRequest): string {
 export async function streamPage(
   res: ServerResponse,
   entries: ReadonlyArray<Record<string, unknown>>,
-  bodyBytes: number,
+  bodyBytes: number | ((index: number) => number),
   cursor: string | undefined,
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/json' });
@@ -74,19 +74,20 @@ export async function streamPage(
       if (res.write(text)) resolve();
       else res.once('drain', resolve);
     });
-  const writeBody = async (): Promise<void> => {
+  const writeBody = async (size: number): Promise<void> => {
     await write('"');
-    for (let sent = 0; sent < bodyBytes; sent += piece.length) await write(piece.slice(0, Math.min(piece.length, bodyBytes - sent)));
+    for (let sent = 0; sent < size; sent += piece.length) await write(piece.slice(0, Math.min(piece.length, size - sent)));
     await write('"');
   };
   await write(`{${cursor === undefined ? '' : `"cursor":${JSON.stringify(cursor)},`}"events":[`);
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
+    const size = typeof bodyBytes === 'number' ? bodyBytes : bodyBytes(i);
     await write(`${i === 0 ? '' : ','}${JSON.stringify(entry).slice(0, -1)},"body":`);
-    await writeBody();
+    await writeBody(size);
     if (entry.state === 'ERROR') {
       await write(',"responseBody":');
-      await writeBody();
+      await writeBody(size);
     }
     await write('}');
   }

@@ -20,6 +20,8 @@ export interface LogsSettings {
   ingestionDelayMs: number;
   overlapMs: number;
   maxPagesPerCycle: number;
+  /** Entries asked for per log page (default 1000); the service's cap is learnt. */
+  pageSize?: number;
   labels: readonly OptInLabel[];
   seriesLimit: number;
   messageTrackerSize: number;

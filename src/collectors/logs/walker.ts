@@ -221,6 +221,7 @@ export class LogWalker {
           continue;
         }
         this.#pageSizer.observe(count, page);
+        count = Math.min(count, this.#pageSizer.size);
         this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
         this.#pagesLeft -= 1;
         slice.pages += 1;
