@@ -22,7 +22,8 @@ it('after a daily-limit 429 the probe sends nothing until the limit resets', asy
     sendJson(res, 429, { error: 'daily ratelimit exceeded' }, { 'RateLimit-Limit': '500', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) }),
   );
   delivery = new DeliveryClient({ baseUrl: server.url, token: 'tok-probe' });
-  const { logger, text } = captureLogger('info');
+  const captured = captureLogger('info');
+  const { logger } = captured;
   const probe = new CanaryProbe({
     delivery,
     queue: 'probe',
@@ -34,11 +35,11 @@ it('after a daily-limit 429 the probe sends nothing until the limit resets', asy
     logger,
   });
   probe.start();
-  await eventually(() => (text().includes('daily request limit is reached') ? [] : ['no daily-limit log line yet']));
+  await eventually(() => (captured.text().includes('daily request limit is reached') ? [] : ['no daily-limit log line yet']));
   // Twenty-five intervals later, still the one request (a burst 429 would have been retried,
   // and the schedule would have probed again every 20 ms).
   await sleep(500);
   await probe.stop();
   expect(server.requests).toHaveLength(1);
-  expect(text()).toContain('ERR_API_DAILY_LIMIT');
+  expect(captured.text()).toContain('ERR_API_DAILY_LIMIT');
 });
