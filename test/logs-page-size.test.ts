@@ -9,7 +9,7 @@ import { LogsCollector } from '../src/collectors/logs/index.js';
 import { upstreamIdentity } from '../src/state/index.js';
 import { captureLogger, parseExposition, pollContext } from './exporter-e2e-helpers.js';
 import { EVENTS, sumOf, TEST_SETTINGS } from './logs-helpers.js';
-import { queryOf, startServiceDouble, streamPage, type ServiceDouble } from './support/service-double.js';
+import { queryOf, sendJson, startServiceDouble, streamPage, type ServiceDouble } from './support/service-double.js';
 
 interface LogServer {
   server: ServiceDouble;
@@ -118,5 +118,57 @@ describe('log page size', () => {
     // A smaller count asked again on a cursor the walk was already following.
     const shrunkOnCursor = server.pages.some((page, i) => i > 0 && page.cursor !== null && page.cursor === server.pages[i - 1]!.cursor && page.count < server.pages[i - 1]!.count);
     expect(shrunkOnCursor).toBe(true);
+  });
+});
+
+describe('bad answers leave the watermark where it was', () => {
+  it('a grouped answer, then a 404 on both paths, fail the poll with their codes; the flat list then counts everything', async () => {
+    const server = await startLogServer({ cap: 1000 });
+    let mode: 'flat' | 'grouped' | 'missing' = 'flat';
+    const flat = server.server;
+    // A front that answers grouped or 404 before handing over to the log server.
+    const front = await startServiceDouble((req, res) => {
+      if (mode === 'grouped') return sendJson(res, 200, { messages: [{ messageId: 'm', events: [] }], cursor: 'x' });
+      if (mode === 'missing') return sendJson(res, 404, { error: 'not found' });
+      void fetch(`${flat.url}${req.url}`).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    cleanups.push(() => front.close());
+    const { collector } = collectorFor({ ...server, server: front }, 1000);
+    await collector.poll(pollContext(captureLogger().logger));
+    await addEntries(server, 30);
+    mode = 'grouped';
+    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_LOGS_GROUPED' });
+    mode = 'missing';
+    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_NOT_FOUND' });
+    mode = 'flat';
+    await collector.poll(pollContext(captureLogger().logger));
+    expect(await counted(collector)).toBe(30);
+  });
+
+  it('a page that never ends times out, is asked again smaller, and the walk goes on', async () => {
+    // More than 8 entries asked: the server sends the start of the page and then nothing.
+    const server = await startLogServer({ cap: 1000 });
+    const inner = server.server;
+    const front = await startServiceDouble((req, res) => {
+      if (Number(queryOf(req).get('count')) > 8) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"events":[');
+        return;
+      }
+      void fetch(`${inner.url}${req.url}`).then(async (answer) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    cleanups.push(() => front.close());
+    const { collector, log } = collectorFor({ ...server, server: front }, 1000, { timeouts: { bodyTimeoutMs: 200 } });
+    await collector.poll(pollContext(captureLogger().logger));
+    await addEntries(server, 20);
+    await collector.poll(pollContext(captureLogger().logger));
+    expect(await counted(collector)).toBe(20);
+    expect(log.text()).toContain('ERR_API_TIMEOUT');
   });
 });
