@@ -105,7 +105,7 @@ describe('bodies in log entries', () => {
       cursor: '1-2',
       events: [
         { time: 1, messageId: 'a', body: 'QUJD', responseBody: 'say \\"hi\\" {[,:]}', header: { body: ['kept: not a string'] } },
-        { time: 2, messageId: 'b', body: null, nested: { responseBody: 'x' }, bodyless: 'body' },
+        { time: 2, messageId: 'b', body: null, nested: { responseBody: 'ends in a backslash \\' }, bodyless: 'body', tail: 'also \\', 'k\\"ey': 1 },
       ],
     };
     const text = Buffer.from(JSON.stringify(doc, null, 1));
@@ -114,7 +114,7 @@ describe('bodies in log entries', () => {
       for (let i = 0; i < text.length; i += size) skimmer.write(text.subarray(i, i + size));
       const parsed = JSON.parse(skimmer.end().toString('utf8')) as typeof doc;
       expect(parsed.events[0]).toEqual({ time: 1, messageId: 'a', body: null, responseBody: null, header: { body: ['kept: not a string'] } });
-      expect(parsed.events[1]).toEqual({ time: 2, messageId: 'b', body: null, nested: { responseBody: null }, bodyless: 'body' });
+      expect(parsed.events[1]).toEqual({ time: 2, messageId: 'b', body: null, nested: { responseBody: null }, bodyless: 'body', tail: 'also \\', 'k\\"ey': 1 });
       expect(skimmer.stats.skippedValues).toBe(3);
     }
   });

@@ -43,7 +43,8 @@ export interface SkimStats {
 export class JsonSkimmer {
   readonly #skipKeys: ReadonlySet<string>;
   readonly #limits: SkimLimits;
-  readonly #kept: Buffer[] = [];
+  /** The kept bytes, [0, stats.keptBytes). */
+  #out: Buffer = Buffer.alloc(0);
   /** Container stack: true for an object, false for an array. */
   readonly #stack: boolean[] = [];
   #expectKey = false;
@@ -53,7 +54,7 @@ export class JsonSkimmer {
   #skipping = false;
   /** The last key read names a skipped key and its value has not started yet. */
   #pendingSkip = false;
-  #key: number[] = [];
+  #key = '';
   #keyTooLong = false;
   readonly stats: SkimStats = { keptBytes: 0, totalBytes: 0, skippedValues: 0 };
 
@@ -68,36 +69,46 @@ export class JsonSkimmer {
       throw new SkimLimitError(`response body larger than ${this.#limits.maxTotalBytes} bytes in all`);
     }
     let segmentStart = this.#skipping ? -1 : 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk[i]!;
+    const length = chunk.length;
+    let i = 0;
+    while (i < length) {
       if (this.#inString) {
+        // The string's end: the next quote not escaped. The bytes in between are scanned by
+        // indexOf (memchr), not one by one: most of a page is string content.
+        let from = i;
         if (this.#escape) {
           this.#escape = false;
+          from += 1;
           if (this.#isKey) this.#keyTooLong = true; // an escaped key is never a skipped one
-        } else if (c === BACKSLASH) {
-          this.#escape = true;
-        } else if (c === QUOTE) {
-          this.#inString = false;
-          if (this.#skipping) {
-            this.#skipping = false;
-            this.stats.skippedValues += 1;
-            segmentStart = i + 1;
-          } else if (this.#isKey) {
-            this.#isKey = false;
-            this.#pendingSkip = !this.#keyTooLong && this.#skipKeys.has(String.fromCharCode(...this.#key));
-          }
-        } else if (this.#isKey) {
-          if (this.#key.length < MAX_KEY_BYTES) this.#key.push(c);
-          else this.#keyTooLong = true;
         }
+        let quote = chunk.indexOf(QUOTE, from);
+        while (quote !== -1 && backslashesBefore(chunk, quote, from) % 2 === 1) quote = chunk.indexOf(QUOTE, quote + 1);
+        const stop = quote === -1 ? length : quote;
+        if (this.#isKey) this.#collectKey(chunk, from, stop);
+        if (quote === -1) {
+          // The string goes on in the next chunk; an odd run of backslashes at the end escapes its first byte.
+          this.#escape = backslashesBefore(chunk, length, from) % 2 === 1;
+          break;
+        }
+        this.#inString = false;
+        if (this.#skipping) {
+          this.#skipping = false;
+          this.stats.skippedValues += 1;
+          segmentStart = quote + 1;
+        } else if (this.#isKey) {
+          this.#isKey = false;
+          this.#pendingSkip = !this.#keyTooLong && this.#skipKeys.has(this.#key);
+        }
+        i = quote + 1;
         continue;
       }
+      const c = chunk[i]!;
       switch (c) {
         case QUOTE:
           this.#inString = true;
           if (this.#stack[this.#stack.length - 1] === true && this.#expectKey) {
             this.#isKey = true;
-            this.#key = [];
+            this.#key = '';
             this.#keyTooLong = false;
           } else if (this.#pendingSkip) {
             this.#pendingSkip = false;
@@ -133,27 +144,48 @@ export class JsonSkimmer {
           // Whitespace keeps a pending skip; a number or a literal is a value that is not a string.
           if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) this.#pendingSkip = false;
       }
+      i += 1;
     }
-    if (segmentStart >= 0) this.#keep(chunk, segmentStart, chunk.length);
+    if (segmentStart >= 0) this.#keep(chunk, segmentStart, length);
+  }
+
+  /** Adds bytes [from, to) of a key being read; a key longer than MAX_KEY_BYTES is never skipped. */
+  #collectKey(chunk: Buffer, from: number, to: number): void {
+    if (this.#keyTooLong) return;
+    if (this.#key.length + (to - from) > MAX_KEY_BYTES) {
+      this.#keyTooLong = true;
+      return;
+    }
+    this.#key += chunk.toString('latin1', from, to);
   }
 
   /** The kept JSON text. */
   end(): Buffer {
-    return Buffer.concat(this.#kept, this.stats.keptBytes);
+    return this.#out.subarray(0, this.stats.keptBytes);
   }
 
   #keep(chunk: Buffer, from: number, to: number): void {
     if (from < 0 || to <= from) return;
-    // A copy: a subarray would keep the whole chunk (mostly body bytes) alive.
-    this.#keepBuffer(Buffer.from(chunk.subarray(from, to)));
+    this.#reserve(to - from);
+    // Copied into the output: a subarray would keep the whole chunk (mostly body bytes) alive.
+    chunk.copy(this.#out, this.stats.keptBytes, from, to);
+    this.stats.keptBytes += to - from;
   }
 
   #keepBuffer(buffer: Buffer): void {
-    this.stats.keptBytes += buffer.length;
-    if (this.stats.keptBytes > this.#limits.maxKeptBytes) {
+    this.#keep(buffer, 0, buffer.length);
+  }
+
+  /** Room for `more` kept bytes, within the cap; the output grows by doubling. */
+  #reserve(more: number): void {
+    const needed = this.stats.keptBytes + more;
+    if (needed > this.#limits.maxKeptBytes) {
       throw new SkimLimitError(`response larger than ${this.#limits.maxKeptBytes} bytes without its bodies`);
     }
-    this.#kept.push(buffer);
+    if (needed <= this.#out.length) return;
+    const grown = Buffer.allocUnsafe(Math.min(this.#limits.maxKeptBytes, Math.max(needed, this.#out.length * 2, 64 * 1024)));
+    this.#out.copy(grown, 0, 0, this.stats.keptBytes);
+    this.#out = grown;
   }
 }
 
@@ -183,4 +215,11 @@ export async function readSkimmed(
     clearTimeout(deadline);
   }
   return { text: skimmer.end(), stats: skimmer.stats };
+}
+
+/** How many backslashes immediately precede position `at`, not looking before `from`. */
+function backslashesBefore(chunk: Buffer, at: number, from: number): number {
+  let count = 0;
+  for (let j = at - 1; j >= from && chunk[j] === BACKSLASH; j--) count++;
+  return count;
 }
