@@ -5,11 +5,13 @@ import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js
 import type { ApiErrorDetails } from './errors.js';
 import { HttpClient } from './http.js';
 import { LogsPathChoice } from './logs-path.js';
+import { durationText, flowControlValue, joinList, logsSearchParams, rawTargetPath, setIfDefined, unixSeconds } from './delivery-wire.js';
+import type { FlowControl, LogsQuery } from './delivery-wire.js';
 import type { CommonClientOptions, HttpMethod } from './http.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';
 import { parseLogsPage } from './schemas/logs.js';
-import type { LogsPage, MessageState } from './schemas/logs.js';
+import type { LogsPage } from './schemas/logs.js';
 import { enqueueResponseSchema, triggerResultSchema } from './schemas/publish.js';
 import type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 import { scheduleListSchema } from './schemas/schedules.js';
@@ -18,12 +20,9 @@ import type { Schedule } from './schemas/schedules.js';
 export type { LogEntry, LogsPage, MessageState } from './schemas/logs.js';
 export type { Schedule } from './schemas/schedules.js';
 export type { EnqueueResult, TriggerResult } from './schemas/publish.js';
+export { logsSearchParams, MAX_LOGS_PAGE_SIZE } from './delivery-wire.js';
+export type { FlowControl, LogsQuery } from './delivery-wire.js';
 
-/**
- * Most entries asked for in one log page: the SDK documents "max 1000" (the OpenAPI says 100;
- * what the service honours is detected from its answers by the log walk).
- */
-export const MAX_LOGS_PAGE_SIZE = 1000;
 /** Default cap of a log page's kept bytes (everything but the dropped bodies). */
 export const DEFAULT_LOGS_MAX_PAGE_BYTES = 32 * 1024 * 1024;
 /**
@@ -49,25 +48,6 @@ export interface DeliveryClientOptions extends CommonClientOptions {
   logsMaxPageBytes?: number;
 }
 
-/** Filters of GET /v2/logs (interface §4.2). */
-export interface LogsQuery {
-  cursor?: string;
-  messageId?: string;
-  state?: MessageState | (string & {});
-  url?: string;
-  /** URL Group name. */
-  topicName?: string;
-  scheduleId?: string;
-  queueName?: string;
-  /** Unix milliseconds, inclusive. */
-  fromDate?: number | Date;
-  /** Unix milliseconds, inclusive. */
-  toDate?: number | Date;
-  /** Entries per page; clamped to 1..MAX_LOGS_PAGE_SIZE. */
-  count?: number;
-  /** Sent as repeated `label` parameters; an entry matches any of them. */
-  label?: string | readonly string[];
-}
 
 /** Per-call options. */
 export interface CallOptions {
@@ -102,13 +82,6 @@ export interface EnqueueRequest {
   redactFields?: readonly string[];
 }
 
-export interface FlowControl {
-  key: string;
-  parallelism?: number;
-  rate?: number;
-  /** A duration text or a number of seconds. */
-  period?: string | number;
-}
 
 export interface TriggerRequest {
   workflowUrl: string;
@@ -357,78 +330,11 @@ export class DeliveryClient {
   }
 }
 
-/** Query string of a logs request: every filter given, `label` repeated, `count` clamped. */
-export function logsSearchParams(query: LogsQuery): URLSearchParams {
-  const params = new URLSearchParams();
-  const single: Array<[string, string | undefined]> = [
-    ['cursor', query.cursor],
-    ['messageId', query.messageId],
-    ['state', query.state],
-    ['url', query.url],
-    ['topicName', query.topicName],
-    ['scheduleId', query.scheduleId],
-    ['queueName', query.queueName],
-    ['fromDate', epochMs(query.fromDate)],
-    ['toDate', epochMs(query.toDate)],
-  ];
-  for (const [name, value] of single) {
-    if (value !== undefined && value !== '') params.set(name, value);
-  }
-  if (query.count !== undefined && Number.isFinite(query.count)) {
-    params.set('count', String(Math.min(MAX_LOGS_PAGE_SIZE, Math.max(1, Math.trunc(query.count)))));
-  }
-  const labels = typeof query.label === 'string' ? [query.label] : (query.label ?? []);
-  for (const label of labels) params.append('label', label);
-  return params;
-}
-
 /** A 404 or 405: the server does not route this verb (or the id does not exist: then the other verb says so too). */
 function isVerbRefused(error: unknown): boolean {
   return error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status === 405);
 }
 
-/**
- * `prefix` + the target exactly as the official SDK puts it in the path: not percent-encoded,
- * only normalised by WHATWG URL parsing (so `https://a/b?x=1` travels as path `.../https://a/b`
- * with query `x=1`, and a `#fragment` is dropped).
- */
-function rawTargetPath(prefix: string, target: string): string {
-  const url = new URL(`http://placeholder${prefix}${target}`);
-  return url.pathname + url.search;
-}
-
 function signalOf(call: CallOptions): { signal?: AbortSignal } {
   return call.signal ? { signal: call.signal } : {};
-}
-
-function setIfDefined(headers: Record<string, string>, name: string, value: string | number | undefined): void {
-  if (value !== undefined) headers[name] = String(value);
-}
-
-function durationText(value: string | number | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return typeof value === 'number' ? `${value}s` : value;
-}
-
-function unixSeconds(value: number | Date | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  return value instanceof Date ? Math.floor(value.getTime() / 1000) : Math.floor(value);
-}
-
-function epochMs(value: number | Date | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  const ms = value instanceof Date ? value.getTime() : value;
-  return Number.isFinite(ms) ? String(Math.trunc(ms)) : undefined;
-}
-
-function joinList(values: readonly string[] | undefined): string | undefined {
-  return values && values.length > 0 ? values.join(',') : undefined;
-}
-
-function flowControlValue(flow: FlowControl): string | undefined {
-  const parts: string[] = [];
-  if (flow.parallelism !== undefined) parts.push(`parallelism=${flow.parallelism}`);
-  if (flow.rate !== undefined) parts.push(`rate=${flow.rate}`);
-  if (flow.period !== undefined) parts.push(`period=${durationText(flow.period)}`);
-  return parts.length > 0 ? parts.join(', ') : undefined;
 }
