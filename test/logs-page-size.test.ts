@@ -96,6 +96,8 @@ describe('log page size', () => {
     expect(afterFirst.length).toBeGreaterThan(0);
     expect(afterFirst.every((count) => count === 100)).toBe(true);
     expect(log.text()).toContain('returns at most 100 entries a page');
+    const families = parseExposition(await collector.registry.metrics());
+    expect(families.get('upstash_exporter_log_page_size')?.samples[0]?.value).toBe(100);
   });
 
   it('halves a page too large to keep, on the same cursor mid-walk, counting every entry once and going on', async () => {

@@ -76,6 +76,7 @@ export class LogsCollector implements Collector {
     lastEventTime: 0,
     inFlight: 0,
     stateWalk: false,
+    pageSize: 0,
     daily: { day: 0, count: 0 },
   };
 
@@ -196,6 +197,7 @@ export class LogsCollector implements Collector {
     published.lastEventTime = counter.lastEventTime;
     published.inFlight = counter.tracker.inFlight;
     published.stateWalk = this.#walker.position.stateWalk;
+    published.pageSize = this.#walker.pageSize;
     published.daily = { day: counter.daily.day, count: counter.daily.count };
   }
 
@@ -331,6 +333,11 @@ export class LogsCollector implements Collector {
       registry,
       { name: 'upstash_exporter_log_state_walk', help: '1 while log entries lack a state field and the exporter walks one filter per state' },
       () => (p.stateWalk ? 1 : 0),
+    );
+    computedGauge(
+      registry,
+      { name: 'upstash_exporter_log_page_size', help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour' },
+      () => p.pageSize,
     );
     computedCounter(
       registry,

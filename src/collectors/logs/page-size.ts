@@ -27,11 +27,6 @@ export class PageSizer {
     return this.#honoured === null ? this.#configured : Math.min(this.#configured, this.#honoured);
   }
 
-  /** The largest page the service was seen to honour, null while no answer told. */
-  get honoured(): number | null {
-    return this.#honoured;
-  }
-
   /** Learns the service's cap from a page asked with `asked` entries. */
   observe(asked: number, page: LogsPage): void {
     const got = page.logs.length;

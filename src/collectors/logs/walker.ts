@@ -69,9 +69,9 @@ export class LogWalker {
     this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
   }
 
-  /** The most entries a log page was seen to hold (the service's cap), null while unknown. */
-  get honouredPageSize(): number | null {
-    return this.#pageSizer.honoured;
+  /** Entries a new cursor chain asks for: the configured size or the service's learnt cap. */
+  get pageSize(): number {
+    return this.#pageSizer.size;
   }
 
   /** The overlap the next slice near the frontier re-reads when the walk has time to spare. */
