@@ -166,11 +166,19 @@ describe('bad answers leave the watermark where it was', () => {
       });
     });
     cleanups.push(() => front.close());
-    const { collector, log } = collectorFor({ ...server, server: front }, 1000, { timeouts: { bodyTimeoutMs: 200 } });
+    const { collector, log } = collectorFor({ ...server, server: front }, 1000, {
+      timeouts: { bodyTimeoutMs: 200 },
+      retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     await collector.poll(pollContext(captureLogger().logger));
     await addEntries(server, 20);
     await collector.poll(pollContext(captureLogger().logger));
     expect(await counted(collector)).toBe(20);
     expect(log.text()).toContain('ERR_API_TIMEOUT');
+    // Each stalled count was asked once (not retried as it was): 1000 down to 15 (in the first,
+    // empty poll); later chains start at twice the count that worked (14), not at 1000 again.
+    const stalled = front.requests.map((req) => Number(queryOf(req).get('count'))).filter((count) => count > 8);
+    expect(stalled.slice(0, 7)).toEqual([1000, 500, 250, 125, 62, 31, 15]);
+    expect(stalled.slice(7).every((count) => count <= 14)).toBe(true);
   });
 });

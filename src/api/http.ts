@@ -240,6 +240,9 @@ export class HttpClient {
           return { ok: false, failure: { error: new ApiAbortedError('request aborted', details()), retryable: false } };
         }
         const failure = transportFailure(this.timeouts, cause, details, idempotent, true);
+        // A skimmed page (a log page) read too slowly is not asked the same again: the caller
+        // asks for a smaller page instead (the log walk halves its count).
+        if (request.skim !== undefined && failure.error.code === 'ERR_API_TIMEOUT') failure.retryable = false;
         report(failure.error.code === 'ERR_API_TIMEOUT' ? 'timeout' : 'error', remaining);
         return { ok: false, failure };
       }

@@ -16,15 +16,30 @@ export class PageSizer {
   readonly #logger: Logger;
   /** The most entries the service was seen to return per page (null: not known). */
   #honoured: number | null = null;
+  /** After a shrink: the most a new chain starts with (null: the size). */
+  #ceiling: number | null = null;
 
   constructor(configured: number, logger: Logger) {
     this.#configured = configured;
     this.#logger = logger;
   }
 
-  /** The page size a new chain starts with. */
+  /** The page size: the configured one, or the service's cap once learnt. */
   get size(): number {
     return this.#honoured === null ? this.#configured : Math.min(this.#configured, this.#honoured);
+  }
+
+  /**
+   * The count a new cursor chain starts with: the size, or after a shrink the count that worked,
+   * doubled for each chain since (so a range of huge or slow entries is not halved down again
+   * from the full size by every chain, and the size comes back once it is passed).
+   */
+  chainStart(): number {
+    const size = this.size;
+    if (this.#ceiling === null) return size;
+    const start = Math.min(size, this.#ceiling);
+    this.#ceiling = this.#ceiling * 2 >= size ? null : this.#ceiling * 2;
+    return start;
   }
 
   /** Learns the service's cap from a page asked with `asked` entries. */
@@ -44,6 +59,7 @@ export class PageSizer {
     if (!(error instanceof ApiPageTooLargeError || error instanceof ApiTimeoutError)) return null;
     if (count <= 1) return null;
     const smaller = Math.max(1, Math.floor(count / 2));
+    this.#ceiling = smaller;
     this.#logger.warn({ count, next: smaller, code: error.code }, `log page of ${count} entries too large or too slow to read; asking for ${smaller} on the same cursor`);
     return smaller;
   }

@@ -195,7 +195,7 @@ export class LogWalker {
       let lowest = walk.resumeTo ?? Number.POSITIVE_INFINITY;
       let orderBroken = false;
       let stall = '';
-      let count = this.#pageSizer.size;
+      let count = this.#pageSizer.chainStart();
       for (;;) {
         if (this.#pagesLeft <= 0) return 'budget';
         const pendingWaitMs = this.#source.pendingLogsWaitMs?.() ?? 0;
