@@ -77,6 +77,8 @@ export class LogsCollector implements Collector {
     inFlight: 0,
     stateWalk: false,
     pageSize: 0,
+    /** Failed cycles by error code. */
+    errors: new Map<string, number>(),
     daily: { day: 0, count: 0 },
   };
 
@@ -128,6 +130,13 @@ export class LogsCollector implements Collector {
     const deadline = this.#nextPollAt?.(this.#now()) ?? null;
     try {
       report = await this.#walker.cycle(ctx.signal, deadline);
+    } catch (error) {
+      // Why the walk stopped, by code (a grouped answer, a page too large, the daily limit...);
+      // the watermark stays where the last complete slice put it.
+      const code = errorCode(error);
+      this.#published.errors.set(code, (this.#published.errors.get(code) ?? 0) + 1);
+      this.#dirty = true;
+      throw error;
     } finally {
       await this.#checkpoint();
     }
@@ -341,6 +350,11 @@ export class LogsCollector implements Collector {
     );
     computedCounter(
       registry,
+      { name: 'upstash_exporter_log_walk_errors_total', help: 'Log walk cycles that failed, by error code (the watermark stays where it was)', labelNames: ['code'] as const },
+      () => [...p.errors].map(([code, value]) => ({ labels: { code }, value })),
+    );
+    computedCounter(
+      registry,
       { name: 'upstash_exporter_state_checkpoints_total', help: 'Checkpoints of the logs state written, by result', labelNames: ['result'] as const },
       () => [
         { labels: { result: 'success' }, value: p.checkpointsOk },
@@ -348,4 +362,10 @@ export class LogsCollector implements Collector {
       ],
     );
   }
+}
+
+/** The string code of an error (ApiError codes are a closed set), ERR_UNKNOWN otherwise. */
+function errorCode(error: unknown): string {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^ERR_[A-Z_]{1,40}$/.test(code) ? code : 'ERR_UNKNOWN';
 }
