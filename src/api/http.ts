@@ -1,12 +1,13 @@
 // The request core shared by both API clients: one undici Pool per upstream origin, auth,
 // connect/headers/body timeouts, bounded retries with full-jitter backoff, rate-limit waits
 // announced by the service (after a 429, and, when asked, before a request when the last
-// answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read, and
-// a report hook after every attempt (the exporter's api_requests_total / duration /
-// rate_limit_remaining metrics).
+// answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read (or,
+// when the request asks, a streamed one that drops named string values), and a report hook
+// after every attempt (the exporter's api_requests_total / duration / rate_limit_remaining).
 //
 // Modules: http-types.ts (request and option types, defaults), response-body.ts (the capped
-// body read), failures.ts (classifying a failed attempt), rate-budget.ts (the window budget).
+// body read), json-skim.ts (the streamed read), failures.ts (classifying a failed attempt:
+// burst vs daily 429), rate-budget.ts (the window budget).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
