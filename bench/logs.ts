@@ -207,7 +207,7 @@ export function measureCountingSpeed(pages = 200, passes = 5): CountingSpeed {
     const logs = events
       .slice(i, i + PAGE)
       .reverse()
-      .map((e) => toLogEntryJson({ seq: ++seq, time: e.time, state: e.state, message: e.facts, transition: e.state === 'DELIVERED' ? { responseStatus: 200 } : undefined }, false));
+      .map((e) => toLogEntryJson({ seq: ++seq, time: e.time, visibleAt: e.time, state: e.state, message: e.facts, transition: e.state === 'DELIVERED' ? { responseStatus: 200 } : undefined }, false));
     texts.push(JSON.stringify({ cursor: `${logs[logs.length - 1]!.time as number}-${seq}`, logs }));
   }
   const total = events.length;

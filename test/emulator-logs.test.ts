@@ -87,12 +87,16 @@ describe('paging', () => {
     expect(emulator.groundTruth().total).toBeGreaterThan(300);
   });
 
-  it('count defaults to 100 and larger values are clamped to 100; the cursor is absent on the last page', async () => {
+  it('count defaults to 100, larger values are clamped to maxPageSize (1000, or 100 as the OpenAPI says); the cursor is absent on the last page', async () => {
     await publishMany(40, (i) => `/c/${i}`);
     await settled(120);
     const first = (await (await getLogs('')).json()) as { cursor?: string; logs: unknown[] };
     expect(first.logs).toHaveLength(100);
     expect(typeof first.cursor).toBe('string');
+    const whole = (await (await getLogs('count=1000')).json()) as Record<string, unknown>;
+    expect((whole.logs as unknown[]).length).toBe(120);
+    expect('cursor' in whole).toBe(false);
+    emulator.setKnobs({ maxPageSize: 100 });
     const clamped = (await (await getLogs('count=1000')).json()) as { cursor?: string; logs: unknown[] };
     expect(clamped.logs).toHaveLength(100);
     const rest = (await (await getLogs(`count=1000&cursor=${encodeURIComponent(first.cursor!)}`)).json()) as Record<string, unknown>;

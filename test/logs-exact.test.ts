@@ -107,6 +107,8 @@ describe('logs collector: exact counts against the emulator', () => {
 
   it('stays exact with many events in one millisecond across page boundaries, one page per cycle', async () => {
     await runScenario({
+      // The OpenAPI's side of the page-size question: the service holds at most 100 a page.
+      knobs: { maxPageSize: 100 },
       settings: { maxPagesPerCycle: 1 },
       freezableClock: true,
       traffic: async (w) => {
@@ -125,14 +127,15 @@ describe('logs collector: exact counts against the emulator', () => {
     const perMs = new Map<unknown, number>();
     for (const entry of await allLogs(world!.emu)) perMs.set(entry.time, (perMs.get(entry.time) ?? 0) + 1);
     expect(Math.max(...perMs.values())).toBeGreaterThan(100);
-    // The walk asks 1000 (logs.page_size) on /v2/events; main's emulator clamps to 100 with a
+    // The walk asks 1000 (logs.page_size) on /v2/events; the emulator clamps to 100 with a
     // cursor, and the walk learns that cap from the answers.
     expect(under!.log.text()).toContain('returns at most 100 entries a page');
     expect(new Set(under!.requests.map((r) => r.endpoint))).toEqual(new Set(['/v2/events']));
   });
 
   it('stays exact when the service repeats cursors', async () => {
-    const { failures } = await runScenario({ faults: { repeatCursorNext: 4 }, traffic: (w) => mixedTraffic(w, 3) });
+    // Pages of 100, so the walk follows cursors at all.
+    const { failures } = await runScenario({ knobs: { maxPageSize: 100 }, faults: { repeatCursorNext: 4 }, traffic: (w) => mixedTraffic(w, 3) });
     expect(failures).toEqual([]);
     expect(under!.log.text()).toContain('walking again from the last entry read');
   });

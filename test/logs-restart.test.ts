@@ -80,9 +80,11 @@ async function startChild(world: World, stateFile: string): Promise<Child> {
     '150ms',
     '--logs-overlap',
     '200ms',
-    // A few pages per cycle: walks span several cycles, so kills land inside them.
+    // A few small pages per cycle: walks span several cycles, so kills land inside them.
     '--logs-max-pages',
     '4',
+    '--logs-page-size',
+    '100',
     '--log-level',
     'info',
   ];

@@ -402,7 +402,8 @@ describe('late entries and the next poll against the emulator', () => {
   });
 
   it('stops a walk before the next poll is due and finishes it in the following polls, exactly', async () => {
-    world = await startWorld({ latencyMs: 40, faultScope: ['logs'] });
+    // Pages of 100 (the OpenAPI's cap), so 1,800 entries take 18 or more pages.
+    world = await startWorld({ latencyMs: 40, faultScope: ['logs'], maxPageSize: 100 });
     const under = startCollector(world, { maxPagesPerCycle: 1_000 });
     cleanups.push(() => under.close());
     let pollsDue = 0;

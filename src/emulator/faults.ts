@@ -1,13 +1,16 @@
 // Fault injection on the read endpoints a poller uses (logs, schedules, management), and on the
 // writes (enqueue, publish, trigger) when the `publish` scope is asked for: added
-// latency, a per-second burst rate limit answered 429 with `Burst-RateLimit-*` headers (sent on
-// successful answers too), 5xx answers, malformed bodies (200 with text that is not JSON) and
+// latency, the daily-limit 429 (`RateLimit-*` headers, one-shot knob), a per-second burst rate
+// limit answered 429 with `Burst-RateLimit-*` headers (sent on successful answers too), 5xx answers, malformed bodies (200 with text that is not JSON) and
 // truncated bodies (the connection closes halfway through the declared length).
 import type { RequestHandler, Response } from 'express';
 import type { FaultScope } from './knobs.js';
 import type { DeliveryService } from './service.js';
 
 const INJECTED_STATUSES = [500, 502, 503] as const;
+const DAY_MS = 86_400_000;
+/** The free plan's daily request limit, what the daily-limit 429 reports. */
+const DAILY_LIMIT = 1000;
 
 interface Window {
   second: number;
@@ -56,6 +59,16 @@ export function faultInjector(service: DeliveryService, scope: FaultScope): Requ
       return;
     }
     if (knobs.latencyMs > 0) await sleep(knobs.latencyMs);
+
+    if (service.takeOneShot('dailyLimitNext')) {
+      // The daily limit: `RateLimit-*` (not `Burst-`) headers, which is how the SDK tells them apart.
+      const resetSeconds = Math.ceil((Math.floor(Date.now() / DAY_MS) + 1) * (DAY_MS / 1000));
+      res.setHeader('RateLimit-Limit', String(DAILY_LIMIT));
+      res.setHeader('RateLimit-Remaining', '0');
+      res.setHeader('RateLimit-Reset', String(resetSeconds));
+      res.status(429).json({ error: `daily ratelimit of ${DAILY_LIMIT} requests exceeded` });
+      return;
+    }
 
     if (knobs.rateLimitPerSecond > 0) {
       const second = Math.floor(Date.now() / 1000);

@@ -1,5 +1,6 @@
 // Test knobs: fault injection on the read endpoints a poller uses, log retention and
-// visibility, and the time scale. Settable at start (options, CLI flags) and at run time
+// visibility, where the real service's behaviour is split (paths, shapes, page size, bodies,
+// verbs, daily limit, cursors), and the time scale. Settable at start (options, CLI flags) and at run time
 // (setKnobs(), PATCH /__emulator/knobs). Input is validated strictly: unknown keys are errors.
 import { z } from 'zod';
 import { EmulatorKnobError } from './errors.js';
@@ -12,6 +13,16 @@ export const FAULT_SCOPES = ['logs', 'schedules', 'management', 'publish'] as co
 export type FaultScope = (typeof FAULT_SCOPES)[number];
 /** Scopes faulted by default: the read endpoints; writes stay clean unless `publish` is asked for. */
 export const DEFAULT_FAULT_SCOPES: readonly FaultScope[] = ['logs', 'schedules', 'management'];
+
+/** Which log paths answer; the other answers 404 (the SDKs call /v2/events, the OpenAPI documents /v2/logs). */
+export const LOGS_PATHS = ['both', 'events', 'logs'] as const;
+/** `grouped`: `{cursor, messages:[{messageId, events:[...]}]}`, the `groupBy=messageId` answer. */
+export const LOGS_SHAPES = ['flat', 'grouped'] as const;
+/** Verbs schedule pause/resume accept (the SDKs send PATCH, the OpenAPI documents POST); the other answers 405. */
+export const SCHEDULE_VERBS = ['both', 'patch', 'post'] as const;
+
+/** Retention by age of the plans, in milliseconds (pricing table: 3, 7, 14 days). */
+export const PLAN_LOG_RETENTION_MS = Object.freeze({ free: 3 * 86_400_000, payg: 7 * 86_400_000, fixed: 14 * 86_400_000 });
 
 export interface Knobs {
   /** Every wait the emulator imposes (retry delays, Delay/Not-Before, cron, dedup window) runs this many times faster. */
@@ -40,6 +51,28 @@ export interface Knobs {
   omitState: boolean;
   /** Which endpoint groups the fault knobs (latency, rate limit, ratios, counters) apply to. */
   faultScope: FaultScope[];
+  /** Log entries older than this (divided by timeScale) are dropped, beside `logRetention`; null = count only. */
+  logRetentionAgeMs: number | null;
+  /** Each entry becomes visible after a random extra lag in [0, this], so entries appear out of time order. */
+  logVisibilityLagMaxMs: number;
+  /** Which of /v2/events and /v2/logs exist. */
+  logsPaths: (typeof LOGS_PATHS)[number];
+  /** Shape of log pages (a `groupBy=messageId` query is always answered grouped). */
+  logsShape: (typeof LOGS_SHAPES)[number];
+  /** Most entries a log page holds; a larger `count` is clamped (SDK docs: 1000; OpenAPI: 100). */
+  maxPageSize: number;
+  /** Whether `trimBody=n` cuts `body`/`responseBody` to n bytes (-1 drops them); unsettled for the QStash logs. */
+  honourTrimBody: boolean;
+  /** Share of messages whose log entries carry a body of `largeBodyBytes` (and ERROR entries such a responseBody). */
+  largeBodyRatio: number;
+  /** Size in bytes of a large body before base64 (message size limits: 1 MB, 10 MB, 50 MB by plan). */
+  largeBodyBytes: number;
+  /** Verbs of schedule pause/resume. */
+  scheduleVerbs: (typeof SCHEDULE_VERBS)[number];
+  /** The next N faulted requests answer the daily-limit 429 (`RateLimit-*` headers). */
+  dailyLimitNext: number;
+  /** Log cursors are JSON numbers beyond Number.MAX_SAFE_INTEGER (the SDK warns of these). */
+  numericCursor: boolean;
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -57,6 +90,17 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   repeatCursorNext: 0,
   omitState: false,
   faultScope: [...DEFAULT_FAULT_SCOPES],
+  logRetentionAgeMs: null,
+  logVisibilityLagMaxMs: 0,
+  logsPaths: 'both',
+  logsShape: 'flat',
+  maxPageSize: 1000,
+  honourTrimBody: false,
+  largeBodyRatio: 0,
+  largeBodyBytes: 1_048_576,
+  scheduleVerbs: 'both',
+  dailyLimitNext: 0,
+  numericCursor: false,
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -78,6 +122,17 @@ const knobsPatchSchema = z
     repeatCursorNext: count,
     omitState: z.boolean(),
     faultScope: z.array(z.enum(FAULT_SCOPES)),
+    logRetentionAgeMs: z.number().int().min(1).max(366 * 86_400_000).nullable(),
+    logVisibilityLagMaxMs: z.number().int().min(0).max(86_400_000),
+    logsPaths: z.enum(LOGS_PATHS),
+    logsShape: z.enum(LOGS_SHAPES),
+    maxPageSize: z.number().int().min(1).max(100_000),
+    honourTrimBody: z.boolean(),
+    largeBodyRatio: ratio,
+    largeBodyBytes: z.number().int().min(0).max(50 * 1_048_576),
+    scheduleVerbs: z.enum(SCHEDULE_VERBS),
+    dailyLimitNext: count,
+    numericCursor: z.boolean(),
   })
   .partial()
   .strict();

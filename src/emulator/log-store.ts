@@ -1,8 +1,10 @@
 // The delivery log: one entry per state change of a message, kept in write order under a
 // monotonic sequence number. Reads go newest first and page strictly below the sequence number
 // of the last entry returned, so a walk that started before new events arrived still sees every
-// entry that existed at its start exactly once. Retention keeps the newest N entries; every
-// event ever written is also counted in the ground truth, including those retention dropped.
+// entry that existed at its start exactly once. Retention keeps the newest N entries and, when
+// asked, only those younger than an age; every event ever written is also counted in the ground
+// truth, including those retention dropped. An entry may become visible later than its time
+// (a per-entry lag), so reads can see newer entries before older ones, as the real service may.
 import { hostOf } from '../common/url.js';
 import type { HeaderMap } from './message-options.js';
 
@@ -56,6 +58,8 @@ export interface TransitionFacts {
 export interface StoredEntry {
   seq: number;
   time: number;
+  /** Epoch ms from which reads see the entry (time plus its lag). */
+  visibleAt: number;
   state: LogState;
   message: MessageFacts;
   transition: TransitionFacts | undefined;
@@ -189,7 +193,15 @@ export class LogStore {
   private byState = emptyByState();
   private series = new Map<string, GroundTruthSeries>();
 
-  constructor(private retention: number, private readonly now: () => number = Date.now) {}
+  /** Entries older than this many ms are dropped; null keeps by count only. */
+  private retentionAgeMs: number | null = null;
+
+  constructor(
+    private retention: number,
+    private readonly now: () => number = Date.now,
+    /** Extra visibility lag of the next entry, ms. */
+    private readonly lag: () => number = () => 0,
+  ) {}
 
   get size(): number {
     return this.entries.length - this.head;
@@ -200,11 +212,16 @@ export class LogStore {
     this.enforceRetention();
   }
 
+  setRetentionAge(ageMs: number | null): void {
+    this.retentionAgeMs = ageMs;
+    this.enforceRetention();
+  }
+
   /** Appends one state change. Times never go backwards, so entries stay in event order. */
   append(state: LogState, message: MessageFacts, transition?: TransitionFacts): StoredEntry {
     const time = Math.max(this.lastTime, this.now());
     this.lastTime = time;
-    const entry: StoredEntry = { seq: this.nextSeq++, time, state, message, transition };
+    const entry: StoredEntry = { seq: this.nextSeq++, time, visibleAt: time + this.lag(), state, message, transition };
     this.entries.push(entry);
     this.count(entry);
     this.enforceRetention();
@@ -233,6 +250,7 @@ export class LogStore {
 
   /** One page, newest first. */
   page(request: PageRequest): Page {
+    this.enforceRetention();
     const { filter, count } = request;
     const firstSeq = this.entries[this.head]?.seq ?? this.nextSeq;
     // Sequence numbers are contiguous, so the position of a sequence number is arithmetic.
@@ -240,11 +258,11 @@ export class LogStore {
     if (request.beforeSeq !== undefined) {
       index = Math.min(index, this.head + (request.beforeSeq - firstSeq) - 1);
     }
-    const upperTime = Math.min(request.visibleUntil, filter.toDate ?? Number.POSITIVE_INFINITY);
+    const toDate = filter.toDate ?? Number.POSITIVE_INFINITY;
     const found: StoredEntry[] = [];
     for (; index >= this.head; index--) {
       const entry = this.entries[index]!;
-      if (entry.time > upperTime) continue;
+      if (entry.visibleAt > request.visibleUntil || entry.time > toDate) continue;
       if (filter.fromDate !== undefined && entry.time < filter.fromDate) break;
       if (!matches(entry, filter)) continue;
       if (found.length === count) {
@@ -270,7 +288,12 @@ export class LogStore {
   }
 
   private enforceRetention(): void {
-    const excess = this.size - this.retention;
+    let excess = Math.max(0, this.size - this.retention);
+    if (this.retentionAgeMs !== null) {
+      const oldest = this.now() - this.retentionAgeMs;
+      // Times never go backwards, so the too-old entries are a prefix.
+      while (this.head + excess < this.entries.length && this.entries[this.head + excess]!.time < oldest) excess++;
+    }
     if (excess <= 0) return;
     this.head += excess;
     this.dropped += excess;

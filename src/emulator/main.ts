@@ -7,7 +7,7 @@ import { DurationError, parseDuration } from '../common/duration.js';
 import { EmulatorKnobError, EmulatorUsageError } from './errors.js';
 import { createEmulator, type EmulatorHandle } from './index.js';
 import { DEFAULT_LISTEN_ADDRESS, isListenError, parseListenAddress } from './listen-address.js';
-import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, type FaultScope, type Knobs } from './knobs.js';
+import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, PLAN_LOG_RETENTION_MS, type FaultScope, type Knobs } from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
 import { DEV_SIGNING_KEYS } from './signing.js';
 
@@ -23,6 +23,11 @@ const FLAGS = {
   'time-scale': { type: 'string', help: 'waits (retry delays, Delay/Not-Before, cron, dedup window) run this many times faster (default 1)' },
   'log-retention': { type: 'string', help: 'log entries kept, newest first (default 10000)' },
   'log-visibility-delay': { type: 'string', help: 'hide log entries younger than this duration, e.g. 2s (default 0)' },
+  'log-retention-age': { type: 'string', help: 'also drop log entries older than this: a duration or a plan free|payg|fixed (3, 7, 14 days; default off)' },
+  'log-visibility-lag': { type: 'string', help: 'each log entry appears after a random extra lag up to this, out of time order (default 0)' },
+  'max-page-size': { type: 'string', help: 'most entries a log page holds (default 1000, as the SDK documents; the OpenAPI says 100)' },
+  'large-body-ratio': { type: 'string', help: 'share of messages whose log entries carry a large body, 0..1 (default 0)' },
+  'large-body-bytes': { type: 'string', help: 'size of a large body in bytes (default 1048576)' },
   latency: { type: 'string', help: 'added latency on the faulted read endpoints, e.g. 200ms (default 0)' },
   'rate-limit': { type: 'string', help: 'requests per second on the faulted read endpoints, 429 above (default 0 = off)' },
   'error-ratio': { type: 'string', help: 'share of faulted requests answered 5xx, 0..1 (default 0)' },
@@ -77,6 +82,11 @@ const KNOB_FLAGS: Record<string, string> = {
   timeScale: '--time-scale',
   logRetention: '--log-retention',
   logVisibilityDelayMs: '--log-visibility-delay',
+  logRetentionAgeMs: '--log-retention-age',
+  logVisibilityLagMaxMs: '--log-visibility-lag',
+  maxPageSize: '--max-page-size',
+  largeBodyRatio: '--large-body-ratio',
+  largeBodyBytes: '--large-body-bytes',
   latencyMs: '--latency',
   rateLimitPerSecond: '--rate-limit',
   errorRatio: '--error-ratio',
@@ -166,6 +176,19 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   if (retention !== undefined) knobs.logRetention = numberFlag('--log-retention', retention, true);
   const visibility = text('log-visibility-delay');
   if (visibility !== undefined) knobs.logVisibilityDelayMs = durationFlag('--log-visibility-delay', visibility);
+  const retentionAge = text('log-retention-age');
+  if (retentionAge !== undefined) {
+    const plan = retentionAge.trim() as keyof typeof PLAN_LOG_RETENTION_MS;
+    knobs.logRetentionAgeMs = plan in PLAN_LOG_RETENTION_MS ? PLAN_LOG_RETENTION_MS[plan] : durationFlag('--log-retention-age', retentionAge);
+  }
+  const lag = text('log-visibility-lag');
+  if (lag !== undefined) knobs.logVisibilityLagMaxMs = durationFlag('--log-visibility-lag', lag);
+  const maxPageSize = text('max-page-size');
+  if (maxPageSize !== undefined) knobs.maxPageSize = numberFlag('--max-page-size', maxPageSize, true);
+  const largeRatio = text('large-body-ratio');
+  if (largeRatio !== undefined) knobs.largeBodyRatio = numberFlag('--large-body-ratio', largeRatio, false);
+  const largeBytes = text('large-body-bytes');
+  if (largeBytes !== undefined) knobs.largeBodyBytes = numberFlag('--large-body-bytes', largeBytes, true);
   const latency = text('latency');
   if (latency !== undefined) knobs.latencyMs = durationFlag('--latency', latency);
   const rateLimit = text('rate-limit');

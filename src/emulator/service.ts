@@ -63,7 +63,13 @@ export class DeliveryService {
     this.currentKnobs = options.knobs;
     this.clock = new ScaledClock(options.knobs.timeScale);
     this.timers = new TimerQueue(this.clock);
-    this.log = new LogStore(options.knobs.logRetention);
+    // Its own PRNG, so a visibility lag leaves the fault sequence of a seed unchanged.
+    const lagRandom = new SeededRandom(options.seed + 1);
+    this.log = new LogStore(options.knobs.logRetention, Date.now, () => {
+      const max = this.currentKnobs.logVisibilityLagMaxMs;
+      return max > 0 ? Math.floor(lagRandom.next() * (max + 1)) : 0;
+    });
+    this.log.setRetentionAge(retentionAge(options.knobs));
     const now = (): number => this.clock.now();
     this.queues = new QueueStore(now);
     this.groups = new UrlGroupStore(now);
@@ -109,11 +115,12 @@ export class DeliveryService {
       this.timers.rearm();
     }
     if (valid.logRetention !== undefined) this.log.setRetention(valid.logRetention);
+    if (valid.logRetentionAgeMs !== undefined || valid.timeScale !== undefined) this.log.setRetentionAge(retentionAge(this.currentKnobs));
     return this.knobs;
   }
 
   /** Decrements a one-shot counter knob; true when it was positive. */
-  takeOneShot(knob: 'failNext' | 'malformedNext' | 'truncatedNext' | 'repeatCursorNext'): boolean {
+  takeOneShot(knob: 'failNext' | 'malformedNext' | 'truncatedNext' | 'repeatCursorNext' | 'dailyLimitNext'): boolean {
     if (this.currentKnobs[knob] <= 0) return false;
     this.currentKnobs[knob]--;
     return true;
@@ -216,4 +223,9 @@ export class DeliveryService {
     });
     return results.filter((result) => !result.deduplicated).map((result) => result.messageId);
   }
+}
+
+/** The age retention in wall milliseconds: like every wait of the emulator, it runs timeScale times faster. */
+function retentionAge(knobs: Knobs): number | null {
+  return knobs.logRetentionAgeMs === null ? null : knobs.logRetentionAgeMs / knobs.timeScale;
 }

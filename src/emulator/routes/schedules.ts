@@ -1,11 +1,11 @@
-// /v2/schedules: GET list, GET one, DELETE, pause and resume (POST and PATCH, idempotent), and
+// /v2/schedules: GET list, GET one, DELETE, pause and resume (PATCH and POST by default, knob `scheduleVerbs`; idempotent), and
 // POST /v2/schedules/{destination} to create or replace (Upstash-Cron, Upstash-Schedule-Id).
 // The remainder of the path is read raw: a destination URL contains slashes of its own.
 import type { Request, RequestHandler, Response } from 'express';
 import { CronError, CronSchedule } from '../cron.js';
 import { parseDestination, parseName, splitRawTarget } from '../destination.js';
 import { EmulatorInputError, EmulatorNotFoundError } from '../errors.js';
-import { callerIpOf, readRawBody } from '../http-util.js';
+import { callerIpOf, readRawBody, sendError } from '../http-util.js';
 import { parseMessageSpec, RequestHeaders } from '../message-options.js';
 import { makeId } from '../random.js';
 import { scheduleJson } from '../schedules.js';
@@ -88,7 +88,14 @@ export function schedulesHandler(service: DeliveryService): RequestHandler {
     }
     const action = /^([^/]+)\/(pause|resume)\/?$/.exec(rest);
     if (action) {
-      if (req.method !== 'POST' && req.method !== 'PATCH') throw new EmulatorInputError('method', 'use POST or PATCH');
+      // Knob `scheduleVerbs`: the SDKs send PATCH, the OpenAPI documents POST; the other verb is a 405.
+      const verbs = service.knobs.scheduleVerbs;
+      const allowed = verbs === 'both' ? ['POST', 'PATCH'] : [verbs.toUpperCase()];
+      if (!allowed.includes(req.method)) {
+        res.setHeader('Allow', allowed.join(', '));
+        sendError(res, 405, `${req.method} is not allowed on ${PREFIX}/{id}/${action[2]}; use ${allowed.join(' or ')}`);
+        return;
+      }
       service.schedules.setPaused(decodeId(action[1]!), action[2] === 'pause');
       res.status(200).end();
       return;
