@@ -37,6 +37,20 @@ export function boundLabelValue(value: string, maxBytes = LABEL_VALUE_MAX_BYTES)
   return `${bytes.subarray(0, end).toString('utf8')}~${hash}`;
 }
 
+const CUT_SUFFIX = new RegExp(`~[0-9a-f]{${HASH_DIGITS}}$`);
+
+/**
+ * Whether `value` is what boundLabelValue makes of a longer value: within `maxBytes`, less than
+ * a character short of it, ending in the hash suffix. Restored series are recognised by it, so
+ * label_values_truncated_total continues across a restart without a place in the checkpoint (a
+ * natural value of that exact shape is not a realistic label).
+ */
+export function isCutLabelValue(value: string, maxBytes = LABEL_VALUE_MAX_BYTES): boolean {
+  if (value.length < HASH_DIGITS + 1 || !CUT_SUFFIX.test(value)) return false;
+  const length = Buffer.byteLength(value, 'utf8');
+  return length <= maxBytes && length > maxBytes - 4;
+}
+
 export type LabelSet<L extends string = string> = Readonly<Record<L, string>>;
 
 /** The self-counters a guard reports to (SelfMetrics.seriesCounters); absent in pure use. */
@@ -141,17 +155,20 @@ export class SeriesGuard<L extends string = string> {
   /**
    * Re-admits label sets from a checkpoint (before any new admission, so restored series keep
    * their own series). Sets beyond the limit (the limit was lowered since) are ignored; the
-   * number of sets actually admitted is returned.
+   * number of sets actually admitted is returned. Values cut before the restart (or cut now: a
+   * checkpoint of an older version may hold long ones) are counted again, so
+   * label_values_truncated_total comes back to its value rather than resetting.
    */
   restoreState(sets: readonly Readonly<Record<string, string>>[]): number {
     let restored = 0;
     for (const set of sets) {
       if (this.#admitted.size >= this.limit) break;
-      // A checkpoint written before values were bounded may hold long ones.
       const bounded = this.#bound(set, false);
       const key = canonicalKey(bounded);
       if (this.#admitted.has(key)) continue;
       this.#admitted.set(key, { ...bounded });
+      const cut = Object.values<string>(bounded).filter((value) => isCutLabelValue(value, this.#maxValueBytes)).length;
+      if (cut > 0) this.#truncated?.inc({ metric: this.metric }, cut);
       restored += 1;
     }
     return restored;
