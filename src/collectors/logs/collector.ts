@@ -34,6 +34,8 @@ export interface LogsCollectorOptions {
   upstream: string;
   /** upstash_exporter_series_dropped_total of the self metrics. */
   dropped?: Counter<'metric'>;
+  /** upstash_exporter_label_values_truncated_total of the self metrics. */
+  truncated?: Counter<'metric'>;
   logger: Logger;
   now?: () => number;
   /**
@@ -88,6 +90,7 @@ export class LogsCollector implements Collector {
       optIn: settings.labels,
       trackerCapacity: settings.messageTrackerSize,
       ...(options.dropped ? { dropped: options.dropped } : {}),
+      ...(options.truncated ? { truncated: options.truncated } : {}),
     });
     this.#file =
       options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, now: this.#now });
