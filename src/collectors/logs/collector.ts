@@ -8,7 +8,7 @@
 import type { Counter, Registry } from 'prom-client';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
-import { CheckpointFile, logsStateSchema, type LogsState } from '../../state/index.js';
+import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
 import type { Collector, PollContext } from '../collector.js';
 import { LogCounter } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
@@ -56,7 +56,6 @@ export class LogsCollector implements Collector {
   readonly #nextPollAt: ((now: number) => number) | undefined;
   #pages = 0;
   #gaps = 0;
-  /** Since this process started: the checkpoint format has no place for it (yet). */
   #late = 0;
   #checkpointsOk = 0;
   #checkpointsFailed = 0;
@@ -93,7 +92,7 @@ export class LogsCollector implements Collector {
       ...(options.truncated ? { truncated: options.truncated } : {}),
     });
     this.#file =
-      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, now: this.#now });
+      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, migrate: migrateLogsState, now: this.#now });
     const position = this.#restore();
     this.#walker = new LogWalker({
       source: options.source,
@@ -226,6 +225,7 @@ export class LogsCollector implements Collector {
         evictions: counter.tracker.evictions,
         checkpointsSuccess: this.#checkpointsOk,
         checkpointsError: this.#checkpointsFailed,
+        late: this.#late,
         folded: { ...counter.events.foldedTotals(), ...counter.tracker.foldedTotals() },
       },
     };
@@ -266,6 +266,7 @@ export class LogsCollector implements Collector {
     this.#gaps = state.self.gaps;
     this.#checkpointsOk = state.self.checkpointsSuccess;
     this.#checkpointsFailed = state.self.checkpointsError;
+    this.#late = state.self.late;
     if (!restored.events || !restored.errors || !durations || !attempts) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
     }
@@ -324,7 +325,7 @@ export class LogsCollector implements Collector {
       registry,
       {
         name: 'upstash_exporter_log_late_events_total',
-        help: 'Log entries found at or before the watermark (visible later than the ingestion delay) and counted; since the process started',
+        help: 'Log entries found at or before the watermark (visible later than the ingestion delay) and counted',
       },
       () => one(p.late),
     );
