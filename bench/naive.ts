@@ -92,7 +92,7 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
     while (lines.length === 0) await sleep(50);
     const exporterBefore = sampleProcess(exporter.pid)!;
     const naiveBefore = sampleProcess(naive.pid!)!;
-    const requestsBefore = sumOf(await exporter.scrape(), 'upstash_exporter_api_requests_total', { endpoint: '/v2/logs' });
+    const requestsBefore = sumOf(await exporter.scrape(), 'upstash_exporter_api_requests_total', { endpoint: '/v2/events' });
     const linesBefore = lines.length;
     const started = Date.now();
 
@@ -116,7 +116,7 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
     const exporterAfter = sampleProcess(exporter.pid)!;
     const naiveAfter = sampleProcess(naive.pid!)!;
 
-    const exporterRequests = sumOf(families, 'upstash_exporter_api_requests_total', { endpoint: '/v2/logs' }) - requestsBefore;
+    const exporterRequests = sumOf(families, 'upstash_exporter_api_requests_total', { endpoint: '/v2/events' }) - requestsBefore;
     const exporterCounted = sumOf(families, 'upstash_qstash_message_events_total');
     const naiveLines = lines.slice(linesBefore);
     const naiveRequests = naiveLines.reduce((sum, line) => sum + (line.pages ?? 0), 0);

@@ -98,7 +98,7 @@ export function imposedLimit(options: Pick<SustainedOptions, 'rateLimitPerSecond
   return byRate <= byRetention ? { limit: byRate, by: 'rate limit' } : { limit: byRetention, by: 'retention' };
 }
 
-const LOGS_ENDPOINT = '/v2/logs';
+const LOGS_ENDPOINT = '/v2/events';
 
 export async function measureSustainedRate(partial: Partial<SustainedOptions> = {}): Promise<SustainedResult> {
   const options = { ...DEFAULT_SUSTAINED, ...partial };

@@ -123,9 +123,9 @@ describe('DeliveryClient logs', () => {
     expect(seen).toEqual(['msg_0', 'msg_1', 'msg_2', 'msg_3', 'msg_4']);
     expect(server.requests.every((r) => r.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
     expect(server.requests.map((r) => r.url)).toEqual([
-      '/v2/logs?count=2',
-      '/v2/logs?cursor=c1&count=2',
-      '/v2/logs?cursor=c2&count=2',
+      '/v2/events?count=2&trimBody=0',
+      '/v2/events?cursor=c1&count=2&trimBody=0',
+      '/v2/events?cursor=c2&count=2&trimBody=0',
     ]);
 
     // The same walk through the generator.
@@ -148,14 +148,14 @@ describe('DeliveryClient logs', () => {
 
   it('reads the list from "events" as well as "logs", on a configurable path', async () => {
     const server = await startServer((_req, res) => json(res, 200, { events: [entry(0), entry(1)] }));
-    const client = delivery(server.url, { logsPath: '/v2/events' });
+    const client = delivery(server.url, { logsPath: '/v2/logs' });
     const page = await client.logsPage();
     expect(page.logs.map((l) => l.messageId)).toEqual(['msg_0', 'msg_1']);
     expect(page.cursor).toBeUndefined();
-    expect(server.requests[0]!.url).toBe('/v2/events');
+    expect(server.requests[0]!.url).toBe('/v2/logs?trimBody=0');
   });
 
-  it('sends every filter, labels as repeated parameters, and clamps count to 100', async () => {
+  it('sends every filter, labels as repeated parameters, and clamps count to 1..1000', async () => {
     const server = await startServer((_req, res) => json(res, 200, { logs: [] }));
     const client = delivery(server.url);
     await client.logsPage({
@@ -168,11 +168,11 @@ describe('DeliveryClient logs', () => {
       queueName: 'q1',
       fromDate: 1_700_000_000_000,
       toDate: new Date(1_700_000_100_000),
-      count: 1000,
+      count: 5000,
       label: ['blue', 'green'],
     });
     const params = new URL(server.requests[0]!.url, 'http://x').searchParams;
-    expect(params.get('count')).toBe('100');
+    expect(params.get('count')).toBe('1000');
     expect(params.getAll('label')).toEqual(['blue', 'green']);
     expect(Object.fromEntries([...params].filter(([k]) => k !== 'label'))).toEqual({
       cursor: 'cur-1',
@@ -184,7 +184,8 @@ describe('DeliveryClient logs', () => {
       queueName: 'q1',
       fromDate: '1700000000000',
       toDate: '1700000100000',
-      count: '100',
+      count: '1000',
+      trimBody: '0',
     });
     await client.logsPage({ count: 0, label: 'solo' });
     const second = new URL(server.requests[1]!.url, 'http://x').searchParams;
@@ -201,7 +202,7 @@ describe('DeliveryClient logs', () => {
     const drift = error as ApiSchemaDriftError;
     expect(drift.code).toBe('ERR_API_SCHEMA_DRIFT');
     expect(drift.path).toBe('logs[1].time');
-    expect(drift.endpoint).toBe('/v2/logs');
+    expect(drift.endpoint).toBe('/v2/events');
     expect(drift.message).toContain('logs[1].time');
     expect(drift.message).toContain('boolean');
   });
@@ -241,7 +242,7 @@ describe('DeliveryClient logs', () => {
     const reports: RequestReport[] = [];
     await delivery(server.url, { onRequest: (r) => reports.push(r) }).logsPage({ messageId: 'msg_secretish' });
     expect(reports).toEqual([
-      expect.objectContaining({ api: 'qstash', endpoint: '/v2/logs', method: 'GET', code: '200' }),
+      expect.objectContaining({ api: 'qstash', endpoint: '/v2/events', method: 'GET', code: '200' }),
     ]);
   });
 });
@@ -279,14 +280,14 @@ describe('DeliveryClient schedules', () => {
     expect((error as ApiSchemaDriftError).path).toBe('[1].createdAt');
   });
 
-  it('pauses with POST on the URL-encoded id, reporting the template', async () => {
+  it('pauses with PATCH (as the SDKs) on the URL-encoded id, reporting the template', async () => {
     const server = await startServer((req, res) =>
       req.url.includes('unknown') ? json(res, 404, { error: 'schedule not found' }) : res.writeHead(200).end(),
     );
     const reports: RequestReport[] = [];
     const client = delivery(server.url, { onRequest: (r) => reports.push(r) });
     await client.pauseSchedule('scd 1/x');
-    expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/v2/schedules/scd%201%2Fx/pause' });
+    expect(server.requests[0]).toMatchObject({ method: 'PATCH', url: '/v2/schedules/scd%201%2Fx/pause' });
     expect(reports[0]).toMatchObject({ endpoint: '/v2/schedules/:id/pause', code: '200' });
     const error = await failure(client.pauseSchedule('unknown'));
     expect(error).toBeInstanceOf(ApiNotFoundError);

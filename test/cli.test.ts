@@ -160,7 +160,7 @@ describe('check-config on a valid configuration', () => {
       poll_interval: { logs: '5s', schedules: '1m', account: '5m', search: '5m', vector: '1m' },
       state_file: join(dir, 'upstash-exporter-state.json'),
       http: { connect_timeout: '5s', max_retries: 3 },
-      logs: { path: '/v2/logs', overlap: '5s' },
+      logs: { path: '/v2/events', overlap: '5s', page_size: 1000, max_page_mib: 32 },
       vector: { discovery: true, stats_period: '1h' },
     });
     expect(result.stdout).toContain('#  logs: on, every 5s');

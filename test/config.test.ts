@@ -52,7 +52,7 @@ describe('defaults', () => {
         url: 'https://qstash.upstash.io',
         token: 'tok_test_123',
         headerPrefix: 'Upstash-',
-        logsPath: '/v2/logs',
+        logsPath: '/v2/events',
         currentSigningKey: null,
         nextSigningKey: null,
       },
@@ -72,6 +72,8 @@ describe('defaults', () => {
         ingestionDelayMs: 15_000,
         overlapMs: 5_000,
         maxPagesPerCycle: 200,
+        pageSize: 1000,
+        maxPageBytes: 32 * 1024 * 1024,
         labels: [],
         seriesLimit: 2000,
         messageTrackerSize: 100_000,
@@ -366,7 +368,7 @@ describe('YAML file', () => {
         'header_prefix: Svc-',
         'account_path: /v2/svc/user',
         'http: { headers_timeout: 2s, body_timeout: 3s, retry_base_delay: 1s, retry_max_delay: 2s, max_rate_limit_wait: 0 }',
-        'logs: { path: /v2/events, ingestion_delay: 0s, overlap: 30s, max_pages: 5, labels: [url, schedule_id, url], series_limit: 10, message_tracker_size: 50 }',
+        'logs: { path: /v2/logs, ingestion_delay: 0s, overlap: 30s, max_pages: 5, page_size: 100, max_page_mib: 8, labels: [url, schedule_id, url], series_limit: 10, message_tracker_size: 50 }',
         'vector: { index_ids: [a, b, a], stats_period: 7d }',
       ].join('\n'),
     );
@@ -374,12 +376,12 @@ describe('YAML file', () => {
     expect(config.collectors.search).toEqual({ enabled: false, intervalMs: 300_000, disabledReason: `switched off by disabled_collectors in ${yaml}` });
     expect(config.stateFile).toBeNull();
     expect(config.log.format).toBe('pretty');
-    expect(config.qstash).toMatchObject({ headerPrefix: 'Svc-', logsPath: '/v2/events' });
+    expect(config.qstash).toMatchObject({ headerPrefix: 'Svc-', logsPath: '/v2/logs' });
     expect(config.management.accountPath).toBe('/v2/svc/user');
     expect(config.http.timeouts).toEqual({ connectMs: 5_000, headersMs: 2_000, bodyMs: 3_000 });
     expect(config.http.retry).toEqual({ maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 });
     expect(config.logs).toEqual({
-      ingestionDelayMs: 0, overlapMs: 30_000, maxPagesPerCycle: 5, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
+      ingestionDelayMs: 0, overlapMs: 30_000, maxPagesPerCycle: 5, pageSize: 100, maxPageBytes: 8 * 1024 * 1024, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
     });
     expect(config.vector).toEqual({ indexIds: ['a', 'b'], discovery: true, statsPeriod: '7d' });
   });
@@ -418,7 +420,7 @@ describe('validation of single values', () => {
     ['retry delays inverted', ['--http-retry-base-delay', '20s'], {}, 'http.retry_base_delay', '--http-retry-base-delay: the retry base delay is longer than the retry max delay; make the base delay shorter or the max delay longer'],
     ['bad boolean', [], { UPSTASH_VECTOR_DISCOVERY: 'maybe' }, 'vector.discovery', 'UPSTASH_VECTOR_DISCOVERY: "maybe" is not a boolean; write true or false'],
     ['bad header prefix', ['--header-prefix', 'Up stash-'], {}, 'header_prefix', '--header-prefix: "Up stash-" is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-'],
-    ['bad path', ['--logs-path', 'v2/logs'], {}, 'logs.path', '--logs-path: "v2/logs" is not a URL path; write a path starting with /, e.g. /v2/logs'],
+    ['bad path', ['--logs-path', 'v2/logs'], {}, 'logs.path', '--logs-path: "v2/logs" is not a URL path; write a path starting with /, e.g. /v2/events'],
     ['bad vector id', ['--vector-index', '../x'], {}, 'vector.index_ids', '--vector-index: "../x" is not a vector index id; ids use letters, digits, dots, dashes and underscores'],
     ['unknown flag', ['--qstash-tokn', 'x'], {}, 'argv', 'unknown flag --qstash-tokn: did you mean --qstash-token?'],
     ['missing flag value', ['--log-level'], {}, 'log_level', '--log-level needs a value: write --log-level <level>'],

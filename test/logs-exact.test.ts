@@ -125,6 +125,10 @@ describe('logs collector: exact counts against the emulator', () => {
     const perMs = new Map<unknown, number>();
     for (const entry of await allLogs(world!.emu)) perMs.set(entry.time, (perMs.get(entry.time) ?? 0) + 1);
     expect(Math.max(...perMs.values())).toBeGreaterThan(100);
+    // The walk asks 1000 (logs.page_size) on /v2/events; main's emulator clamps to 100 with a
+    // cursor, and the walk learns that cap from the answers.
+    expect(under!.log.text()).toContain('returns at most 100 entries a page');
+    expect(new Set(under!.requests.map((r) => r.endpoint))).toEqual(new Set(['/v2/events']));
   });
 
   it('stays exact when the service repeats cursors', async () => {

@@ -552,7 +552,7 @@ describe('docs/metrics.md, delivery logs', () => {
         return [m.name, { type: m.type, labels: [...m.labelNames].sort() }];
       }),
     );
-    expect(documented.size).toBe(16);
+    expect(documented.size).toBe(18);
     expect(Object.fromEntries(registered)).toEqual(Object.fromEntries(documented));
   });
 });

@@ -1,13 +1,17 @@
-// DeliveryClient: the message-delivery service (QStash) with Bearer auth. Logs (cursor pages),
-// schedules (list, pause), enqueue and workflow trigger.
-import { ApiRequestError, ApiUpstreamError } from './errors.js';
+// DeliveryClient: the message-delivery service (QStash) with Bearer auth. Logs (cursor pages,
+// read without their bodies: logs-path.ts, json-skim.ts), schedules (list, pause), enqueue and
+// workflow trigger.
+import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails } from './errors.js';
 import { HttpClient } from './http.js';
+import { LogsPathChoice } from './logs-path.js';
+import { durationText, flowControlValue, joinList, logsSearchParams, rawTargetPath, setIfDefined, unixSeconds } from './delivery-wire.js';
+import type { FlowControl, LogsQuery } from './delivery-wire.js';
 import type { CommonClientOptions, HttpMethod } from './http.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';
 import { parseLogsPage } from './schemas/logs.js';
-import type { LogsPage, MessageState } from './schemas/logs.js';
+import type { LogsPage } from './schemas/logs.js';
 import { enqueueResponseSchema, triggerResultSchema } from './schemas/publish.js';
 import type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 import { scheduleListSchema } from './schemas/schedules.js';
@@ -16,37 +20,34 @@ import type { Schedule } from './schemas/schedules.js';
 export type { LogEntry, LogsPage, MessageState } from './schemas/logs.js';
 export type { Schedule } from './schemas/schedules.js';
 export type { EnqueueResult, TriggerResult } from './schemas/publish.js';
+export { logsSearchParams, MAX_LOGS_PAGE_SIZE } from './delivery-wire.js';
+export type { FlowControl, LogsQuery } from './delivery-wire.js';
 
-/** The service refuses more than this many entries per log page. */
-export const MAX_LOGS_PAGE_SIZE = 100;
+/** Default cap of a log page's kept bytes (everything but the dropped bodies). */
+export const DEFAULT_LOGS_MAX_PAGE_BYTES = 32 * 1024 * 1024;
+/**
+ * Sanity limit of all bytes read for one log page, bodies included: an entry's `body` and
+ * `responseBody` can be 50 MB each (base64: about 67 MB).
+ */
+export const LOGS_MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
+/** String values of log entries that are dropped while a page streams in. */
+export const LOG_BODY_KEYS: readonly string[] = ['body', 'responseBody'];
+/** What every SDK calls; `/v2/logs` (the OpenAPI's) is the other one tried on a 404. */
+export const DEFAULT_LOGS_PATH = '/v2/events';
 
 export interface DeliveryClientOptions extends CommonClientOptions {
   token: string;
   /** Prefix of the service's custom headers; `Upstash-` on the real service. */
   headerPrefix?: string;
-  /** `/v2/logs` (interface) or `/v2/events` (what the SDKs call); both answer log pages. */
+  /**
+   * `/v2/events` (what the SDKs call; default) or `/v2/logs` (the OpenAPI's). When the path
+   * answers 404 before it ever answered, the other is tried once and kept if it answers.
+   */
   logsPath?: string;
+  /** Cap of a log page's kept bytes (bodies dropped); passing it is ApiPageTooLargeError. */
+  logsMaxPageBytes?: number;
 }
 
-/** Filters of GET /v2/logs (interface §4.2). */
-export interface LogsQuery {
-  cursor?: string;
-  messageId?: string;
-  state?: MessageState | (string & {});
-  url?: string;
-  /** URL Group name. */
-  topicName?: string;
-  scheduleId?: string;
-  queueName?: string;
-  /** Unix milliseconds, inclusive. */
-  fromDate?: number | Date;
-  /** Unix milliseconds, inclusive. */
-  toDate?: number | Date;
-  /** Entries per page; clamped to 1..100. */
-  count?: number;
-  /** Sent as repeated `label` parameters; an entry matches any of them. */
-  label?: string | readonly string[];
-}
 
 /** Per-call options. */
 export interface CallOptions {
@@ -81,13 +82,6 @@ export interface EnqueueRequest {
   redactFields?: readonly string[];
 }
 
-export interface FlowControl {
-  key: string;
-  parallelism?: number;
-  rate?: number;
-  /** A duration text or a number of seconds. */
-  period?: string | number;
-}
 
 export interface TriggerRequest {
   workflowUrl: string;
@@ -106,6 +100,7 @@ export interface TriggerRequest {
 const ENDPOINTS = {
   schedules: '/v2/schedules',
   pause: '/v2/schedules/:id/pause',
+  resume: '/v2/schedules/:id/resume',
   enqueue: '/v2/enqueue/:queue/:destination',
   trigger: '/v2/trigger/:url',
 } as const;
@@ -113,7 +108,11 @@ const ENDPOINTS = {
 export class DeliveryClient {
   private readonly http: HttpClient;
   private readonly prefix: string;
-  private readonly logsPath: string;
+  private readonly logsPaths: LogsPathChoice;
+  private readonly logsMaxPageBytes: number;
+  private readonly logger: CommonClientOptions['logger'];
+  /** The verb the schedule pause/resume endpoints answered (null: not known yet). */
+  private scheduleVerb: 'PATCH' | 'POST' | null = null;
 
   constructor(options: DeliveryClientOptions) {
     this.http = new HttpClient({
@@ -122,7 +121,14 @@ export class DeliveryClient {
       credentials: { scheme: 'bearer', token: options.token },
     });
     this.prefix = options.headerPrefix ?? 'Upstash-';
-    this.logsPath = options.logsPath ?? '/v2/logs';
+    this.logsPaths = new LogsPathChoice(options.logsPath ?? DEFAULT_LOGS_PATH, options.logger);
+    this.logsMaxPageBytes = options.logsMaxPageBytes ?? DEFAULT_LOGS_MAX_PAGE_BYTES;
+    this.logger = options.logger;
+  }
+
+  /** The logs path in use (the configured one, or the other after a 404 on it). */
+  get logsPath(): string {
+    return this.logsPaths.current;
   }
 
   /** Time spent waiting for rate-limit windows (paced requests and 429 retries), all time. */
@@ -135,16 +141,25 @@ export class DeliveryClient {
     return this.http.pendingRateLimitWaitMs(this.logsPath);
   }
 
-  /** One page of logs, newest first. The page has no `cursor` when it is the last one. */
+  /**
+   * One page of logs, newest first. The page has no `cursor` when it is the last one. Entries
+   * come without `body` and `responseBody` (asked trimmed with `trimBody=0`, and dropped while
+   * the page streams in whatever the service did with that).
+   */
   async logsPage(query: LogsQuery = {}, call: CallOptions = {}): Promise<LogsPage> {
-    const data = await this.http.request({
-      method: 'GET',
-      endpoint: this.logsPath,
-      path: this.logsPath,
-      query: logsSearchParams(query),
-      response: 'json',
-      ...signalOf(call),
-    });
+    const params = logsSearchParams(query);
+    params.set('trimBody', '0');
+    const data = await this.logsPaths.request((path) =>
+      this.http.request({
+        method: 'GET',
+        endpoint: path,
+        path,
+        query: params,
+        response: 'json',
+        skim: { skipKeys: LOG_BODY_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
+        ...signalOf(call),
+      }),
+    );
     return parseLogsPage(data, this.context('GET', this.logsPath));
   }
 
@@ -182,16 +197,50 @@ export class DeliveryClient {
 
   /** Pause a schedule; pausing a paused schedule succeeds too. */
   async pauseSchedule(scheduleId: string, call: CallOptions = {}): Promise<void> {
-    this.require(scheduleId, 'schedule id', 'POST', ENDPOINTS.pause);
-    await this.http.request({
-      method: 'POST',
-      endpoint: ENDPOINTS.pause,
-      path: `/v2/schedules/${encodeURIComponent(scheduleId)}/pause`,
-      response: 'none',
-      // Pausing twice is harmless.
-      idempotent: true,
-      ...signalOf(call),
-    });
+    await this.scheduleAction('pause', scheduleId, call);
+  }
+
+  /** Resume a schedule; resuming an active schedule succeeds too. */
+  async resumeSchedule(scheduleId: string, call: CallOptions = {}): Promise<void> {
+    await this.scheduleAction('resume', scheduleId, call);
+  }
+
+  /**
+   * `PATCH /v2/schedules/{id}/pause|resume` as every SDK sends it; the OpenAPI says POST, so a
+   * 404 or 405 to the first verb tried is asked again with the other, and the verb that
+   * answered is kept for later calls.
+   */
+  private async scheduleAction(action: 'pause' | 'resume', scheduleId: string, call: CallOptions): Promise<void> {
+    const endpoint = ENDPOINTS[action];
+    this.require(scheduleId, 'schedule id', this.scheduleVerb ?? 'PATCH', endpoint);
+    const send = (method: 'PATCH' | 'POST'): Promise<unknown> =>
+      this.http.request({
+        method,
+        endpoint,
+        path: `/v2/schedules/${encodeURIComponent(scheduleId)}/${action}`,
+        response: 'none',
+        // Pausing (resuming) twice is harmless.
+        idempotent: true,
+        ...signalOf(call),
+      });
+    if (this.scheduleVerb !== null) {
+      await send(this.scheduleVerb);
+      return;
+    }
+    try {
+      await send('PATCH');
+      this.scheduleVerb = 'PATCH';
+    } catch (error) {
+      if (!isVerbRefused(error)) throw error;
+      try {
+        await send('POST');
+      } catch (second) {
+        // Refused both ways: the first answer (an unknown id says 404 to PATCH) is the one to tell.
+        throw isVerbRefused(second) ? error : second;
+      }
+      this.scheduleVerb = 'POST';
+      this.logger?.warn({ endpoint }, 'the schedule endpoint refused PATCH and answered POST; using POST from now on');
+    }
   }
 
   /** Enqueue a message; a URL Group destination yields one result per endpoint. */
@@ -281,73 +330,11 @@ export class DeliveryClient {
   }
 }
 
-/** Query string of a logs request: every filter given, `label` repeated, `count` clamped. */
-export function logsSearchParams(query: LogsQuery): URLSearchParams {
-  const params = new URLSearchParams();
-  const single: Array<[string, string | undefined]> = [
-    ['cursor', query.cursor],
-    ['messageId', query.messageId],
-    ['state', query.state],
-    ['url', query.url],
-    ['topicName', query.topicName],
-    ['scheduleId', query.scheduleId],
-    ['queueName', query.queueName],
-    ['fromDate', epochMs(query.fromDate)],
-    ['toDate', epochMs(query.toDate)],
-  ];
-  for (const [name, value] of single) {
-    if (value !== undefined && value !== '') params.set(name, value);
-  }
-  if (query.count !== undefined && Number.isFinite(query.count)) {
-    params.set('count', String(Math.min(MAX_LOGS_PAGE_SIZE, Math.max(1, Math.trunc(query.count)))));
-  }
-  const labels = typeof query.label === 'string' ? [query.label] : (query.label ?? []);
-  for (const label of labels) params.append('label', label);
-  return params;
-}
-
-/**
- * `prefix` + the target exactly as the official SDK puts it in the path: not percent-encoded,
- * only normalised by WHATWG URL parsing (so `https://a/b?x=1` travels as path `.../https://a/b`
- * with query `x=1`, and a `#fragment` is dropped).
- */
-function rawTargetPath(prefix: string, target: string): string {
-  const url = new URL(`http://placeholder${prefix}${target}`);
-  return url.pathname + url.search;
+/** A 404 or 405: the server does not route this verb (or the id does not exist: then the other verb says so too). */
+function isVerbRefused(error: unknown): boolean {
+  return error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status === 405);
 }
 
 function signalOf(call: CallOptions): { signal?: AbortSignal } {
   return call.signal ? { signal: call.signal } : {};
-}
-
-function setIfDefined(headers: Record<string, string>, name: string, value: string | number | undefined): void {
-  if (value !== undefined) headers[name] = String(value);
-}
-
-function durationText(value: string | number | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return typeof value === 'number' ? `${value}s` : value;
-}
-
-function unixSeconds(value: number | Date | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  return value instanceof Date ? Math.floor(value.getTime() / 1000) : Math.floor(value);
-}
-
-function epochMs(value: number | Date | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  const ms = value instanceof Date ? value.getTime() : value;
-  return Number.isFinite(ms) ? String(Math.trunc(ms)) : undefined;
-}
-
-function joinList(values: readonly string[] | undefined): string | undefined {
-  return values && values.length > 0 ? values.join(',') : undefined;
-}
-
-function flowControlValue(flow: FlowControl): string | undefined {
-  const parts: string[] = [];
-  if (flow.parallelism !== undefined) parts.push(`parallelism=${flow.parallelism}`);
-  if (flow.rate !== undefined) parts.push(`rate=${flow.rate}`);
-  if (flow.period !== undefined) parts.push(`period=${durationText(flow.period)}`);
-  return parts.length > 0 ? parts.join(', ') : undefined;
 }

@@ -8,6 +8,9 @@ export type ApiErrorCode =
   | 'ERR_API_AUTH'
   | 'ERR_API_NOT_FOUND'
   | 'ERR_API_RATE_LIMIT'
+  | 'ERR_API_DAILY_LIMIT'
+  | 'ERR_API_PAGE_TOO_LARGE'
+  | 'ERR_API_LOGS_GROUPED'
   | 'ERR_API_UPSTREAM'
   | 'ERR_API_TIMEOUT'
   | 'ERR_API_NETWORK'
@@ -86,6 +89,37 @@ export class ApiNotFoundError extends ApiError {
 export class ApiRateLimitError extends ApiError {
   constructor(problem: string, details: ApiErrorDetails) {
     super('ERR_API_RATE_LIMIT', problem, details);
+  }
+}
+
+/**
+ * A 429 carrying `RateLimit-Limit/-Remaining/-Reset`: the plan's DAILY request limit (the SDK
+ * tells it from the per-second burst limit the same way). Never retried: waiting seconds does
+ * not help. `retryAfterMs` is the time to `RateLimit-Reset` when the answer said it.
+ */
+export class ApiDailyLimitError extends ApiError {
+  constructor(problem: string, details: ApiErrorDetails) {
+    super('ERR_API_DAILY_LIMIT', problem, details);
+  }
+}
+
+/**
+ * A 2xx response too large to keep: more than the cap of kept (non-body) bytes, or more than the
+ * sanity limit in all. Not retried as it is; the log walk asks again for fewer entries.
+ */
+export class ApiPageTooLargeError extends ApiError {
+  constructor(problem: string, details: ApiErrorDetails) {
+    super('ERR_API_PAGE_TOO_LARGE', problem, details);
+  }
+}
+
+/**
+ * The logs endpoint answered the grouped shape (`messages[].events[]`, a `groupBy` answer) the
+ * exporter does not read: a configuration or service change, not a drift of one field.
+ */
+export class ApiGroupedLogsError extends ApiError {
+  constructor(problem: string, details: ApiErrorDetails) {
+    super('ERR_API_LOGS_GROUPED', problem, details);
   }
 }
 

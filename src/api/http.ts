@@ -1,156 +1,31 @@
 // The request core shared by both API clients: one undici Pool per upstream origin, auth,
 // connect/headers/body timeouts, bounded retries with full-jitter backoff, rate-limit waits
 // announced by the service (after a 429, and, when asked, before a request when the last
-// answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read, and
-// a report hook after every attempt (the exporter's api_requests_total / duration /
-// rate_limit_remaining metrics).
+// answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read (or,
+// when the request asks, a streamed one that drops named string values), and a report hook
+// after every attempt (the exporter's api_requests_total / duration / rate_limit_remaining).
+//
+// Modules: http-types.ts (request and option types, defaults), response-body.ts (the capped
+// body read), json-skim.ts (the streamed read), failures.ts (classifying a failed attempt:
+// burst vs daily 429), rate-budget.ts (the window budget).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
-import {
-  ApiAbortedError,
-  ApiAuthError,
-  ApiNetworkError,
-  ApiNotFoundError,
-  ApiRateLimitError,
-  ApiRequestError,
-  ApiTimeoutError,
-  ApiUpstreamError,
-} from './errors.js';
-import type { ApiError, ApiErrorDetails, ApiName } from './errors.js';
+import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.js';
+import type { ApiErrorDetails, ApiName } from './errors.js';
 import { createScrubber } from '../logging/scrub.js';
-import { firstHeader, numericHeader, RateBudget, resetTime } from './rate-budget.js';
+import { isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budget.js';
+import { excerpt as excerptOf, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
+import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
+import { readSkimmed } from './json-skim.js';
+import { readBody } from './response-body.js';
 
-export interface RequestReport {
-  api: ApiName;
-  /** Route template, e.g. '/v2/logs', '/v2/schedules/:id/pause': never an id or a secret. */
-  endpoint: string;
-  method: string;
-  /** HTTP status as text, or 'error' / 'timeout' when no complete answer arrived. */
-  code: string;
-  durationSeconds: number;
-  /** From Burst-RateLimit-Remaining when the answer carried it. */
-  rateLimitRemaining?: number;
-}
+export * from './http-types.js';
+export { rateLimitWaitMs } from './failures.js';
 
-export interface TimeoutOptions {
-  connectTimeoutMs: number;
-  /** Time allowed for the response headers once the request is sent (undici checks it on a
-   *  coarse timer: expect up to about a second more). */
-  headersTimeoutMs: number;
-  /** Time allowed for reading the whole response body (also the idle limit between chunks). */
-  bodyTimeoutMs: number;
-}
-
-export interface RetryOptions {
-  /** Retries after the first attempt; 0 disables retrying. */
-  maxRetries: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /**
-   * A 429 announcing a longer wait fails at once with ApiRateLimitError carrying the wait. A
-   * spent budget announcing a longer wait is not waited for: the request goes and the service
-   * decides.
-   */
-  maxRateLimitWaitMs: number;
-  /**
-   * Before each request, wait for the window's reset when the endpoint's last answer announced
-   * its budget spent (rate-budget.ts), instead of learning it from a 429. Off unless asked for:
-   * the exporter's clients (createApiClients) ask for it.
-   */
-  paceRateLimit: boolean;
-}
-
-export const DEFAULT_TIMEOUTS: TimeoutOptions = {
-  connectTimeoutMs: 5_000,
-  headersTimeoutMs: 10_000,
-  bodyTimeoutMs: 30_000,
-};
-
-export const DEFAULT_RETRY: RetryOptions = {
-  maxRetries: 3,
-  baseDelayMs: 200,
-  maxDelayMs: 10_000,
-  maxRateLimitWaitMs: 30_000,
-  paceRateLimit: false,
-};
-
-/** Largest response body read; above it the answer is refused as an upstream fault. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** Error bodies are only read for a short excerpt. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
-const MAX_EXCERPT_CHARS = 200;
-
-/** What the clients log: a subset that a pino logger satisfies. */
-export interface ApiLogger {
-  debug(object: object, message: string): void;
-  warn(object: object, message: string): void;
-}
-
-export type Credentials =
-  | { scheme: 'bearer'; token: string }
-  | { scheme: 'basic'; username: string; password: string };
-
-/** Options both clients accept besides their credentials. */
-export interface CommonClientOptions {
-  baseUrl: string;
-  timeouts?: Partial<TimeoutOptions>;
-  retry?: Partial<RetryOptions>;
-  onRequest?: (report: RequestReport) => void;
-  logger?: ApiLogger;
-  /** Aborts every request and every wait of this client (shutdown). */
-  signal?: AbortSignal;
-  maxResponseBytes?: number;
-  userAgent?: string;
-  /** Connections kept to the upstream origin. */
-  connections?: number;
-  /** Source of randomness for the backoff jitter, [0, 1). */
-  random?: () => number;
-}
-
-export interface HttpClientOptions extends CommonClientOptions {
-  api: ApiName;
-  credentials: Credentials;
-}
-
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-
-export interface ApiRequest {
-  method: HttpMethod;
-  /** Route template for reports and errors. */
-  endpoint: string;
-  /** Concrete path below the base URL (may carry its own query string). */
-  path: string;
-  query?: URLSearchParams;
-  headers?: Record<string, string>;
-  body?: string;
-  /** 'json' parses the body; 'none' drains it and resolves undefined. */
-  response: 'json' | 'none';
-  /**
-   * Whether sending the request twice is harmless. Non-idempotent requests are retried only
-   * when the server cannot have acted on them: 429, or a connection that never opened.
-   * Default: true for GET, PUT, DELETE.
-   */
-  idempotent?: boolean;
-  signal?: AbortSignal;
-}
-
-/** Why one attempt failed, and whether another attempt may help. */
-interface AttemptFailure {
-  error: ApiError;
-  retryable: boolean;
-  /** Wait announced by the service (429), in ms. */
-  announcedWaitMs?: number;
-}
-
-const NETWORK_CODES_BEFORE_SEND = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
 
 export class HttpClient {
   readonly api: ApiName;
@@ -345,7 +220,7 @@ export class HttpClient {
       if (signal?.aborted) {
         return { ok: false, failure: { error: new ApiAbortedError('request aborted', details()), retryable: false } };
       }
-      const failure = this.transportFailure(cause, details, idempotent, false);
+      const failure = transportFailure(this.timeouts, cause, details, idempotent, false);
       report(failure.error.code === 'ERR_API_TIMEOUT' ? 'timeout' : 'error');
       return { ok: false, failure };
     }
@@ -357,12 +232,18 @@ export class HttpClient {
     if (status >= 200 && status < 300) {
       let raw: Buffer;
       try {
-        raw = await readBody(response.body, this.maxResponseBytes, this.timeouts.bodyTimeoutMs);
+        raw =
+          request.skim !== undefined && request.response === 'json'
+            ? (await readSkimmed(response.body, request.skim, this.timeouts.bodyTimeoutMs)).text
+            : await readBody(response.body, this.maxResponseBytes, this.timeouts.bodyTimeoutMs);
       } catch (cause) {
         if (signal?.aborted) {
           return { ok: false, failure: { error: new ApiAbortedError('request aborted', details()), retryable: false } };
         }
-        const failure = this.transportFailure(cause, details, idempotent, true);
+        const failure = transportFailure(this.timeouts, cause, details, idempotent, true);
+        // A skimmed page (a log page) read too slowly is not asked the same again: the caller
+        // asks for a smaller page instead (the log walk halves its count).
+        if (request.skim !== undefined && failure.error.code === 'ERR_API_TIMEOUT') failure.retryable = false;
         report(failure.error.code === 'ERR_API_TIMEOUT' ? 'timeout' : 'error', remaining);
         return { ok: false, failure };
       }
@@ -389,86 +270,14 @@ export class HttpClient {
     let excerpt = '';
     try {
       const raw = await readBody(response.body, MAX_ERROR_BODY_BYTES, this.timeouts.bodyTimeoutMs, true);
-      excerpt = this.excerpt(raw);
+      excerpt = excerptOf(raw, this.scrub);
     } catch {
       // The status alone is enough to classify the answer.
     }
-    report(String(status), remaining);
-    return { ok: false, failure: this.statusFailure(status, response.headers, excerpt, details, idempotent) };
+    // A daily-limit 429 is told apart in the request counter: it is not the burst limit.
+    report(status === 429 && isDailyLimit(response.headers) ? 'daily_limit' : String(status), remaining);
+    return { ok: false, failure: statusFailure(status, response.headers, excerpt, details, idempotent) };
   }
-
-  private statusFailure(
-    status: number,
-    headers: Dispatcher.ResponseData['headers'],
-    excerpt: string,
-    details: (extra?: Partial<ApiErrorDetails>) => ApiErrorDetails,
-    idempotent: boolean,
-  ): AttemptFailure {
-    const said = excerpt === '' ? '' : `: ${excerpt}`;
-    if (status === 401 || status === 403) {
-      const problem = status === 401 ? 'authentication failed (401)' : 'permission denied (403)';
-      return { error: new ApiAuthError(`${problem}${said}`, details({ status })), retryable: false };
-    }
-    if (status === 404) {
-      return { error: new ApiNotFoundError(`not found (404)${said}`, details({ status })), retryable: false };
-    }
-    if (status === 429) {
-      const waitMs = rateLimitWaitMs(headers, Date.now());
-      const error = new ApiRateLimitError(
-        `rate limited (429)${waitMs === undefined ? '' : `; retry after ${Math.ceil(waitMs)} ms`}${said}`,
-        details({ status, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) }),
-      );
-      return { error, retryable: true, ...(waitMs === undefined ? {} : { announcedWaitMs: waitMs }) };
-    }
-    const retryable = (status >= 500 || status === 408) && idempotent;
-    return {
-      error: new ApiUpstreamError(`unexpected status ${status}${said}`, details({ status })),
-      retryable,
-    };
-  }
-
-  private transportFailure(
-    cause: unknown,
-    details: (extra?: Partial<ApiErrorDetails>) => ApiErrorDetails,
-    idempotent: boolean,
-    duringBody: boolean,
-  ): AttemptFailure {
-    const code = errorCode(cause);
-    if (cause instanceof BodyLimitError) {
-      return { error: new ApiUpstreamError(cause.message, details()), retryable: false };
-    }
-    if (code === 'UND_ERR_INVALID_ARG') {
-      // Undici refused to send (e.g. a header value with a line break): the caller's fault.
-      return { error: new ApiRequestError('invalid request: refused by the HTTP client', details()), retryable: false };
-    }
-    const beforeSend = NETWORK_CODES_BEFORE_SEND.has(code);
-    const retryable = idempotent || beforeSend;
-    if (
-      code === 'UND_ERR_CONNECT_TIMEOUT' ||
-      code === 'UND_ERR_HEADERS_TIMEOUT' ||
-      code === 'UND_ERR_BODY_TIMEOUT' ||
-      cause instanceof BodyDeadlineError
-    ) {
-      const phase =
-        code === 'UND_ERR_CONNECT_TIMEOUT'
-          ? `connect timeout (${this.timeouts.connectTimeoutMs} ms)`
-          : code === 'UND_ERR_HEADERS_TIMEOUT'
-            ? `no response headers within ${this.timeouts.headersTimeoutMs} ms`
-            : `response body not read within ${this.timeouts.bodyTimeoutMs} ms`;
-      return { error: new ApiTimeoutError(phase, details({ cause })), retryable };
-    }
-    if (duringBody) {
-      return {
-        error: new ApiUpstreamError(`truncated response body (${code || 'connection closed'})`, details({ cause })),
-        retryable,
-      };
-    }
-    return {
-      error: new ApiNetworkError(`network error (${code || 'unknown'})`, details({ cause })),
-      retryable,
-    };
-  }
-
   private fullPath(request: ApiRequest): string {
     let path = this.basePath + request.path;
     const query = request.query?.toString();
@@ -484,58 +293,6 @@ export class HttpClient {
       this.options.logger?.warn({ err: error, endpoint: report.endpoint }, 'onRequest hook threw');
     }
   }
-
-  /** A short, printable, secret-free excerpt of an error body: `{"error": ...}` or text. */
-  private excerpt(raw: Buffer): string {
-    let text = raw.toString('utf8');
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (typeof parsed === 'object' && parsed !== null) {
-        const record = parsed as Record<string, unknown>;
-        const said = record.error ?? record.message;
-        if (typeof said === 'string') text = said;
-      }
-    } catch {
-      // not JSON: use the text itself
-    }
-    text = this.scrub(text);
-    // eslint-disable-next-line no-control-regex
-    text = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-    return text.length > MAX_EXCERPT_CHARS ? `${text.slice(0, MAX_EXCERPT_CHARS)}…` : text;
-  }
-}
-
-/**
- * The wait a 429 announces, in ms from `now`: `Retry-After` (seconds or HTTP-date) or
- * `Burst-RateLimit-Reset` (a unix timestamp in seconds; values above 1e12 are taken as ms,
- * values below 1e9 as a number of seconds to wait). The longer of the two wins.
- */
-export function rateLimitWaitMs(
-  headers: Record<string, string | string[] | undefined>,
-  now: number,
-): number | undefined {
-  const waits: number[] = [];
-  const retryAfter = firstHeader(headers['retry-after']);
-  if (retryAfter !== undefined) {
-    const seconds = Number(retryAfter);
-    if (retryAfter.trim() !== '' && Number.isFinite(seconds)) waits.push(seconds * 1000);
-    else {
-      const date = Date.parse(retryAfter);
-      if (Number.isFinite(date)) waits.push(date - now);
-    }
-  }
-  const reset = resetTime(headers, now);
-  if (reset !== undefined) waits.push(reset - now);
-  if (waits.length === 0) return undefined;
-  return Math.max(0, ...waits);
-}
-
-function errorCode(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = error.code;
-    if (typeof code === 'string') return code;
-  }
-  return '';
 }
 
 function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<T> {
@@ -550,43 +307,4 @@ function combineSignals(
   if (!a) return b;
   if (!b) return a;
   return AbortSignal.any([a, b]);
-}
-
-class BodyLimitError extends Error {}
-class BodyDeadlineError extends Error {}
-
-/**
- * Read a response body fully, refusing more than `maxBytes` (or, with `truncate`, keeping
- * only the first `maxBytes`) and giving up after `deadlineMs` in total.
- */
-async function readBody(
-  body: Dispatcher.ResponseData['body'],
-  maxBytes: number,
-  deadlineMs: number,
-  truncate = false,
-): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const deadline = setTimeout(() => {
-    body.destroy(new BodyDeadlineError('body deadline'));
-  }, deadlineMs);
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        if (truncate) {
-          chunks.push(chunk.subarray(0, chunk.length - (size - maxBytes)));
-          size = maxBytes;
-          body.destroy();
-          break;
-        }
-        body.destroy();
-        throw new BodyLimitError(`response body larger than ${maxBytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
-  } finally {
-    clearTimeout(deadline);
-  }
-  return Buffer.concat(chunks, size);
 }

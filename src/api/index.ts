@@ -46,6 +46,7 @@ export function createDeliveryClient(config: ExporterConfig, hooks: ApiClientHoo
     token: config.qstash.token,
     headerPrefix: config.qstash.headerPrefix,
     logsPath: config.qstash.logsPath,
+    logsMaxPageBytes: config.logs.maxPageBytes,
   });
 }
 

@@ -58,8 +58,8 @@ export class RateBudget {
  * `Burst-RateLimit-Reset` as unix ms: a unix timestamp in seconds, above 1e12 taken as ms, below
  * 1e9 as a number of seconds to wait (the same reading as a 429's, rateLimitWaitMs in http.ts).
  */
-export function resetTime(headers: Headers, now: number): number | undefined {
-  const reset = numericHeader(headers['burst-ratelimit-reset']);
+export function resetTime(headers: Headers, now: number, header = 'burst-ratelimit-reset'): number | undefined {
+  const reset = numericHeader(headers[header]);
   if (reset === undefined) return undefined;
   if (reset > 1e12) return reset;
   if (reset > 1e9) return reset * 1000;
@@ -75,4 +75,12 @@ export function numericHeader(value: string | string[] | undefined): number | un
   if (text === undefined || text.trim() === '') return undefined;
   const number = Number(text);
   return Number.isFinite(number) ? number : undefined;
+}
+
+/**
+ * Whether a 429 is the DAILY limit: it carries `RateLimit-Limit` (the per-second burst limit
+ * says `Burst-RateLimit-*`); the official SDK tells the two apart the same way.
+ */
+export function isDailyLimit(headers: Headers): boolean {
+  return firstHeader(headers['ratelimit-limit']) !== undefined;
 }

@@ -89,6 +89,8 @@ export function renderConfigYaml(config: ExporterConfig): string {
       ingestion_delay: formatDuration(logs.ingestionDelayMs),
       overlap: formatDuration(logs.overlapMs),
       max_pages: logs.maxPagesPerCycle,
+      page_size: logs.pageSize,
+      max_page_mib: logs.maxPageBytes / (1024 * 1024),
       labels: logs.labels,
       series_limit: logs.seriesLimit,
       message_tracker_size: logs.messageTrackerSize,

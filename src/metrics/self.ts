@@ -100,7 +100,7 @@ export class SelfMetrics {
     });
     this.apiRequests = new Counter({
       name: 'upstash_exporter_api_requests_total',
-      help: 'HTTP attempts to an upstream API by route template and status code (error/timeout when no response)',
+      help: 'HTTP attempts to an upstream API by route template and status code (error/timeout when no response, daily_limit for a 429 of the daily request limit)',
       labelNames: ['api', 'endpoint', 'code'] as const,
       registers,
     });

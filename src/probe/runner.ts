@@ -38,6 +38,8 @@ export class CanaryProbe {
   readonly #stopping = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #inFlight: Promise<unknown> | undefined;
+  /** After the daily request limit: no probe before this time, unix ms (0: none). */
+  #pausedUntil = 0;
 
   constructor(options: CanaryProbeOptions) {
     this.#options = options;
@@ -71,7 +73,9 @@ export class CanaryProbe {
       const run = this.runOnce();
       this.#inFlight = run;
       void run.then(() => {
-        if (!this.#stopping.signal.aborted) this.#schedule(Math.max(0, startedAt + this.#options.intervalMs - this.#now()));
+        if (this.#stopping.signal.aborted) return;
+        const next = Math.max(startedAt + this.#options.intervalMs, this.#pausedUntil);
+        this.#schedule(Math.max(0, next - this.#now()));
       });
     }, delayMs);
     // The HTTP server keeps the process alive; the probe schedule alone should not.
@@ -112,6 +116,7 @@ export class CanaryProbe {
       metrics.success.set({ kind }, 0);
       metrics.runs.inc({ kind, result: 'enqueue_error' });
       const { code, message } = describe(error);
+      if (code === 'ERR_API_DAILY_LIMIT') this.#pauseForDailyLimit(error);
       logger.warn({ kind, probeId: id, code, error: message }, `probe: the service did not accept the ${kind} probe`);
       return 'enqueue_error';
     }
@@ -132,6 +137,18 @@ export class CanaryProbe {
     metrics.runs.inc({ kind, result: 'timeout' });
     logger.warn({ kind, probeId: id, timeoutMs }, `probe: the ${kind} probe did not arrive (signature verified) within the timeout`);
     return 'timeout';
+  }
+
+  /**
+   * The daily request limit is reached: every probe would be refused (and spend nothing), so
+   * the probe stops until the limit resets (RateLimit-Reset; without it, one interval).
+   */
+  #pauseForDailyLimit(error: unknown): void {
+    const waitMs = (error as { retryAfterMs?: number }).retryAfterMs ?? this.#options.intervalMs;
+    const until = this.#now() + waitMs;
+    if (until <= this.#pausedUntil) return;
+    this.#pausedUntil = until;
+    this.#options.logger.warn({ until: new Date(until).toISOString() }, 'probe: the daily request limit is reached; no probe until it resets');
   }
 }
 

@@ -3,7 +3,7 @@
 // walks each freshly parsed entry once, in place: required fields and the type of every known
 // field are checked, unknown fields pass untouched, nothing is copied. The rules are the same
 // as the zod schemas': null reads as absent, a wrong type is ApiSchemaDriftError with its path.
-import { ApiSchemaDriftError, jsonTypeOf } from '../errors.js';
+import { ApiGroupedLogsError, ApiSchemaDriftError, jsonTypeOf } from '../errors.js';
 import type { SchemaContext } from './common.js';
 
 /** Message states of log entries (and the IN_PROGRESS filter); both cancel spellings exist. */
@@ -110,6 +110,14 @@ const NUMERIC_TIME = /^\d{1,16}$/;
  */
 export function parseLogsPage(data: unknown, context: SchemaContext): LogsPage {
   if (!isPlainObject(data)) throw drift(context, '', 'object', data);
+  if (!Array.isArray(data.logs) && !Array.isArray(data.events) && Array.isArray(data.messages)) {
+    // `messages[].events[]`: what the service answers to `groupBy=messageId` (Upstash's MCP
+    // server reads it). Not one field drifting: the whole shape is another one.
+    throw new ApiGroupedLogsError(
+      'the logs endpoint answered grouped entries (messages[].events[], a groupBy answer) instead of a flat list under "logs" or "events"; check the logs path and any proxy in front of the service',
+      context,
+    );
+  }
   const key = Array.isArray(data.logs) || data.events === undefined ? 'logs' : 'events';
   const entries = data[key];
   if (!Array.isArray(entries)) {
@@ -127,8 +135,13 @@ export function parseLogsPage(data: unknown, context: SchemaContext): LogsPage {
 function readCursor(value: unknown, context: SchemaContext): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value === 'string') return value;
-  // Old SDKs accepted numeric cursors ("<ms>-<seq>" strings today); keep the text of it.
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  // Old SDKs accepted numeric cursors ("<ms>-<seq>" strings today); keep the text of it. A
+  // number beyond 2^53 lost its digits in JSON.parse: following it would skip or repeat
+  // entries, so it is drift, not a cursor.
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
+  if (typeof value === 'number') {
+    throw drift(context, 'cursor', 'string (or a number up to 2^53: larger ones lose digits in JSON)', value);
+  }
   throw drift(context, 'cursor', 'string', value);
 }
 

@@ -20,6 +20,8 @@ export interface LogsSettings {
   ingestionDelayMs: number;
   overlapMs: number;
   maxPagesPerCycle: number;
+  /** Entries asked for per log page (default 1000); the service's cap is learnt. */
+  pageSize?: number;
   labels: readonly OptInLabel[];
   seriesLimit: number;
   messageTrackerSize: number;
@@ -75,6 +77,9 @@ export class LogsCollector implements Collector {
     lastEventTime: 0,
     inFlight: 0,
     stateWalk: false,
+    pageSize: 0,
+    /** Failed cycles by error code. */
+    errors: new Map<string, number>(),
     daily: { day: 0, count: 0 },
   };
 
@@ -127,6 +132,13 @@ export class LogsCollector implements Collector {
     const deadline = this.#nextPollAt?.(this.#now()) ?? null;
     try {
       report = await this.#walker.cycle(ctx.signal, deadline);
+    } catch (error) {
+      // Why the walk stopped, by code (a grouped answer, a page too large, the daily limit...);
+      // the watermark stays where the last complete slice put it.
+      const code = errorCode(error);
+      this.#published.errors.set(code, (this.#published.errors.get(code) ?? 0) + 1);
+      this.#dirty = true;
+      throw error;
     } finally {
       await this.#checkpoint();
     }
@@ -196,6 +208,7 @@ export class LogsCollector implements Collector {
     published.lastEventTime = counter.lastEventTime;
     published.inFlight = counter.tracker.inFlight;
     published.stateWalk = this.#walker.position.stateWalk;
+    published.pageSize = this.#walker.pageSize;
     published.daily = { day: counter.daily.day, count: counter.daily.count };
   }
 
@@ -334,6 +347,16 @@ export class LogsCollector implements Collector {
       { name: 'upstash_exporter_log_state_walk', help: '1 while log entries lack a state field and the exporter walks one filter per state' },
       () => (p.stateWalk ? 1 : 0),
     );
+    computedGauge(
+      registry,
+      { name: 'upstash_exporter_log_page_size', help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour' },
+      () => p.pageSize,
+    );
+    computedCounter(
+      registry,
+      { name: 'upstash_exporter_log_walk_errors_total', help: 'Log walk cycles that failed, by error code (the watermark stays where it was)', labelNames: ['code'] as const },
+      () => [...p.errors].map(([code, value]) => ({ labels: { code }, value })),
+    );
     computedCounter(
       registry,
       { name: 'upstash_exporter_state_checkpoints_total', help: 'Checkpoints of the logs state written, by result', labelNames: ['result'] as const },
@@ -343,4 +366,10 @@ export class LogsCollector implements Collector {
       ],
     );
   }
+}
+
+/** The string code of an error (ApiError codes are a closed set), ERR_UNKNOWN otherwise. */
+function errorCode(error: unknown): string {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^ERR_[A-Z_]{1,40}$/.test(code) ? code : 'ERR_UNKNOWN';
 }

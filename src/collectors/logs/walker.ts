@@ -11,85 +11,27 @@
 // near the frontier and the rate limit leaves room for it: cycle-clock.ts) and the newest
 // counted millisecond (the anchor, whose disappearance betrays a retention overrun). Entries
 // found at or before W are late: they are counted, reported, and make the overlap grow
-// (overlap.ts).
+// (overlap.ts).//
+// Modules: walk-types.ts (settings, position, reports, hooks), slice.ts (pure slice and chain
+// helpers), counter.ts (counting a page), cycle-clock.ts (time and rate-limit budget),
+// overlap.ts (the adaptive overlap).
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
-import { ApiNotFoundError, ApiUpstreamError } from '../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import type { SliceState, WalkState } from '../../state/index.js';
 import { PageTally, type LogCounter } from './counter.js';
 import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
-import { KNOWN_STATES } from './states.js';
+import { adaptedSliceMs, estimateGap, isRejectedRequest, newWalk, pageSignature, stateWalks } from './slice.js';
+import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
+import { INITIAL_SLICE_MS } from './walk-types.js';
+import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
-export const PAGE_SIZE = 100;
-/** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
-export const TARGET_PAGES_PER_SLICE = 50;
-export const MIN_SLICE_MS = 1_000;
-export const MAX_SLICE_MS = 3_600_000;
-export const INITIAL_SLICE_MS = 60_000;
+export * from './walk-types.js';
+
 /** A long walk checkpoints at least this often, so a crash loses little work. */
 const MID_WALK_CHECKPOINT_MS = 2_000;
 /** Weight of the newest slice in the smoothed event rate. */
 const RATE_WEIGHT = 0.3;
-
-export interface LogsSource {
-  logsPage(query: LogsQuery, call?: { signal?: AbortSignal }): Promise<LogsPage>;
-  /** Time the source spent waiting for rate-limit windows, all time (absent: never waits). */
-  readonly rateLimitWaitedMs?: number;
-  /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
-  pendingLogsWaitMs?(): number;
-}
-
-export interface WalkSettings {
-  ingestionDelayMs: number;
-  overlapMs: number;
-  maxPagesPerCycle: number;
-}
-
-export interface WalkPosition {
-  watermark: number;
-  /** When the slice that set the watermark started reading, unix ms. */
-  watermarkReadAt: number;
-  dedupFrom: number;
-  /** Time of the newest counted entry as of the watermark; 0 when unknown or gone. */
-  anchorTime: number;
-  sliceMs: number;
-  stateWalk: boolean;
-  gapSince: number | null;
-  rateEwma: number | null;
-  slice: SliceState | null;
-}
-
-export interface GapReport {
-  /** Watermark after which entries went missing. */
-  since: number;
-  /** Oldest entry still there. */
-  until: number;
-  estimatedEvents: number;
-}
-
-export interface CycleReport {
-  pages: number;
-  slicesCompleted: number;
-  /** Entries counted although at or before the watermark (visible late). */
-  late: number;
-  /** Why the cycle stopped before the frontier, if it did ('time': the next poll is due). */
-  stopped: 'budget' | 'time' | 'stalled' | null;
-  gaps: GapReport[];
-}
-
-export interface WalkerHooks {
-  /** After every page fetched. */
-  onPage(): void;
-  /** Persist the position and counters (between pages, so they are consistent). */
-  checkpoint(): Promise<void>;
-  /** A retention overrun was detected and estimated. */
-  onGap(gap: GapReport): void;
-  /** Entries were counted at or before the watermark: they became visible after the walk passed them. */
-  onLate(count: number): void;
-}
-
-type WalkOutcome = 'done' | 'budget' | 'time' | 'stalled' | 'switched';
 
 export class LogWalker {
   position: WalkPosition;
@@ -100,6 +42,7 @@ export class LogWalker {
   readonly #hooks: WalkerHooks;
   readonly #now: () => number;
   readonly #tally = new PageTally();
+  readonly #pageSizer: PageSizer;
   #pagesLeft = 0;
   #lastCheckpoint = 0;
   /** Dedup walk stamp of the cursor chain this process is following (-1: none). */
@@ -123,6 +66,12 @@ export class LogWalker {
     this.#now = options.now;
     this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger });
     this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
+    this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
+  }
+
+  /** Entries a new cursor chain asks for: the configured size or the service's learnt cap. */
+  get pageSize(): number {
+    return this.#pageSizer.size;
   }
 
   /** The overlap the next slice near the frontier re-reads when the walk has time to spare. */
@@ -246,11 +195,12 @@ export class LogWalker {
       let lowest = walk.resumeTo ?? Number.POSITIVE_INFINITY;
       let orderBroken = false;
       let stall = '';
+      let count = this.#pageSizer.chainStart();
       for (;;) {
         if (this.#pagesLeft <= 0) return 'budget';
         const pendingWaitMs = this.#source.pendingLogsWaitMs?.() ?? 0;
         if (!this.#clock.allows(this.#now(), pendingWaitMs)) return 'time';
-        const query: LogsQuery = { fromDate: slice.from, toDate, count: PAGE_SIZE };
+        const query: LogsQuery = { fromDate: slice.from, toDate, count };
         if (cursor !== null) query.cursor = cursor;
         if (walk.state !== null) query.state = walk.state;
         let page: LogsPage;
@@ -264,8 +214,14 @@ export class LogWalker {
             this.#logger.info({ status: (error as { status?: number }).status }, 'stored log cursor refused; walking again from the last entry read');
             break;
           }
-          throw error;
+          // Too large or too slow: the same cursor again, for fewer entries.
+          const smaller = this.#pageSizer.shrink(count, error);
+          if (smaller === null) throw error;
+          count = smaller;
+          continue;
         }
+        this.#pageSizer.observe(count, page);
+        count = Math.min(count, this.#pageSizer.size);
         this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
         this.#pagesLeft -= 1;
         slice.pages += 1;
@@ -429,50 +385,16 @@ export class LogWalker {
 
   /** Sizes the next slice so it takes about TARGET_PAGES_PER_SLICE pages per walk. */
   #adaptSliceLength(slice: SliceState): void {
-    const pagesPerWalk = slice.pages / slice.walks.length;
-    const span = slice.top - slice.basis;
-    if (pagesPerWalk < 1 || span <= 0) return;
-    const wanted = (span * TARGET_PAGES_PER_SLICE) / pagesPerWalk;
-    this.position.sliceMs = Math.round(Math.min(MAX_SLICE_MS, Math.max(MIN_SLICE_MS, wanted)));
+    const sliceMs = adaptedSliceMs(slice);
+    if (sliceMs !== null) this.position.sliceMs = sliceMs;
   }
 
-  /**
-   * Entries lost between `since` and the oldest entry still there, at the event rate seen in
-   * the entries that remain (or the smoothed rate before the gap).
-   */
   #estimateGap(since: number, slice: SliceState): GapReport {
-    const until = slice.oldestCounted!;
-    const interval = Math.max(0, until - since);
-    let rate = this.position.rateEwma;
-    const newest = slice.newestCounted ?? until;
-    if (slice.counted >= 10 && newest > until) rate = (slice.counted - 1) / (newest - until);
-    const estimatedEvents = rate === null ? 0 : Math.round(rate * interval);
-    return { since, until, estimatedEvents };
+    return estimateGap(since, slice, this.position.rateEwma);
   }
 
   async #checkpoint(): Promise<void> {
     this.#lastCheckpoint = this.#now();
     await this.#hooks.checkpoint();
   }
-}
-
-function newWalk(state: string | null): WalkState {
-  return { state, resumeTo: null, cursor: null, chainTo: null, done: false };
-}
-
-function stateWalks(): WalkState[] {
-  return KNOWN_STATES.map((state) => newWalk(state));
-}
-
-/** The service refused the request itself (a 4xx other than auth and rate limit). */
-function isRejectedRequest(error: unknown): boolean {
-  return error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500);
-}
-
-/** Cheap identity of a page: its size and its first and last entries. */
-function pageSignature(page: LogsPage): string {
-  const first = page.logs[0];
-  const last = page.logs[page.logs.length - 1];
-  if (first === undefined || last === undefined) return '';
-  return `${page.logs.length}|${first.time}|${first.messageId}|${first.state ?? ''}|${last.time}|${last.messageId}|${last.state ?? ''}`;
 }

@@ -1,0 +1,122 @@
+// The request vocabulary of the HTTP core (http.ts): what a request is, the options both API
+// clients take, their defaults, and the report the core gives after every attempt.
+
+import type { ApiName } from './errors.js';
+import type { SkimLimits } from './json-skim.js';
+
+export interface RequestReport {
+  api: ApiName;
+  /** Route template, e.g. '/v2/logs', '/v2/schedules/:id/pause': never an id or a secret. */
+  endpoint: string;
+  method: string;
+  /** HTTP status as text, or 'error' / 'timeout' when no complete answer arrived. */
+  code: string;
+  durationSeconds: number;
+  /** From Burst-RateLimit-Remaining when the answer carried it. */
+  rateLimitRemaining?: number;
+}
+
+export interface TimeoutOptions {
+  connectTimeoutMs: number;
+  /** Time allowed for the response headers once the request is sent (undici checks it on a
+   *  coarse timer: expect up to about a second more). */
+  headersTimeoutMs: number;
+  /** Time allowed for reading the whole response body (also the idle limit between chunks). */
+  bodyTimeoutMs: number;
+}
+
+export interface RetryOptions {
+  /** Retries after the first attempt; 0 disables retrying. */
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /**
+   * A 429 announcing a longer wait fails at once with ApiRateLimitError carrying the wait. A
+   * spent budget announcing a longer wait is not waited for: the request goes and the service
+   * decides.
+   */
+  maxRateLimitWaitMs: number;
+  /**
+   * Before each request, wait for the window's reset when the endpoint's last answer announced
+   * its budget spent (rate-budget.ts), instead of learning it from a 429. Off unless asked for:
+   * the exporter's clients (createApiClients) ask for it.
+   */
+  paceRateLimit: boolean;
+}
+
+export const DEFAULT_TIMEOUTS: TimeoutOptions = {
+  connectTimeoutMs: 5_000,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+};
+
+export const DEFAULT_RETRY: RetryOptions = {
+  maxRetries: 3,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+  maxRateLimitWaitMs: 30_000,
+  paceRateLimit: false,
+};
+
+/** Largest response body read; above it the answer is refused as an upstream fault. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** What the clients log: a subset that a pino logger satisfies. */
+export interface ApiLogger {
+  debug(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export type Credentials =
+  | { scheme: 'bearer'; token: string }
+  | { scheme: 'basic'; username: string; password: string };
+
+/** Options both clients accept besides their credentials. */
+export interface CommonClientOptions {
+  baseUrl: string;
+  timeouts?: Partial<TimeoutOptions>;
+  retry?: Partial<RetryOptions>;
+  onRequest?: (report: RequestReport) => void;
+  logger?: ApiLogger;
+  /** Aborts every request and every wait of this client (shutdown). */
+  signal?: AbortSignal;
+  maxResponseBytes?: number;
+  userAgent?: string;
+  /** Connections kept to the upstream origin. */
+  connections?: number;
+  /** Source of randomness for the backoff jitter, [0, 1). */
+  random?: () => number;
+}
+
+export interface HttpClientOptions extends CommonClientOptions {
+  api: ApiName;
+  credentials: Credentials;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface ApiRequest {
+  method: HttpMethod;
+  /** Route template for reports and errors. */
+  endpoint: string;
+  /** Concrete path below the base URL (may carry its own query string). */
+  path: string;
+  query?: URLSearchParams;
+  headers?: Record<string, string>;
+  body?: string;
+  /** 'json' parses the body; 'none' drains it and resolves undefined. */
+  response: 'json' | 'none';
+  /**
+   * With 'json': read the body as a stream, dropping the string values of these keys as they
+   * pass (json-skim.ts), under these limits instead of the client's maxResponseBytes. Passing a
+   * limit is ApiPageTooLargeError.
+   */
+  skim?: SkimLimits;
+  /**
+   * Whether sending the request twice is harmless. Non-idempotent requests are retried only
+   * when the server cannot have acted on them: 429, or a connection that never opened.
+   * Default: true for GET, PUT, DELETE.
+   */
+  idempotent?: boolean;
+  signal?: AbortSignal;
+}

@@ -1,0 +1,225 @@
+// Reading a JSON response while dropping the string values of some keys (`body`, `responseBody`
+// of log entries: base64 message bodies of up to 50 MB each) as they stream past, so a page whose
+// entries carry huge bodies is read in bounded memory. A small byte-level tokenizer tracks only
+// what it needs (inside a string or not, object key or value, container nesting); every byte
+// outside a skipped value is kept and the kept text is then parsed by JSON.parse. A skipped
+// value becomes `null` (which the lenient log schema reads as absent). The tokenizer does not
+// validate: malformed input stays malformed and JSON.parse reports it.
+import type { Dispatcher } from 'undici';
+import { BodyDeadlineError, BodyLimitError } from './response-body.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const NULL_TEXT = Buffer.from('null');
+/** Keys longer than this are never among the skipped ones; their text is not collected. */
+const MAX_KEY_BYTES = 32;
+
+/** Thrown when the kept bytes or all bytes read pass their limit. */
+export class SkimLimitError extends BodyLimitError {}
+
+export interface SkimLimits {
+  /** Keys whose string values are dropped, at any depth. */
+  skipKeys: readonly string[];
+  /** Most bytes kept (the JSON without the dropped values). */
+  maxKeptBytes: number;
+  /** Most bytes read in all (a sanity limit: a page that never ends). */
+  maxTotalBytes: number;
+}
+
+export interface SkimStats {
+  keptBytes: number;
+  totalBytes: number;
+  /** String values dropped. */
+  skippedValues: number;
+}
+
+/** The tokenizer: feed chunks with write(), take the kept text with end(). */
+export class JsonSkimmer {
+  readonly #skipKeys: ReadonlySet<string>;
+  readonly #limits: SkimLimits;
+  /** The kept bytes, [0, stats.keptBytes). */
+  #out: Buffer = Buffer.alloc(0);
+  /** Container stack: true for an object, false for an array. */
+  readonly #stack: boolean[] = [];
+  #expectKey = false;
+  #inString = false;
+  #escape = false;
+  #isKey = false;
+  #skipping = false;
+  /** The last key read names a skipped key and its value has not started yet. */
+  #pendingSkip = false;
+  #key = '';
+  #keyTooLong = false;
+  readonly stats: SkimStats = { keptBytes: 0, totalBytes: 0, skippedValues: 0 };
+
+  constructor(limits: SkimLimits) {
+    this.#limits = limits;
+    this.#skipKeys = new Set(limits.skipKeys);
+  }
+
+  write(chunk: Buffer): void {
+    this.stats.totalBytes += chunk.length;
+    if (this.stats.totalBytes > this.#limits.maxTotalBytes) {
+      throw new SkimLimitError(`response body larger than ${this.#limits.maxTotalBytes} bytes in all`);
+    }
+    let segmentStart = this.#skipping ? -1 : 0;
+    const length = chunk.length;
+    let i = 0;
+    while (i < length) {
+      if (this.#inString) {
+        // The string's end: the next quote not escaped. The bytes in between are scanned by
+        // indexOf (memchr), not one by one: most of a page is string content.
+        let from = i;
+        if (this.#escape) {
+          this.#escape = false;
+          from += 1;
+          if (this.#isKey) this.#keyTooLong = true; // an escaped key is never a skipped one
+        }
+        let quote = chunk.indexOf(QUOTE, from);
+        while (quote !== -1 && backslashesBefore(chunk, quote, from) % 2 === 1) quote = chunk.indexOf(QUOTE, quote + 1);
+        const stop = quote === -1 ? length : quote;
+        if (this.#isKey) this.#collectKey(chunk, from, stop);
+        if (quote === -1) {
+          // The string goes on in the next chunk; an odd run of backslashes at the end escapes its first byte.
+          this.#escape = backslashesBefore(chunk, length, from) % 2 === 1;
+          break;
+        }
+        this.#inString = false;
+        if (this.#skipping) {
+          this.#skipping = false;
+          this.stats.skippedValues += 1;
+          segmentStart = quote + 1;
+        } else if (this.#isKey) {
+          this.#isKey = false;
+          this.#pendingSkip = !this.#keyTooLong && this.#skipKeys.has(this.#key);
+        }
+        i = quote + 1;
+        continue;
+      }
+      const c = chunk[i]!;
+      switch (c) {
+        case QUOTE:
+          this.#inString = true;
+          if (this.#stack[this.#stack.length - 1] === true && this.#expectKey) {
+            this.#isKey = true;
+            this.#key = '';
+            this.#keyTooLong = false;
+          } else if (this.#pendingSkip) {
+            this.#pendingSkip = false;
+            this.#skipping = true;
+            this.#keep(chunk, segmentStart, i);
+            this.#keepBuffer(NULL_TEXT);
+            segmentStart = -1;
+          }
+          break;
+        case LBRACE:
+          this.#stack.push(true);
+          this.#expectKey = true;
+          this.#pendingSkip = false;
+          break;
+        case LBRACKET:
+          this.#stack.push(false);
+          this.#pendingSkip = false;
+          break;
+        case RBRACE:
+        case RBRACKET:
+          this.#stack.pop();
+          this.#expectKey = false;
+          this.#pendingSkip = false;
+          break;
+        case COLON:
+          this.#expectKey = false;
+          break;
+        case COMMA:
+          this.#expectKey = this.#stack[this.#stack.length - 1] === true;
+          this.#pendingSkip = false;
+          break;
+        default:
+          // Whitespace keeps a pending skip; a number or a literal is a value that is not a string.
+          if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) this.#pendingSkip = false;
+      }
+      i += 1;
+    }
+    if (segmentStart >= 0) this.#keep(chunk, segmentStart, length);
+  }
+
+  /** Adds bytes [from, to) of a key being read; a key longer than MAX_KEY_BYTES is never skipped. */
+  #collectKey(chunk: Buffer, from: number, to: number): void {
+    if (this.#keyTooLong) return;
+    if (this.#key.length + (to - from) > MAX_KEY_BYTES) {
+      this.#keyTooLong = true;
+      return;
+    }
+    this.#key += chunk.toString('latin1', from, to);
+  }
+
+  /** The kept JSON text. */
+  end(): Buffer {
+    return this.#out.subarray(0, this.stats.keptBytes);
+  }
+
+  #keep(chunk: Buffer, from: number, to: number): void {
+    if (from < 0 || to <= from) return;
+    this.#reserve(to - from);
+    // Copied into the output: a subarray would keep the whole chunk (mostly body bytes) alive.
+    chunk.copy(this.#out, this.stats.keptBytes, from, to);
+    this.stats.keptBytes += to - from;
+  }
+
+  #keepBuffer(buffer: Buffer): void {
+    this.#keep(buffer, 0, buffer.length);
+  }
+
+  /** Room for `more` kept bytes, within the cap; the output grows by doubling. */
+  #reserve(more: number): void {
+    const needed = this.stats.keptBytes + more;
+    if (needed > this.#limits.maxKeptBytes) {
+      throw new SkimLimitError(`response larger than ${this.#limits.maxKeptBytes} bytes without its bodies`);
+    }
+    if (needed <= this.#out.length) return;
+    const grown = Buffer.allocUnsafe(Math.min(this.#limits.maxKeptBytes, Math.max(needed, this.#out.length * 2, 64 * 1024)));
+    this.#out.copy(grown, 0, 0, this.stats.keptBytes);
+    this.#out = grown;
+  }
+}
+
+/**
+ * Read a response body through a JsonSkimmer, chunk by chunk as undici delivers it, giving up
+ * after `deadlineMs` in total. Resolves the kept JSON text and the reading's figures.
+ */
+export async function readSkimmed(
+  body: Dispatcher.ResponseData['body'],
+  limits: SkimLimits,
+  deadlineMs: number,
+): Promise<{ text: Buffer; stats: SkimStats }> {
+  const skimmer = new JsonSkimmer(limits);
+  const deadline = setTimeout(() => {
+    body.destroy(new BodyDeadlineError('body deadline'));
+  }, deadlineMs);
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      try {
+        skimmer.write(chunk);
+      } catch (error) {
+        body.destroy();
+        throw error;
+      }
+    }
+  } finally {
+    clearTimeout(deadline);
+  }
+  return { text: skimmer.end(), stats: skimmer.stats };
+}
+
+/** How many backslashes immediately precede position `at`, not looking before `from`. */
+function backslashesBefore(chunk: Buffer, at: number, from: number): number {
+  let count = 0;
+  for (let j = at - 1; j >= from && chunk[j] === BACKSLASH; j--) count++;
+  return count;
+}

@@ -1,0 +1,71 @@
+// The walk's vocabulary: its settings, its persisted position, what a cycle reports, the
+// hooks the collector gives it, the source it reads from, and the sizes it works with.
+import type { LogsPage, LogsQuery } from '../../api/delivery.js';
+import type { SliceState } from '../../state/index.js';
+
+/** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
+export const TARGET_PAGES_PER_SLICE = 50;
+export const MIN_SLICE_MS = 1_000;
+export const MAX_SLICE_MS = 3_600_000;
+export const INITIAL_SLICE_MS = 60_000;
+
+export interface LogsSource {
+  logsPage(query: LogsQuery, call?: { signal?: AbortSignal }): Promise<LogsPage>;
+  /** Time the source spent waiting for rate-limit windows, all time (absent: never waits). */
+  readonly rateLimitWaitedMs?: number;
+  /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
+  pendingLogsWaitMs?(): number;
+}
+
+export interface WalkSettings {
+  ingestionDelayMs: number;
+  overlapMs: number;
+  maxPagesPerCycle: number;
+  /** Entries asked for per page (default DEFAULT_PAGE_SIZE); the service's cap is learnt. */
+  pageSize?: number;
+}
+
+export interface WalkPosition {
+  watermark: number;
+  /** When the slice that set the watermark started reading, unix ms. */
+  watermarkReadAt: number;
+  dedupFrom: number;
+  /** Time of the newest counted entry as of the watermark; 0 when unknown or gone. */
+  anchorTime: number;
+  sliceMs: number;
+  stateWalk: boolean;
+  gapSince: number | null;
+  rateEwma: number | null;
+  slice: SliceState | null;
+}
+
+export interface GapReport {
+  /** Watermark after which entries went missing. */
+  since: number;
+  /** Oldest entry still there. */
+  until: number;
+  estimatedEvents: number;
+}
+
+export interface CycleReport {
+  pages: number;
+  slicesCompleted: number;
+  /** Entries counted although at or before the watermark (visible late). */
+  late: number;
+  /** Why the cycle stopped before the frontier, if it did ('time': the next poll is due). */
+  stopped: 'budget' | 'time' | 'stalled' | null;
+  gaps: GapReport[];
+}
+
+export interface WalkerHooks {
+  /** After every page fetched. */
+  onPage(): void;
+  /** Persist the position and counters (between pages, so they are consistent). */
+  checkpoint(): Promise<void>;
+  /** A retention overrun was detected and estimated. */
+  onGap(gap: GapReport): void;
+  /** Entries were counted at or before the watermark: they became visible after the walk passed them. */
+  onLate(count: number): void;
+}
+
+export type WalkOutcome = 'done' | 'budget' | 'time' | 'stalled' | 'switched';
