@@ -12,7 +12,8 @@ import { z } from 'zod';
 
 export const STATE_FORMAT = 'upstash-exporter-state';
 /**
- * Version of the envelope and payload written. 2: `self.late` (late log entries) and label values
+ * Version of the envelope and payload written. 2: `self.late` (late log entries), `self.walkErrors`
+ * (failed walk cycles by code) and label values
  * bounded to LABEL_VALUE_MAX_BYTES. An older version is upgraded by the reader's `migrate`.
  */
 export const STATE_VERSION = 2;

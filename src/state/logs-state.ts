@@ -102,6 +102,8 @@ export const logsStateSchema = z.strictObject({
     checkpointsError: count,
     /** Entries counted although at or before the watermark (upstash_exporter_log_late_events_total). */
     late: count,
+    /** Failed walk cycles by error code (upstash_exporter_log_walk_errors_total). */
+    walkErrors: z.record(z.string(), count),
     /** Increments folded into overflow series, by metric name. */
     folded: z.record(z.string(), count),
   }),
@@ -115,15 +117,15 @@ export type WalkState = z.infer<typeof walkSchema>;
 export type TrackedState = z.infer<typeof trackedSchema>;
 
 /**
- * The `migrate` of the logs checkpoint (CheckpointFile): version 1 had no `self.late` (it starts
- * at 0) and could hold label values of any length, which are bounded as the exporter now emits
+ * The `migrate` of the logs checkpoint (CheckpointFile): version 1 had no `self.late` nor
+ * `self.walkErrors` (they start at 0) and could hold label values of any length, which are bounded as the exporter now emits
  * them (src/metrics/cardinality.ts), so restored series continue the bounded ones. Anything
  * malformed is passed on for the schema to reject; an unknown version gives undefined.
  */
 export function migrateLogsState(version: number, payload: unknown): unknown {
   if (version !== 1) return undefined;
   if (!isRecord(payload)) return payload;
-  const self = isRecord(payload.self) ? { late: 0, ...payload.self } : payload.self;
+  const self = isRecord(payload.self) ? { late: 0, walkErrors: {}, ...payload.self } : payload.self;
   // [label values, value]
   const counterSeries = (series: unknown): unknown => (isArray(series) ? [boundAll(series[0]), ...series.slice(1)] : series);
   const histogramSeries = (series: unknown): unknown => (isRecord(series) ? { ...series, labels: boundAll(series.labels) } : series);
