@@ -239,6 +239,7 @@ export class LogsCollector implements Collector {
         checkpointsSuccess: this.#checkpointsOk,
         checkpointsError: this.#checkpointsFailed,
         late: this.#late,
+        walkErrors: Object.fromEntries(this.#published.errors),
         folded: { ...counter.events.foldedTotals(), ...counter.tracker.foldedTotals() },
       },
     };
@@ -280,6 +281,7 @@ export class LogsCollector implements Collector {
     this.#checkpointsOk = state.self.checkpointsSuccess;
     this.#checkpointsFailed = state.self.checkpointsError;
     this.#late = state.self.late;
+    for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
     }
