@@ -4,19 +4,23 @@
 
 export type ApiName = 'qstash' | 'management';
 
-export type ApiErrorCode =
-  | 'ERR_API_AUTH'
-  | 'ERR_API_NOT_FOUND'
-  | 'ERR_API_RATE_LIMIT'
-  | 'ERR_API_DAILY_LIMIT'
-  | 'ERR_API_PAGE_TOO_LARGE'
-  | 'ERR_API_LOGS_GROUPED'
-  | 'ERR_API_UPSTREAM'
-  | 'ERR_API_TIMEOUT'
-  | 'ERR_API_NETWORK'
-  | 'ERR_API_SCHEMA_DRIFT'
-  | 'ERR_API_ABORTED'
-  | 'ERR_API_REQUEST';
+/** Every code an ApiError carries (a closed set: metrics pre-initialise a series per code). */
+export const API_ERROR_CODES = [
+  'ERR_API_AUTH',
+  'ERR_API_NOT_FOUND',
+  'ERR_API_RATE_LIMIT',
+  'ERR_API_DAILY_LIMIT',
+  'ERR_API_PAGE_TOO_LARGE',
+  'ERR_API_LOGS_GROUPED',
+  'ERR_API_UPSTREAM',
+  'ERR_API_TIMEOUT',
+  'ERR_API_NETWORK',
+  'ERR_API_SCHEMA_DRIFT',
+  'ERR_API_ABORTED',
+  'ERR_API_REQUEST',
+] as const;
+
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 export interface ApiErrorDetails {
   api: ApiName;

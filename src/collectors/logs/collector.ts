@@ -6,6 +6,7 @@
 // counters are restored before anything is served. /metrics shows the values as of the last
 // checkpoint (published with it), never values a crash could take back.
 import type { Counter, Registry } from 'prom-client';
+import { API_ERROR_CODES } from '../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
 import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
@@ -78,8 +79,8 @@ export class LogsCollector implements Collector {
     inFlight: 0,
     stateWalk: false,
     pageSize: 0,
-    /** Failed cycles by error code. */
-    errors: new Map<string, number>(),
+    /** Failed cycles by error code; every ApiError code starts at 0 so rate() sees the first failure. */
+    errors: new Map<string, number>([...API_ERROR_CODES, 'ERR_UNKNOWN'].map((code) => [code, 0])),
     daily: { day: 0, count: 0 },
   };
 
