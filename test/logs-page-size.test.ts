@@ -155,8 +155,9 @@ describe('bad answers leave the watermark where it was', () => {
     await collector.poll(pollContext(captureLogger().logger));
     expect(await counted(collector)).toBe(30);
     const families = parseExposition(await collector.registry.metrics());
-    const errors = Object.fromEntries((families.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [sample.labels.code, sample.value]));
-    expect(errors).toEqual({ ERR_API_LOGS_GROUPED: 1, ERR_API_NOT_FOUND: 1 });
+    const errors: Record<string, number> = Object.fromEntries((families.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [sample.labels.code, sample.value]));
+    // Every code is pre-set to 0; only the two that happened have counted.
+    expect(Object.fromEntries(Object.entries(errors).filter(([, value]) => value > 0))).toEqual({ ERR_API_LOGS_GROUPED: 1, ERR_API_NOT_FOUND: 1 });
     // Kept in the checkpoint: a restarted collector serves the same counts before any poll.
     await collector.close();
     const restarted = collectorFor({ ...server, server: front }, 1000, {}, stateFile).collector;
