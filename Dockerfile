@@ -50,4 +50,4 @@ EXPOSE 9824
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD ["node", "-e", "const a = process.env.LISTEN_ADDRESS || ''; const port = a.slice(a.lastIndexOf(':') + 1) || '9824'; fetch('http://127.0.0.1:' + port + '/-/healthy', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1));"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/cli.js"]
+CMD ["node", "--max-semi-space-size=2", "dist/cli.js"]

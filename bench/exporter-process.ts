@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseExposition, type Family } from '../test/exporter-e2e-helpers.js';
+import { NODE_FLAGS } from '../src/node-flags.js';
 import { sampleProcess, sleep, type ProcessSample } from './measure.js';
 
 /** The repository root, found from this file whether it runs compiled (tmp/bench/bench) or as TS. */
@@ -52,6 +53,7 @@ export class ExporterProcess {
     // profile is written when the exporter exits on stop(), not on kill()).
     const nodeArgs = (process.env.BENCH_EXPORTER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
     const args = [
+      ...NODE_FLAGS,
       ...nodeArgs,
       cliPath(),
       'run',

@@ -13,6 +13,7 @@
 // Run: `npx tsc -p bench/tsconfig.json && node --expose-gc tmp/bench/bench/logs.js [memory|speed|cycles]`
 // (all three without an argument; --expose-gc makes the memory figure a post-GC one).
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +26,7 @@ import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } 
 import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';
 import { createLogger } from '../src/logging/index.js';
 import { Registry } from 'prom-client';
-import { collectGarbage } from './measure.js';
+import { collectGarbage, sleep } from './measure.js';
 
 const PAGE = 100;
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -261,8 +262,39 @@ export interface MemoryFigures {
   minimumPages: number;
   seconds: number;
   rssBeforeMiB: number;
+  /** After GC, when the walk had counted half of the events: with rssAfterMiB, whether RSS is flat. */
+  rssHalfMiB: number;
   rssAfterMiB: number;
   heapUsedAfterMiB: number;
+  /** V8's heap (committed) and memory outside it (external, buffers) after GC, MiB. */
+  heapTotalAfterMiB: number;
+  externalAfterMiB: number;
+  /** RSS after GC split by kind (/proc/self/status): anonymous (heaps, malloc) and file-backed (the node binary's pages). */
+  rssAnonAfterMiB: number;
+  rssFileAfterMiB: number;
+}
+
+/**
+ * A full GC, then time for V8's background threads to sweep and unmap what it freed (right after
+ * gc() RSS still holds pages about to be released: readings varied by 40 MiB), then another.
+ */
+async function settleMemory(): Promise<void> {
+  collectGarbage();
+  await sleep(500);
+  collectGarbage();
+  await sleep(500);
+}
+
+/** RssAnon and RssFile of this process in MiB (NaN where /proc is missing). */
+function rssKinds(): { anon: number; file: number } {
+  let text = '';
+  try {
+    text = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    // not Linux
+  }
+  const kib = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { anon: Math.round(kib('RssAnon') / 1024), file: Math.round(kib('RssFile') / 1024) };
 }
 
 /** A backlog of `events` counted from a fresh start: memory of the exporter's process after it. */
@@ -278,13 +310,20 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
     await poll(h);
     h.clock.now = T0 + (events / ratePerSecond) * 1000 + 5_000 + BASE_SETTINGS.ingestionDelayMs;
     const frontier = h.clock.now - BASE_SETTINGS.ingestionDelayMs;
+    let rssHalf = Number.NaN;
     while (h.collector.position.watermark < frontier) {
       await poll(h);
       cycles += 1;
       h.clock.now += 1;
+      // Counted so far (getMetricsAsJSON of the event counters: cheap next to a cycle of pages).
+      if (Number.isNaN(rssHalf) && (await h.counted()) >= server.events / 2) {
+        await settleMemory();
+        rssHalf = process.memoryUsage().rss;
+      }
     }
-    collectGarbage();
+    await settleMemory();
     const memory = process.memoryUsage();
+    const kinds = rssKinds();
     return {
       events: server.events,
       counted: await h.counted(),
@@ -293,8 +332,13 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
       minimumPages: Math.ceil(server.events / PAGE),
       seconds: Math.round((Date.now() - started) / 100) / 10,
       rssBeforeMiB: Math.round(rssBefore / 1048576),
+      rssHalfMiB: Math.round(rssHalf / 1048576),
       rssAfterMiB: Math.round(memory.rss / 1048576),
       heapUsedAfterMiB: Math.round(memory.heapUsed / 1048576),
+      heapTotalAfterMiB: Math.round(memory.heapTotal / 1048576),
+      externalAfterMiB: Math.round(memory.external / 1048576),
+      rssAnonAfterMiB: kinds.anon,
+      rssFileAfterMiB: kinds.file,
     };
   } finally {
     await h.close();

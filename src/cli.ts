@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 // The upstash-exporter binary: command dispatch. The emulator and the demo are reached only
 // through dynamic import(), so the exporter's own commands never load them.
 

@@ -7,6 +7,8 @@ import { DeliveryClient } from '../src/api/delivery.js';
 import { SchedulesCollector } from '../src/collectors/schedules.js';
 import { familiesOf, pollContext, valueOf } from './exporter-e2e-helpers.js';
 import { fixtureClientPerTest } from './support/fixture-client.js';
+import { boundLabelValue, LABEL_VALUE_MAX_BYTES, OVERFLOW_LABEL_VALUE } from '../src/metrics/cardinality.js';
+import { SelfMetrics } from '../src/metrics/self.js';
 
 const setup = fixtureClientPerTest((url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }));
 
@@ -110,5 +112,37 @@ describe('schedules collector', () => {
     setup.fixture.routes.set('/v2/schedules', { body: [schedule('s-1', { createdAt: 'yesterday' })] });
     await expect(schedules.poll(pollContext(setup.log.logger))).rejects.toMatchObject({ code: 'ERR_API_SCHEMA_DRIFT' });
     expect(await schedules.registry.metrics()).toBe(before);
+  });
+
+  it('caps every family: beyond the limit schedules fold into the overflow series, counted as dropped', async () => {
+    setup.fixture.routes.set('/v2/schedules', { body: ['s-1', 's-2', 's-3'].map((id) => schedule(id)) });
+    const self = new SelfMetrics({ version: '1.0.0', processMetrics: false });
+    const schedules = new SchedulesCollector({ client: setup.client, intervalMs: 60_000, bounds: { seriesLimit: 2, ...self.seriesCounters } });
+    await schedules.poll(pollContext(setup.log.logger));
+    const f = await familiesOf(schedules.registry);
+    expect(valueOf(f, 'upstash_qstash_schedule_paused', { schedule_id: 's-2' })).toBe(0);
+    expect(valueOf(f, 'upstash_qstash_schedule_paused', { schedule_id: 's-3' })).toBeUndefined();
+    // The overflow series of a gauge counts the series folded into it this poll.
+    expect(valueOf(f, 'upstash_qstash_schedule_paused', { schedule_id: OVERFLOW_LABEL_VALUE })).toBe(1);
+    const o = OVERFLOW_LABEL_VALUE;
+    expect(valueOf(f, 'upstash_qstash_schedule_info', { schedule_id: o, cron: o, destination: o, method: o })).toBe(1);
+    // 2 label sets = the first schedule's first two states; the rest fold with their state kept.
+    expect(valueOf(f, 'upstash_qstash_schedule_last_run_messages', { schedule_id: o, state: 'FAIL' })).toBe(3);
+    const own = await familiesOf(self.registry);
+    expect(valueOf(own, 'upstash_exporter_series_dropped_total', { metric: 'upstash_qstash_schedule_paused' })).toBe(1);
+    expect(valueOf(own, 'upstash_exporter_series_dropped_total', { metric: 'upstash_qstash_schedule_last_run_messages' })).toBe(7);
+  });
+
+  it('bounds a 10 KB destination (a URL Group name) and counts the cut', async () => {
+    const group = 'g'.repeat(10_240);
+    setup.fixture.routes.set('/v2/schedules', { body: [schedule('s-1', { destination: group })] });
+    const self = new SelfMetrics({ version: '1.0.0', processMetrics: false });
+    const schedules = new SchedulesCollector({ client: setup.client, intervalMs: 60_000, bounds: self.seriesCounters });
+    await schedules.poll(pollContext(setup.log.logger));
+    const f = await familiesOf(schedules.registry);
+    const destination = boundLabelValue(group);
+    expect(destination.length).toBeLessThanOrEqual(LABEL_VALUE_MAX_BYTES);
+    expect(valueOf(f, 'upstash_qstash_schedule_info', { schedule_id: 's-1', cron: '*/5 * * * *', destination, method: 'POST' })).toBe(1);
+    expect(valueOf(await familiesOf(self.registry), 'upstash_exporter_label_values_truncated_total', { metric: 'upstash_qstash_schedule_info' })).toBe(1);
   });
 });

@@ -17,6 +17,7 @@ import { parseDemoArgs } from '../src/demo.js';
 import { PROMETHEUS_RULE_FILE, RULES_FILE, renderPrometheusRule } from '../deploy/kubernetes/generator/prometheus-rule.js';
 import { CLI, ROOT, sleep } from './demo-helpers.js';
 import { freePort } from './support/prometheus.js';
+import { NODE_FLAGS } from '../src/node-flags.js';
 
 const K8S = join(ROOT, 'deploy', 'kubernetes');
 const COMPOSE = join(ROOT, 'deploy', 'compose');
@@ -113,7 +114,7 @@ describe('Dockerfile', () => {
     expect(users.at(-1)).toBe('node');
     expect(runtime.body.some((i) => i.keyword === 'RUN' && /apt-get install .*\btini\b/.test(i.args))).toBe(true);
     expect(execForm(find('ENTRYPOINT').at(-1)!.args)).toEqual(['/usr/bin/tini', '--']);
-    expect(execForm(find('CMD').at(-1)!.args)).toEqual(['node', 'dist/cli.js']);
+    expect(execForm(find('CMD').at(-1)!.args)).toEqual(['node', ...NODE_FLAGS, 'dist/cli.js']);
     expect(find('EXPOSE').map((i) => i.args)).toEqual(['9824']);
     const env = find('ENV').map((i) => i.args).join(' ');
     expect(env).toMatch(/NODE_ENV=production/);

@@ -194,7 +194,7 @@ describe('logs collector across restarts', () => {
     collectors.push(second);
     // Restored before any poll: what was served before the stop is served again.
     const restored = await familiesOfCollector(second.collector);
-    for (const name of [EVENTS, 'upstash_qstash_delivery_errors_total', 'upstash_qstash_message_duration_seconds', 'upstash_qstash_message_attempts', 'upstash_exporter_log_pages_total']) {
+    for (const name of [EVENTS, 'upstash_qstash_delivery_errors_total', 'upstash_qstash_message_duration_seconds', 'upstash_qstash_message_attempts', 'upstash_exporter_log_pages_total', 'upstash_exporter_log_late_events_total']) {
       expect(restored.get(name)?.samples, name).toEqual(stopped.get(name)?.samples);
     }
     await traffic;

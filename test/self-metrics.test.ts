@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../src/metrics/cardinality.js';
+import { boundLabelValue, isCutLabelValue, LABEL_VALUE_MAX_BYTES, OVERFLOW_LABEL_VALUE, SeriesGuard } from '../src/metrics/cardinality.js';
 import { buildRevision, SelfMetrics } from '../src/metrics/self.js';
 import { createRegistry, SnapshotRegistry } from '../src/metrics/snapshot.js';
 
@@ -207,5 +207,50 @@ describe('SnapshotRegistry', () => {
     expect(text).toContain('item_info{id="b"} 1');
     expect(text).not.toContain('id="a"');
     expect(snapshot.swaps).toBe(2);
+  });
+});
+
+describe('label value bounding', () => {
+  it('keeps values up to the limit and cuts longer ones on a character boundary with a hash of the whole value', () => {
+    const fits = 'q'.repeat(LABEL_VALUE_MAX_BYTES);
+    expect(boundLabelValue(fits)).toBe(fits);
+    const long = 'q'.repeat(10_240);
+    const cut = boundLabelValue(long);
+    expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(LABEL_VALUE_MAX_BYTES);
+    expect(cut).toMatch(/^q+~[0-9a-f]{12}$/);
+    // Same prefix, different tail: still two values. The same value: the same result.
+    const other = boundLabelValue(`${'q'.repeat(10_239)}r`);
+    expect(other).not.toBe(cut);
+    expect(other.slice(0, -13)).toBe(cut.slice(0, -13));
+    expect(boundLabelValue(long)).toBe(cut);
+    // Multi-byte characters (3 bytes each in UTF-8) are never split.
+    const wide = boundLabelValue('€'.repeat(5_000));
+    expect(Buffer.byteLength(wide)).toBeLessThanOrEqual(LABEL_VALUE_MAX_BYTES);
+    expect(wide).toMatch(/^€+~[0-9a-f]{12}$/);
+    // Without bounding such a value would exceed any label_value_length_limit below its size.
+    expect(Buffer.byteLength(long)).toBeGreaterThan(LABEL_VALUE_MAX_BYTES);
+  });
+
+  it('bounds every label set the guard admits, counting each value cut once per series', async () => {
+    const self = new SelfMetrics({ version: '1.0.0', processMetrics: false });
+    const guard = new SeriesGuard<'state' | 'queue'>({ metric: 'm', limit: 5, keep: ['state'], ...self.seriesCounters });
+    const queue = 'x'.repeat(10_000);
+    const admitted = guard.admit({ state: 'CREATED', queue });
+    expect(admitted).toEqual({ state: 'CREATED', queue: boundLabelValue(queue) });
+    expect(guard.admit({ queue, state: 'CREATED' })).toBe(admitted);
+    expect(guard.has({ state: 'CREATED', queue })).toBe(true);
+    guard.admit({ state: 'CREATED', queue: `${queue}y` });
+    expect(guard.size).toBe(2);
+    expect(await samples(self.registry, 'upstash_exporter_label_values_truncated_total')).toEqual([{ labels: { metric: 'm' }, value: 2 }]);
+    // After a restart the cut values are recognised, so the counter comes back to its value; a
+    // checkpoint written before bounding (long values) restores bounded sets, counted the same.
+    for (const saved of [guard.exportState(), [{ state: 'CREATED', queue }, { state: 'CREATED', queue: `${queue}y` }]]) {
+      const next = new SelfMetrics({ version: '1.0.0', processMetrics: false });
+      const restored = new SeriesGuard({ metric: 'm', limit: 5, ...next.seriesCounters });
+      restored.restoreState(saved);
+      expect(restored.exportState()[0]).toEqual(admitted);
+      expect(await samples(next.registry, 'upstash_exporter_label_values_truncated_total')).toEqual([{ labels: { metric: 'm' }, value: 2 }]);
+    }
+    expect(isCutLabelValue('short~0123456789ab')).toBe(false);
   });
 });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CheckpointFile, StateFileError, upstreamIdentity } from '../src/state/index.js';
+import { boundLabelValue } from '../src/metrics/cardinality.js';
+import { CheckpointFile, logsStateSchema, migrateLogsState, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
 
 const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });
 type Payload = z.infer<typeof payloadSchema>;
@@ -37,7 +38,7 @@ describe('state file', () => {
     expect(statSync(state.path).mode & 0o777).toBe(0o600);
     const text = await readFile(state.path, 'utf8');
     expect(text).not.toContain('token-one');
-    expect(JSON.parse(text)).toMatchObject({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM });
+    expect(JSON.parse(text)).toMatchObject({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM });
   });
 
   it('keeps the previous checkpoint when a write fails, and says why', async () => {
@@ -91,9 +92,11 @@ describe('state file', () => {
     const cases: Array<[string, string, string]> = [
       ['{ "format": "upstash-exporter-state", "vers', 'corrupt', 'not JSON'],
       ['{"format":"something-else","version":1,"upstream":"x","savedAt":1,"payload":{}}', 'corrupt', 'not a state file'],
-      [JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 'x', keys: [] } }), 'corrupt', 'invalid content (watermark'],
-      [JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: upstreamIdentity('http://127.0.0.1:8080', 'token-two'), savedAt: 1, payload: { watermark: 1, keys: [] } }), 'foreign', 'another QStash URL or token'],
-      [JSON.stringify({ format: 'upstash-exporter-state', version: 2, upstream: UPSTREAM, savedAt: 1, payload: {} }), 'version', 'format version 2'],
+      [JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 'x', keys: [] } }), 'corrupt', 'invalid content (watermark'],
+      [JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: upstreamIdentity('http://127.0.0.1:8080', 'token-two'), savedAt: 1, payload: { watermark: 1, keys: [] } }), 'foreign', 'another QStash URL or token'],
+      [JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION + 1, upstream: UPSTREAM, savedAt: 1, payload: {} }), 'version', `format version ${STATE_VERSION + 1}`],
+      // An older version without a migration (this reader has none) is set aside too.
+      [JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 1, keys: [] } }), 'version', 'format version 1'],
     ];
     for (const [text, reason, detail] of cases) {
       await writeFile(path, text);
@@ -115,5 +118,48 @@ describe('state file', () => {
     expect(upstreamIdentity('https://qstash-eu.upstash.io', 'secret-token')).not.toBe(a);
     expect(a).toMatch(/^sha256:[0-9a-f]{32}$/);
     expect(a).not.toContain('secret');
+  });
+
+  it('upgrades a version 1 logs checkpoint: late events start at 0, long label values are bounded', async () => {
+    const long = 'q'.repeat(10_240);
+    const v1 = {
+      watermark: 1_700_000_000_000,
+      watermarkReadAt: 1_700_000_000_500,
+      dedupFrom: 1_699_999_999_000,
+      anchorTime: 1_700_000_000_000,
+      lastEventTime: 1_700_000_000_000,
+      sliceMs: 60_000,
+      stateWalk: false,
+      gapSince: null,
+      rateEwma: null,
+      slice: null,
+      dedup: { keys: ['k1'], repeats: [] },
+      counters: {
+        events: { labelNames: ['state', 'queue'], series: [[['CREATED', long], 5], [['CREATED', 'short'], 2]] },
+        errors: { labelNames: ['reason', 'queue'], series: [] },
+      },
+      histograms: {
+        duration: { labelNames: ['outcome', 'queue'], buckets: [1], series: [{ labels: ['delivered', long], counts: [1, 0], sum: 0.5, count: 1 }] },
+        attempts: { labelNames: ['outcome', 'queue'], buckets: [1], series: [] },
+      },
+      tracker: { messages: [['msg_1', 1_700_000_000_000, 1, null, -1, long, 'example.com']], finished: [] },
+      daily: { day: 19_675, count: 7 },
+      self: { pages: 3, duplicates: 1, gaps: 0, evictions: 0, checkpointsSuccess: 4, checkpointsError: 0, folded: {} },
+    };
+    const path = join(dir, 'state.json');
+    await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: v1 }));
+    const logs = new CheckpointFile({ path, upstream: UPSTREAM, schema: logsStateSchema, migrate: migrateLogsState });
+    const result = logs.loadSync();
+    if (result.status !== 'loaded') throw new Error(`not loaded: ${JSON.stringify(result)}`);
+    const state = result.payload;
+    expect(state.self).toEqual({ ...v1.self, late: 0, walkErrors: {} });
+    expect(state.counters.events.series).toEqual([[['CREATED', boundLabelValue(long)], 5], [['CREATED', 'short'], 2]]);
+    expect(state.histograms.duration.series[0]!.labels).toEqual(['delivered', boundLabelValue(long)]);
+    expect(state.tracker.messages[0]).toEqual(['msg_1', 1_700_000_000_000, 1, null, -1, boundLabelValue(long), 'example.com']);
+    expect(state.watermark).toBe(v1.watermark);
+    // Written back in the current version, late events kept from then on.
+    await logs.save({ ...state, self: { ...state.self, late: 9 } });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: STATE_VERSION, payload: { self: { late: 9 } } });
+    expect(migrateLogsState(STATE_VERSION + 1, v1)).toBeUndefined();
   });
 });

@@ -9,7 +9,7 @@ import type { Account, ManagementClient } from '../api/management.js';
 import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
 import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
-import { SnapshotCollector } from './inventory/snapshot-collector.js';
+import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 
 /** The limit fields of the record (the schema also lets unknown fields through). */
 type LimitField =
@@ -110,6 +110,8 @@ export const ACCOUNT_VALUES: readonly ValueSpec[] = [
 ];
 
 export interface AccountCollectorOptions {
+  /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
+  bounds?: InventoryBounds;
   client: Pick<ManagementClient, 'account'>;
   intervalMs: number;
   /** Path of the account record, named in HELP. */
@@ -121,7 +123,7 @@ export class AccountCollector extends SnapshotCollector<'account', Account> {
   readonly #source: string;
 
   constructor(options: AccountCollectorOptions) {
-    super('account', options.intervalMs);
+    super('account', options.intervalMs, options.bounds);
     this.#client = options.client;
     this.#source = `GET ${options.accountPath}`;
   }
@@ -137,7 +139,7 @@ export class AccountCollector extends SnapshotCollector<'account', Account> {
       source: `state, type, reserved_type of ${this.#source}`,
       labelNames: ['state', 'plan', 'reserved_plan'],
     };
-    registerGauge(registry, infoSpec, this.cadence).set(
+    registerGauge(registry, infoSpec, this.families).set(
       { state: account.state ?? '', plan: account.type ?? '', reserved_plan: account.reserved_type ?? '' },
       1,
     );
@@ -146,7 +148,7 @@ export class AccountCollector extends SnapshotCollector<'account', Account> {
       const value = spec.value(account);
       if (value === undefined) continue;
       const source = `${spec.field} of ${this.#source}`;
-      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.cadence).set(value);
+      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.families).set(value);
     }
 
     for (const limit of PLAN_LIMITS) {
@@ -154,7 +156,7 @@ export class AccountCollector extends SnapshotCollector<'account', Account> {
       if (typeof raw !== 'number') continue;
       const unit = limit.upstreamUnit === undefined ? '' : `, in ${limit.upstreamUnit}`;
       const source = `${limit.field} of ${this.#source}${unit}; ${UNLIMITED_NOTE}`;
-      registerGauge(registry, { name: limit.name, meaning: limit.meaning, source, labelNames: [] }, this.cadence).set(
+      registerGauge(registry, { name: limit.name, meaning: limit.meaning, source, labelNames: [] }, this.families).set(
         limitValue(raw, limit.divisor),
       );
     }
@@ -167,5 +169,6 @@ export const createAccountCollector: CollectorFactory = (config, deps) =>
     : new AccountCollector({
         client: deps.management,
         intervalMs: config.collectors.account.intervalMs,
+        bounds: deps.selfMetrics.seriesCounters,
         accountPath: config.management.accountPath,
       });

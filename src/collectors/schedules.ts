@@ -9,7 +9,7 @@ import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
-import { SnapshotCollector } from './inventory/snapshot-collector.js';
+import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { destinationLabel } from './destination.js';
 
 /** States of `lastScheduleStates` values (not log states), each pre-set to 0 per schedule. */
@@ -60,10 +60,13 @@ export const SCHEDULE_FAMILIES = {
     meaning: `Messages of the schedule's last run by state (${SCHEDULE_RUN_STATES.join(', ')}); every state present, 0 when none`,
     source: `the values of lastScheduleStates (message id to state) of ${SOURCE}`,
     labelNames: ['schedule_id', 'state'],
+    keep: ['state'],
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
 
 export interface SchedulesCollectorOptions {
+  /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
+  bounds?: InventoryBounds;
   client: Pick<DeliveryClient, 'listSchedules'>;
   /** The collector's poll interval, ms (named in HELP). */
   intervalMs: number;
@@ -75,7 +78,7 @@ export class SchedulesCollector extends SnapshotCollector<'schedules', readonly 
   readonly #unknownStatesWarned = new Set<string>();
 
   constructor(options: SchedulesCollectorOptions) {
-    super('schedules', options.intervalMs);
+    super('schedules', options.intervalMs, options.bounds);
     this.#client = options.client;
   }
 
@@ -85,13 +88,13 @@ export class SchedulesCollector extends SnapshotCollector<'schedules', readonly 
 
   protected fill(registry: Registry, schedules: readonly Schedule[], logger: Logger): void {
     const f = SCHEDULE_FAMILIES;
-    const count = registerGauge(registry, f.schedules, this.cadence);
-    const info = registerGauge(registry, f.info, this.cadence);
-    const paused = registerGauge(registry, f.paused, this.cadence);
-    const nextRun = registerGauge(registry, f.nextRun, this.cadence);
-    const lastRun = registerGauge(registry, f.lastRun, this.cadence);
-    const created = registerGauge(registry, f.created, this.cadence);
-    const lastRunMessages = registerGauge(registry, f.lastRunMessages, this.cadence);
+    const count = registerGauge(registry, f.schedules, this.families);
+    const info = registerGauge(registry, f.info, this.families);
+    const paused = registerGauge(registry, f.paused, this.families);
+    const nextRun = registerGauge(registry, f.nextRun, this.families);
+    const lastRun = registerGauge(registry, f.lastRun, this.families);
+    const created = registerGauge(registry, f.created, this.families);
+    const lastRunMessages = registerGauge(registry, f.lastRunMessages, this.families);
 
     const pausedCount = schedules.filter((s) => s.isPaused).length;
     count.set({ paused: 'true' }, pausedCount);
@@ -145,4 +148,4 @@ export class SchedulesCollector extends SnapshotCollector<'schedules', readonly 
 export const createSchedulesCollector: CollectorFactory = (config, deps) =>
   deps.delivery === null
     ? null
-    : new SchedulesCollector({ client: deps.delivery, intervalMs: config.collectors.schedules.intervalMs });
+    : new SchedulesCollector({ client: deps.delivery, intervalMs: config.collectors.schedules.intervalMs, bounds: deps.selfMetrics.seriesCounters });

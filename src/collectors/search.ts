@@ -10,7 +10,7 @@ import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
 import { flagValue, registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
-import { SnapshotCollector } from './inventory/snapshot-collector.js';
+import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 
 const SOURCE = 'GET /v2/search';
 const ID = ['index_id'] as const;
@@ -67,6 +67,8 @@ export const SEARCH_FAMILIES = {
 } as const satisfies Record<string, GaugeSpec<string>>;
 
 export interface SearchCollectorOptions {
+  /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
+  bounds?: InventoryBounds;
   client: Pick<ManagementClient, 'listSearchIndexes'>;
   intervalMs: number;
 }
@@ -76,7 +78,7 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
   readonly #points = new NewestPointReader();
 
   constructor(options: SearchCollectorOptions) {
-    super('search', options.intervalMs);
+    super('search', options.intervalMs, options.bounds);
     this.#client = options.client;
   }
 
@@ -86,11 +88,11 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
 
   protected fill(registry: Registry, indexes: readonly SearchIndex[], logger: Logger): void {
     const f = SEARCH_FAMILIES;
-    const info = registerGauge(registry, f.info, this.cadence);
-    const created = registerGauge(registry, f.created, this.cadence);
-    const enrichment = registerGauge(registry, f.enrichment, this.cadence);
-    const throughput = registerGauge(registry, f.throughput, this.cadence);
-    const setLimits = registerIndexFieldGauges(registry, SEARCH_LIMITS, { endpoint: SOURCE, cadence: this.cadence, kind: 'limit' });
+    const info = registerGauge(registry, f.info, this.families);
+    const created = registerGauge(registry, f.created, this.families);
+    const enrichment = registerGauge(registry, f.enrichment, this.families);
+    const throughput = registerGauge(registry, f.throughput, this.families);
+    const setLimits = registerIndexFieldGauges(registry, SEARCH_LIMITS, { endpoint: SOURCE, families: this.families, kind: 'limit' });
 
     for (const index of indexes) {
       const id = { index_id: index.id };
@@ -107,4 +109,4 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
 export const createSearchCollector: CollectorFactory = (config, deps) =>
   deps.management === null
     ? null
-    : new SearchCollector({ client: deps.management, intervalMs: config.collectors.search.intervalMs });
+    : new SearchCollector({ client: deps.management, intervalMs: config.collectors.search.intervalMs, bounds: deps.selfMetrics.seriesCounters });

@@ -30,7 +30,7 @@ import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './index.js';
 import { registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
-import { SnapshotCollector } from './inventory/snapshot-collector.js';
+import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 
 const LIST_SOURCE = 'GET /v2/vector/index';
 const ID = ['index_id'] as const;
@@ -87,6 +87,8 @@ export const VECTOR_LIMITS: readonly IndexFieldSpec<LimitField>[] = [
 ];
 
 export interface VectorCollectorOptions {
+  /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
+  bounds?: InventoryBounds;
   client: Pick<ManagementClient, 'listVectorIndexes' | 'vectorStats'>;
   intervalMs: number;
   /** Ids to read whatever the list says. */
@@ -113,7 +115,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
   readonly #missing = new Set<string>();
 
   constructor(options: VectorCollectorOptions) {
-    super('vector', options.intervalMs);
+    super('vector', options.intervalMs, options.bounds);
     this.#client = options.client;
     this.#configured = [...new Set(options.indexIds)];
     this.#discovery = options.discovery;
@@ -165,7 +167,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
   }
 
   protected fill(registry: Registry, { listed, stats }: PollResult, logger: Logger): void {
-    const cadence = this.cadence;
+    const families = this.families;
     const newestOf = (series: string, meaning: string): Pick<GaugeSpec<string>, 'meaning' | 'source'> => ({
       meaning,
       source: `newest point by time of ${series} of ${this.#statsSource}`,
@@ -179,9 +181,9 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
         source: `id, name, type, region of ${LIST_SOURCE}`,
         labelNames: ['index_id', 'name', 'plan', 'cloud_region'],
       },
-      cadence,
+      families,
     );
-    const setValues = registerIndexFieldGauges(registry, VECTOR_STATS_VALUES, { endpoint: this.#statsSource, cadence, kind: 'value' });
+    const setValues = registerIndexFieldGauges(registry, VECTOR_STATS_VALUES, { endpoint: this.#statsSource, families, kind: 'value' });
     const latencyMean = registerGauge(
       registry,
       {
@@ -189,7 +191,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
         ...newestOf('<operation>_latency_mean', 'Mean latency by operation; the unit is not documented by the API, exported as served'),
         labelNames: ['index_id', 'operation'],
       },
-      cadence,
+      families,
     );
     const latencyP99 = registerGauge(
       registry,
@@ -198,7 +200,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
         ...newestOf('<operation>_latency_99', '99th percentile latency by operation; the unit is not documented by the API, exported as served'),
         labelNames: ['index_id', 'operation'],
       },
-      cadence,
+      families,
     );
     const throughput = registerGauge(
       registry,
@@ -207,7 +209,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
         ...newestOf('<operation>_throughput', 'Request throughput by operation; the unit is not documented by the API, exported as served'),
         labelNames: ['index_id', 'operation'],
       },
-      cadence,
+      families,
     );
     const dataSize = registerGauge(
       registry,
@@ -216,9 +218,9 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
         ...newestOf('data_size', 'Data size of the index; the unit is not documented by the API, exported as served'),
         labelNames: ID,
       },
-      cadence,
+      families,
     );
-    const setLimits = registerIndexFieldGauges(registry, VECTOR_LIMITS, { endpoint: LIST_SOURCE, cadence, kind: 'limit' });
+    const setLimits = registerIndexFieldGauges(registry, VECTOR_LIMITS, { endpoint: LIST_SOURCE, families, kind: 'limit' });
 
     const setNewest = <L extends string>(
       gauge: Gauge<L>,
@@ -286,6 +288,7 @@ export const createVectorCollector: CollectorFactory = (config, deps) => {
   return new VectorCollector({
     client: deps.management,
     intervalMs: config.collectors.vector.intervalMs,
+    bounds: deps.selfMetrics.seriesCounters,
     indexIds: config.vector.indexIds,
     discovery: config.vector.discovery,
     statsPeriod: config.vector.statsPeriod,

@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RequestReport } from '../api/http.js';
 import type { CollectorName } from '../collectors/collector.js';
+import { LABEL_VALUE_MAX_BYTES, type SeriesCounters } from './cardinality.js';
 import { createRegistry } from './snapshot.js';
 
 /** Upstream request latencies: loopback/fast answers up to slow retried pages near the timeouts. */
@@ -49,6 +50,8 @@ export class SelfMetrics {
   readonly rateLimitRemaining: Gauge<'api'>;
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
   readonly seriesDropped: Counter<'metric'>;
+  /** Label values cut to LABEL_VALUE_MAX_BYTES by a SeriesGuard. */
+  readonly labelValuesTruncated: Counter<'metric'>;
   readonly #collectors = new Set<CollectorName>();
 
   constructor(options: SelfMetricsOptions) {
@@ -120,6 +123,12 @@ export class SelfMetrics {
       labelNames: ['metric'] as const,
       registers,
     });
+    this.labelValuesTruncated = new Counter({
+      name: 'upstash_exporter_label_values_truncated_total',
+      help: `Label values longer than ${LABEL_VALUE_MAX_BYTES} bytes cut to that length with a hash suffix, counted when their series is created`,
+      labelNames: ['metric'] as const,
+      registers,
+    });
 
     this.buildInfo.set(
       { version: options.version, revision: options.revision ?? 'unknown', nodejs_version: process.version },
@@ -127,6 +136,11 @@ export class SelfMetrics {
     );
     for (const collector of options.collectors ?? []) this.addCollector(collector);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The counters every SeriesGuard reports to. */
+  get seriesCounters(): SeriesCounters {
+    return { dropped: this.seriesDropped, truncated: this.labelValuesTruncated };
   }
 
   /**

@@ -11,7 +11,12 @@ import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 
 export const STATE_FORMAT = 'upstash-exporter-state';
-export const STATE_VERSION = 1;
+/**
+ * Version of the envelope and payload written. 2: `self.late` (late log entries), `self.walkErrors`
+ * (failed walk cycles by code) and label values
+ * bounded to LABEL_VALUE_MAX_BYTES. An older version is upgraded by the reader's `migrate`.
+ */
+export const STATE_VERSION = 2;
 
 /** Why a state file was set aside. */
 export type SetAsideReason = 'corrupt' | 'foreign' | 'version';
@@ -56,6 +61,11 @@ export interface CheckpointFileOptions<T> {
   schema: z.ZodType<T>;
   /** Wall clock, for the set-aside suffix. */
   now?: () => number;
+  /**
+   * Upgrades the payload of an older format version to the current one (before the schema
+   * check); undefined means the version cannot be read. Without it, only STATE_VERSION is read.
+   */
+  migrate?: (version: number, payload: unknown) => unknown;
 }
 
 export class CheckpointFile<T> {
@@ -63,6 +73,7 @@ export class CheckpointFile<T> {
   readonly #upstream: string;
   readonly #schema: z.ZodType<T>;
   readonly #now: () => number;
+  readonly #migrate: ((version: number, payload: unknown) => unknown) | undefined;
   #writes = 0;
 
   constructor(options: CheckpointFileOptions<T>) {
@@ -70,6 +81,7 @@ export class CheckpointFile<T> {
     this.#upstream = options.upstream;
     this.#schema = options.schema;
     this.#now = options.now ?? Date.now;
+    this.#migrate = options.migrate;
   }
 
   /**
@@ -122,13 +134,19 @@ export class CheckpointFile<T> {
     }
     const envelope = envelopeSchema.safeParse(json);
     if (!envelope.success) return { ok: false, reason: 'corrupt', detail: `not a state file of this exporter (${firstIssue(envelope.error)})` };
-    if (envelope.data.version !== STATE_VERSION) {
-      return { ok: false, reason: 'version', detail: `format version ${envelope.data.version}, this exporter reads ${STATE_VERSION}` };
+    const { version } = envelope.data;
+    let raw = envelope.data.payload;
+    if (version !== STATE_VERSION) {
+      const migrated = version < STATE_VERSION ? this.#migrate?.(version, raw) : undefined;
+      if (migrated === undefined) {
+        return { ok: false, reason: 'version', detail: `format version ${version}, this exporter reads ${STATE_VERSION}` };
+      }
+      raw = migrated;
     }
     if (envelope.data.upstream !== this.#upstream) {
       return { ok: false, reason: 'foreign', detail: 'written for another QStash URL or token' };
     }
-    const payload = this.#schema.safeParse(envelope.data.payload);
+    const payload = this.#schema.safeParse(raw);
     if (!payload.success) return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
     return { ok: true, payload: payload.data, savedAt: envelope.data.savedAt };
   }

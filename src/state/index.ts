@@ -10,6 +10,7 @@ export {
 } from './checkpoint-file.js';
 export {
   logsStateSchema,
+  migrateLogsState,
   type CounterFamilyState,
   type HistogramFamilyState,
   type LogsState,

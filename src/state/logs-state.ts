@@ -3,6 +3,7 @@
 // histogram buckets, gauges rebuilt from them), all from one consistent moment. The schema is
 // strict: the file is the exporter's own, so anything unexpected is corruption.
 import { z } from 'zod';
+import { boundLabelValue } from '../metrics/cardinality.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);
@@ -99,6 +100,10 @@ export const logsStateSchema = z.strictObject({
     evictions: count,
     checkpointsSuccess: count,
     checkpointsError: count,
+    /** Entries counted although at or before the watermark (upstash_exporter_log_late_events_total). */
+    late: count,
+    /** Failed walk cycles by error code (upstash_exporter_log_walk_errors_total). */
+    walkErrors: z.record(z.string(), count),
     /** Increments folded into overflow series, by metric name. */
     folded: z.record(z.string(), count),
   }),
@@ -110,3 +115,53 @@ export type HistogramFamilyState = z.infer<typeof histogramFamilySchema>;
 export type SliceState = z.infer<typeof sliceSchema>;
 export type WalkState = z.infer<typeof walkSchema>;
 export type TrackedState = z.infer<typeof trackedSchema>;
+
+/**
+ * The `migrate` of the logs checkpoint (CheckpointFile): version 1 had no `self.late` nor
+ * `self.walkErrors` (they start at 0) and could hold label values of any length, which are bounded as the exporter now emits
+ * them (src/metrics/cardinality.ts), so restored series continue the bounded ones. Anything
+ * malformed is passed on for the schema to reject; an unknown version gives undefined.
+ */
+export function migrateLogsState(version: number, payload: unknown): unknown {
+  if (version !== 1) return undefined;
+  if (!isRecord(payload)) return payload;
+  const self = isRecord(payload.self) ? { late: 0, walkErrors: {}, ...payload.self } : payload.self;
+  // [label values, value]
+  const counterSeries = (series: unknown): unknown => (isArray(series) ? [boundAll(series[0]), ...series.slice(1)] : series);
+  const histogramSeries = (series: unknown): unknown => (isRecord(series) ? { ...series, labels: boundAll(series.labels) } : series);
+  // [id, created, attempts, final, outcome, queue, destination]
+  const tracked = (tuple: unknown): unknown => (isArray(tuple) ? [...tuple.slice(0, 5), ...tuple.slice(5).map(boundOne)] : tuple);
+  const tracker = payload.tracker;
+  return {
+    ...payload,
+    self,
+    counters: mapFamilies(payload.counters, counterSeries),
+    histograms: mapFamilies(payload.histograms, histogramSeries),
+    tracker: isRecord(tracker) && isArray(tracker.messages) ? { ...tracker, messages: tracker.messages.map(tracked) } : tracker,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isArray(value: unknown): value is unknown[] {
+  return Array.isArray(value);
+}
+
+function boundOne(value: unknown): unknown {
+  return typeof value === 'string' ? boundLabelValue(value) : value;
+}
+
+function boundAll(values: unknown): unknown {
+  return isArray(values) ? values.map(boundOne) : values;
+}
+
+function mapFamilies(families: unknown, series: (one: unknown) => unknown): unknown {
+  if (!isRecord(families)) return families;
+  const out: Record<string, unknown> = {};
+  for (const [name, family] of Object.entries(families)) {
+    out[name] = isRecord(family) && isArray(family.series) ? { ...family, series: family.series.map(series) } : family;
+  }
+  return out;
+}

@@ -119,6 +119,10 @@ export interface PrometheusStackOptions {
   target: string;
   /** alertmanager.yml, as an object. */
   alertmanagerConfig: Record<string, unknown>;
+  /** Extra settings of the job's scrape config, e.g. label_value_length_limit. */
+  scrapeSettings?: Record<string, unknown>;
+  /** Further scrape configs, as objects (their own job_name and targets). */
+  extraScrapeConfigs?: readonly Record<string, unknown>[];
   /** Extra Prometheus flags, e.g. --log.level=warn. */
   prometheusArgs?: readonly string[];
 }
@@ -164,7 +168,10 @@ export async function startPrometheusStack(options: PrometheusStackOptions): Pro
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
       rule_files: [rulesFile],
       alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
-      scrape_configs: [{ job_name: options.job, static_configs: [{ targets: [options.target] }] }],
+      scrape_configs: [
+        { job_name: options.job, static_configs: [{ targets: [options.target] }], ...options.scrapeSettings },
+        ...(options.extraScrapeConfigs ?? []),
+      ],
     }),
   );
   const alertmanager = startDaemon('prometheus-alertmanager', [

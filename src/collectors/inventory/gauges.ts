@@ -3,8 +3,9 @@
 // uniform: what the value is, where it comes from (field and endpoint), and that it is a cached
 // poll result, as the exporter guidelines ask of a background poller.
 
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type LabelValues, type Registry } from 'prom-client';
 import { formatDuration } from '../../common/duration.js';
+import { SeriesGuard, type LabelSet, type SeriesCounters } from '../../metrics/cardinality.js';
 import type { CollectorName } from '../collector.js';
 import { cronForInterval } from '../runner.js';
 
@@ -15,6 +16,22 @@ export interface GaugeSpec<L extends string> {
   /** Where the value comes from: the upstream field(s) and endpoint. */
   source: string;
   labelNames: readonly L[];
+  /** Labels whose values survive folding into the overflow series (a small known set). */
+  keep?: readonly L[];
+}
+
+/**
+ * Most series one inventory family holds per poll. Far above a real account (schedules, indexes),
+ * it only stops a runaway list from flooding Prometheus; docs/metrics.md, "Series caps".
+ */
+export const INVENTORY_SERIES_LIMIT = 5000;
+
+/** What every family of a collector is registered with (SnapshotCollector.families). */
+export interface FamilyContext extends SeriesCounters {
+  /** The sentence that ends every HELP text of the collector (cadenceNote). */
+  cadence: string;
+  /** Most series per family and poll. */
+  seriesLimit: number;
 }
 
 /**
@@ -32,14 +49,50 @@ export function helpText(spec: Pick<GaugeSpec<string>, 'meaning' | 'source'>, ca
   return `${spec.meaning}. Source: ${spec.source}. ${cadence}`;
 }
 
-/** Registers one gauge family of `spec` in `registry` (the snapshot being built). */
-export function registerGauge<L extends string>(registry: Registry, spec: GaugeSpec<L>, cadence: string): Gauge<L> {
-  return new Gauge<L>({
-    name: spec.name,
-    help: helpText(spec, cadence),
-    labelNames: spec.labelNames,
-    registers: [registry],
-  });
+/**
+ * Registers one gauge family of `spec` in `registry` (the snapshot being built). Its label sets
+ * pass through a SeriesGuard: long values are bounded, and beyond the series cap a label set is
+ * folded into the overflow series, whose value is the number of series folded this poll.
+ */
+export function registerGauge<L extends string>(registry: Registry, spec: GaugeSpec<L>, families: FamilyContext): Gauge<L> {
+  const guard =
+    spec.labelNames.length === 0
+      ? undefined
+      : new SeriesGuard<L>({
+          metric: spec.name,
+          limit: families.seriesLimit,
+          ...(spec.keep ? { keep: spec.keep } : {}),
+          ...(families.dropped ? { dropped: families.dropped } : {}),
+          ...(families.truncated ? { truncated: families.truncated } : {}),
+        });
+  return new GuardedGauge<L>(
+    { name: spec.name, help: helpText(spec, families.cadence), labelNames: spec.labelNames, registers: [registry] },
+    guard,
+  );
+}
+
+/** A prom-client Gauge whose labelled set() goes through a SeriesGuard. */
+class GuardedGauge<L extends string> extends Gauge<L> {
+  readonly #guard: SeriesGuard<L> | undefined;
+
+  constructor(configuration: ConstructorParameters<typeof Gauge<L>>[0], guard: SeriesGuard<L> | undefined) {
+    super(configuration);
+    this.#guard = guard;
+  }
+
+  override set(value: number): void;
+  override set(labels: LabelValues<L>, value: number): void;
+  override set(labelsOrValue: LabelValues<L> | number, value?: number): void {
+    if (typeof labelsOrValue === 'number' || this.#guard === undefined) {
+      super.set(labelsOrValue as never, value as never);
+      return;
+    }
+    const guard = this.#guard;
+    const folded = guard.folded;
+    const labels = guard.admit(labelsOrValue as LabelSet<L>) as LabelValues<L>;
+    if (guard.folded > folded) super.inc(labels, 1);
+    else super.set(labels, value ?? 0);
+  }
 }
 
 /** One gauge per numeric field of an index record (a usage counter or a limit). */
@@ -57,7 +110,7 @@ export interface IndexFieldSpec<F extends string> {
 export function registerIndexFieldGauges<F extends string>(
   registry: Registry,
   specs: readonly IndexFieldSpec<F>[],
-  options: { endpoint: string; cadence: string; kind: 'value' | 'limit' },
+  options: { endpoint: string; families: FamilyContext; kind: 'value' | 'limit' },
 ): (indexId: string, record: { readonly [K in F]?: number }) => void {
   const note = options.kind === 'limit' ? `; ${UNLIMITED_NOTE}` : '';
   const gauges = specs.map((spec) => ({
@@ -65,7 +118,7 @@ export function registerIndexFieldGauges<F extends string>(
     gauge: registerGauge(
       registry,
       { name: spec.name, meaning: spec.meaning, source: `${spec.field} of ${options.endpoint}${note}`, labelNames: ['index_id'] },
-      options.cadence,
+      options.families,
     ),
   }));
   const value = options.kind === 'limit' ? (raw: number): number => limitValue(raw) : (raw: number): number => raw;

@@ -4,19 +4,31 @@
 
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../logging/index.js';
+import type { SeriesCounters } from '../../metrics/cardinality.js';
 import { SnapshotRegistry } from '../../metrics/snapshot.js';
 import type { Collector, CollectorName, PollContext } from '../collector.js';
-import { cadenceNote } from './gauges.js';
+import { cadenceNote, INVENTORY_SERIES_LIMIT, type FamilyContext } from './gauges.js';
+
+/** Series cap and self-counters of an inventory collector's families. */
+export interface InventoryBounds extends SeriesCounters {
+  /** Most series per family and poll (INVENTORY_SERIES_LIMIT unless a test lowers it). */
+  seriesLimit?: number;
+}
 
 export abstract class SnapshotCollector<Name extends CollectorName, Data> implements Collector {
   readonly name: Name;
-  /** The sentence that ends every HELP text of the collector (cadenceNote). */
-  protected readonly cadence: string;
+  /** What every family of the collector is registered with: HELP cadence, series cap, counters. */
+  protected readonly families: FamilyContext;
   readonly #snapshot = new SnapshotRegistry();
 
-  protected constructor(name: Name, intervalMs: number) {
+  protected constructor(name: Name, intervalMs: number, bounds: InventoryBounds = {}) {
     this.name = name;
-    this.cadence = cadenceNote(name, intervalMs);
+    this.families = {
+      cadence: cadenceNote(name, intervalMs),
+      seriesLimit: bounds.seriesLimit ?? INVENTORY_SERIES_LIMIT,
+      ...(bounds.dropped ? { dropped: bounds.dropped } : {}),
+      ...(bounds.truncated ? { truncated: bounds.truncated } : {}),
+    };
   }
 
   get registry(): Registry {

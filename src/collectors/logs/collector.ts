@@ -9,7 +9,7 @@ import type { Counter, Registry } from 'prom-client';
 import { API_ERROR_CODES } from '../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
-import { CheckpointFile, logsStateSchema, type LogsState } from '../../state/index.js';
+import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
 import type { Collector, PollContext } from '../collector.js';
 import { LogCounter } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
@@ -37,6 +37,8 @@ export interface LogsCollectorOptions {
   upstream: string;
   /** upstash_exporter_series_dropped_total of the self metrics. */
   dropped?: Counter<'metric'>;
+  /** upstash_exporter_label_values_truncated_total of the self metrics. */
+  truncated?: Counter<'metric'>;
   logger: Logger;
   now?: () => number;
   /**
@@ -57,7 +59,6 @@ export class LogsCollector implements Collector {
   readonly #nextPollAt: ((now: number) => number) | undefined;
   #pages = 0;
   #gaps = 0;
-  /** Since this process started: the checkpoint format has no place for it (yet). */
   #late = 0;
   #checkpointsOk = 0;
   #checkpointsFailed = 0;
@@ -94,9 +95,10 @@ export class LogsCollector implements Collector {
       optIn: settings.labels,
       trackerCapacity: settings.messageTrackerSize,
       ...(options.dropped ? { dropped: options.dropped } : {}),
+      ...(options.truncated ? { truncated: options.truncated } : {}),
     });
     this.#file =
-      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, now: this.#now });
+      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, migrate: migrateLogsState, now: this.#now });
     const position = this.#restore();
     this.#walker = new LogWalker({
       source: options.source,
@@ -237,6 +239,8 @@ export class LogsCollector implements Collector {
         evictions: counter.tracker.evictions,
         checkpointsSuccess: this.#checkpointsOk,
         checkpointsError: this.#checkpointsFailed,
+        late: this.#late,
+        walkErrors: Object.fromEntries(this.#published.errors),
         folded: { ...counter.events.foldedTotals(), ...counter.tracker.foldedTotals() },
       },
     };
@@ -277,6 +281,8 @@ export class LogsCollector implements Collector {
     this.#gaps = state.self.gaps;
     this.#checkpointsOk = state.self.checkpointsSuccess;
     this.#checkpointsFailed = state.self.checkpointsError;
+    this.#late = state.self.late;
+    for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
     }
@@ -335,7 +341,7 @@ export class LogsCollector implements Collector {
       registry,
       {
         name: 'upstash_exporter_log_late_events_total',
-        help: 'Log entries found at or before the watermark (visible later than the ingestion delay) and counted; since the process started',
+        help: 'Log entries found at or before the watermark (visible later than the ingestion delay) and counted',
       },
       () => one(p.late),
     );

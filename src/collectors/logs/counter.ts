@@ -49,6 +49,7 @@ export interface LogCounterOptions {
   optIn: readonly OptInLabel[];
   trackerCapacity: number;
   dropped?: Counter<'metric'>;
+  truncated?: Counter<'metric'>;
 }
 
 export class LogCounter {
@@ -63,7 +64,7 @@ export class LogCounter {
   duplicates = 0;
 
   constructor(options: LogCounterOptions) {
-    const dropped = options.dropped ? { dropped: options.dropped } : {};
+    const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
     this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
     this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
   }

@@ -42,6 +42,8 @@ export interface EventCountersOptions {
   optIn: readonly OptInLabel[];
   /** upstash_exporter_series_dropped_total. */
   dropped?: Counter<'metric'>;
+  /** upstash_exporter_label_values_truncated_total. */
+  truncated?: Counter<'metric'>;
 }
 
 export class EventCounters {
@@ -76,7 +78,7 @@ export class EventCounters {
       registry: options.registry,
     });
     const guard = (metric: string, keep: string): SeriesGuard<string> =>
-      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: [keep], ...(options.dropped ? { dropped: options.dropped } : {}) });
+      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: [keep], ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) });
     this.#eventsGuard = guard(EVENTS_METRIC, 'state');
     this.#errorsGuard = guard(ERRORS_METRIC, 'reason');
     for (const metric of [EVENTS_METRIC, ERRORS_METRIC]) this.#foldedTotal.set(metric, 0);

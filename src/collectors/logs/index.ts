@@ -23,6 +23,7 @@ export function createLogsCollector(config: ExporterConfig, deps: CollectorDeps)
     stateFile: config.stateFile,
     upstream: upstreamIdentity(config.qstash.url, config.qstash.token),
     dropped: deps.selfMetrics.seriesDropped,
+    truncated: deps.selfMetrics.labelValuesTruncated,
     logger: deps.logger.child({ collector: 'logs' }),
     ...(deps.now ? { now: deps.now } : { nextPollAt }),
   });

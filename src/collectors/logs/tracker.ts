@@ -37,6 +37,7 @@ export interface MessageTrackerOptions {
   capacity: number;
   seriesLimit: number;
   dropped?: Counter<'metric'>;
+  truncated?: Counter<'metric'>;
 }
 
 export class MessageTracker {
@@ -79,7 +80,7 @@ export class MessageTracker {
       registry: options.registry,
     });
     const guard = (metric: string): SeriesGuard<string> =>
-      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: ['outcome'], ...(options.dropped ? { dropped: options.dropped } : {}) });
+      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: ['outcome'], ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) });
     this.#durationGuard = guard(DURATION_METRIC);
     this.#attemptsGuard = guard(ATTEMPTS_METRIC);
   }
