@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeliveryClient } from '../src/api/delivery.js';
+import { DeliveryClient, type DeliveryClientOptions } from '../src/api/delivery.js';
 import type { RequestReport } from '../src/api/http.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
 import { createEmulator, type EmulatorHandle, type GroundTruth, type Knobs } from '../src/emulator/index.js';
@@ -98,16 +98,23 @@ export interface CollectorUnderTest {
   close(): Promise<void>;
 }
 
-export function startCollector(world: World, settings: Partial<LogsSettings> = {}, stateFile: string | null = join(world.stateDir, 'state.json')): CollectorUnderTest {
+export function startCollector(
+  world: World,
+  settings: Partial<LogsSettings> = {},
+  stateFile: string | null = join(world.stateDir, 'state.json'),
+  clientOptions: Pick<DeliveryClientOptions, 'logsPath' | 'logsMaxPageBytes'> = {},
+): CollectorUnderTest {
   const requests: RequestReport[] = [];
+  const log = captureLogger('debug');
   const client = new DeliveryClient({
+    ...clientOptions,
+    logger: log.logger,
     onRequest: (report) => requests.push(report),
     baseUrl: world.emu.url,
     token: world.emu.credentials.token,
     retry: { maxRetries: 4, baseDelayMs: 10, maxDelayMs: 100, maxRateLimitWaitMs: 1500 },
     timeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 5000, bodyTimeoutMs: 5000 },
   });
-  const log = captureLogger('debug');
   let closed = false;
   const collector = new LogsCollector({
     source: client,

@@ -1,0 +1,66 @@
+// Entries that become visible out of time order (the emulator's logVisibilityLagMaxMs: older
+// entries appear after newer ones, as the real service's asynchronous log writes allow). Within
+// ingestion delay + overlap they are counted exactly; later ones are found by the overlap
+// re-read or the anchor, counted, reported as late, and the overlap widens by itself.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  differences,
+  exportedEventSeries,
+  familiesOfCollector,
+  mixedTraffic,
+  pollInBackground,
+  pollUntil,
+  settle,
+  startCollector,
+  startWorld,
+  sumOf,
+  truthEventSeries,
+  type CollectorUnderTest,
+  type World,
+} from './logs-helpers.js';
+import { pollContext, sleep, valueOf } from './exporter-e2e-helpers.js';
+
+let world: World | undefined;
+let under: CollectorUnderTest | undefined;
+
+afterEach(async () => {
+  await under?.close();
+  await world?.close();
+  under = undefined;
+  world = undefined;
+});
+
+const EVENTS = 'upstash_qstash_message_events_total';
+
+async function run(lagMaxMs: number, settings: { ingestionDelayMs: number; overlapMs: number }): Promise<{ families: Awaited<ReturnType<typeof familiesOfCollector>>; total: number }> {
+  world = await startWorld({ logVisibilityLagMaxMs: lagMaxMs });
+  under = startCollector(world, settings);
+  await under.collector.poll(pollContext(under.log.logger));
+  const background = pollInBackground(under);
+  await mixedTraffic(world, 3);
+  const truth = await settle(world.emu);
+  const during = await background.stop();
+  // Every entry is visible once the longest lag has passed.
+  await sleep(lagMaxMs + 200);
+  const after = await pollUntil(under, Date.now(), 15_000);
+  expect([...during.failures, ...after.failures]).toEqual([]);
+  const families = await familiesOfCollector(under.collector);
+  expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
+  expect(sumOf(families, EVENTS)).toBe(truth.total);
+  expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
+  return { families, total: truth.total };
+}
+
+describe('out-of-order visibility', () => {
+  it('counts exactly when entries appear out of order within ingestion delay + overlap', async () => {
+    // Lags up to 300 ms; 100 ms delay + 400 ms overlap.
+    await run(300, { ingestionDelayMs: 100, overlapMs: 400 });
+  });
+
+  it('finds entries later than ingestion delay + overlap, counts them once, reports them as late and widens the overlap', async () => {
+    // Lags up to 2 s; 50 ms delay + 100 ms overlap: most late entries fall behind the walk.
+    const { families } = await run(2000, { ingestionDelayMs: 50, overlapMs: 100 });
+    expect(valueOf(families, 'upstash_exporter_log_late_events_total')).toBeGreaterThan(0);
+    expect(under!.log.text()).toContain('re-reading a longer overlap');
+  });
+});
