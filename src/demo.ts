@@ -33,6 +33,11 @@ const DEMO_PROBE_INTERVAL = '5s';
 export const DEMO_REMEDIATION_TOKEN = 'upstash-exporter-demo-remediation-token';
 /** The emulator sends Burst-RateLimit-* headers only under a limit; this one is never reached. */
 const DEMO_RATE_LIMIT_PER_SECOND = 1_000;
+/**
+ * A few messages carry 1 MiB bodies in their log entries, untrimmed, as on the real service
+ * (message sizes up to 1, 10 or 50 MB by plan): the exporter drops them while pages stream in.
+ */
+const DEMO_LARGE_BODIES = { largeBodyRatio: 0.03, largeBodyBytes: 1_048_576 } as const;
 /** Same bound as `run`: a demo that does not close in time exits 1. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -241,7 +246,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
           host: settings.emulator.host,
           port: settings.emulator.port,
           seed: settings.seed,
-          knobs: { timeScale: settings.timeScale, rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND },
+          knobs: { timeScale: settings.timeScale, rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND, ...DEMO_LARGE_BODIES },
         },
         { report: (line) => process.stderr.write(`${line}\n`) },
       );
