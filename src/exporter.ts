@@ -38,7 +38,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     await Promise.allSettled([delivery?.close(), management?.close()]);
   };
 
-  const collectors = buildCollectors(config, { delivery, management, selfMetrics, logger });
+  const collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger });
   const runner = new CollectorRunner({
     collectors,
     settings: config.collectors,

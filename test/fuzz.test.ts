@@ -183,7 +183,7 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
         await delivery.close();
         await management.close();
       });
-      const collector: Collector | undefined = buildCollectors(config, { delivery, management, selfMetrics, logger: silent }).find((c) => c.name === name);
+      const collector: Collector | undefined = (await buildCollectors(config, { delivery, management, selfMetrics, logger: silent })).find((c) => c.name === name);
       if (!collector) throw new Error(`buildCollectors gave no ${name} collector`);
       let clock = Date.now();
       while (!enough()) {

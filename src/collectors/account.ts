@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import type { Account, ManagementClient } from '../api/management.js';
 import type { PollContext } from './collector.js';
-import type { CollectorFactory } from './index.js';
+import type { CollectorFactory } from './collector.js';
 import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 

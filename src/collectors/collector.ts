@@ -1,12 +1,33 @@
 // The contract every collector implements (docs/architecture.md, "Collector framework").
 // Polling happens in the background into snapshots; a scrape only reads them.
 
-import type { Logger } from '../logging/index.js';
 import type { Registry } from 'prom-client';
-import type { CollectorName } from '../config/settings.js';
+import type { DeliveryClient } from '../api/delivery.js';
+import type { ManagementClient } from '../api/management.js';
+import type { ExporterConfig } from '../config/index.js';
+import type { Logger } from '../logging/index.js';
+import type { SelfMetrics } from '../metrics/self.js';
+import type { CollectorName } from './catalogue.js';
 
-export type { CollectorName } from '../config/settings.js';
-export { COLLECTOR_NAMES } from '../config/settings.js';
+export type { CollectorName } from './catalogue.js';
+export { COLLECTOR_NAMES } from './catalogue.js';
+
+export interface CollectorDeps {
+  /** QStash client; null without a token. */
+  delivery: DeliveryClient | null;
+  /** Management API client; null without email and API key. */
+  management: ManagementClient | null;
+  selfMetrics: SelfMetrics;
+  logger: Logger;
+  /** Wall clock, unix ms (tests inject one). */
+  now?: () => number;
+}
+
+/**
+ * Builds one collector from the configuration, or returns null when a dependency it needs is
+ * missing (the configuration normally disables such a collector already).
+ */
+export type CollectorFactory = (config: ExporterConfig, deps: CollectorDeps) => Collector | null;
 
 export interface PollContext {
   /** Aborted when the exporter shuts down and the poll outlives the stop deadline. */

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import type { DeliveryClient, Schedule } from '../api/delivery.js';
 import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
-import type { CollectorFactory } from './index.js';
+import type { CollectorFactory } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { destinationLabel } from './destination.js';

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import type { ManagementClient, SearchIndex } from '../api/management.js';
 import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
-import type { CollectorFactory } from './index.js';
+import type { CollectorFactory } from './collector.js';
 import { flagValue, registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';

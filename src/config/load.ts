@@ -7,6 +7,7 @@ import { ConfigError, quoteValue } from './errors.js';
 import { ExporterConfigSchema, MAX_TIMER_MS, type ExporterConfig } from './schema.js';
 import {
   COLLECTOR_NAMES,
+  COLLECTOR_NEEDS,
   DEFAULT_POLL_INTERVALS,
   DEFAULT_REMEDIATION_ALERTS,
   LOG_FORMATS,
@@ -214,18 +215,12 @@ function readCollectors(
           enumItem('disabled_collectors', name, disabledRaw.origin, COLLECTOR_NAMES, 'collector'),
         ),
   );
-  const needs: Record<CollectorName, 'token' | 'management'> = {
-    logs: 'token',
-    schedules: 'token',
-    account: 'management',
-    search: 'management',
-    vector: 'management',
-  };
   const collectors = Object.fromEntries(
     COLLECTOR_NAMES.map((name) => {
-      const hasCredentials = needs[name] === 'token' ? credentials.token !== null : credentials.management;
+      const needsToken = COLLECTOR_NEEDS[name] === 'qstash';
+      const hasCredentials = needsToken ? credentials.token !== null : credentials.management;
       let disabledReason: string | null = null;
-      if (!hasCredentials) disabledReason = needs[name] === 'token' ? 'no QSTASH_TOKEN' : 'no UPSTASH_EMAIL + UPSTASH_API_KEY';
+      if (!hasCredentials) disabledReason = needsToken ? 'no QSTASH_TOKEN' : 'no UPSTASH_EMAIL + UPSTASH_API_KEY';
       else if (disabled.has(name)) disabledReason = `switched off by ${disabledRaw?.origin ?? 'disabled_collectors'}`;
       return [name, { enabled: disabledReason === null, intervalMs: intervals[name], disabledReason }];
     }),

@@ -2,16 +2,10 @@
 // The argv parser, the YAML key check, `--help` and the docs test all read this one table;
 // how each value is parsed lives in load.ts.
 
-export const COLLECTOR_NAMES = ['logs', 'schedules', 'account', 'search', 'vector'] as const;
-export type CollectorName = (typeof COLLECTOR_NAMES)[number];
+import { COLLECTOR_NAMES, DEFAULT_POLL_INTERVALS } from '../collectors/catalogue.js';
 
-export const DEFAULT_POLL_INTERVALS: Record<CollectorName, string> = {
-  logs: '15s',
-  schedules: '60s',
-  account: '5m',
-  search: '5m',
-  vector: '60s',
-};
+// Collector names and their default intervals come from the one list of collectors.
+export { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS, type CollectorName } from '../collectors/catalogue.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['json', 'pretty'] as const;

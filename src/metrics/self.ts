@@ -4,7 +4,7 @@
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RequestReport } from '../api/http.js';
-import type { CollectorName } from '../collectors/collector.js';
+import type { CollectorName } from '../collectors/catalogue.js';
 import { LABEL_VALUE_MAX_BYTES, type SeriesCounters } from './cardinality.js';
 import { createRegistry } from './snapshot.js';
 

@@ -2,7 +2,7 @@
 import type { ExporterConfig } from '../../config/index.js';
 import { upstreamIdentity } from '../../state/index.js';
 import type { Collector } from '../collector.js';
-import type { CollectorDeps } from '../index.js';
+import type { CollectorDeps } from '../collector.js';
 import { cronForInterval } from '../runner.js';
 import { LogsCollector } from './collector.js';
 
