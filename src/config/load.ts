@@ -1,22 +1,15 @@
 // loadConfig: flags > environment > YAML file > defaults, validated strictly into ExporterConfig.
+// The reading of secrets, collectors and the active checks' settings lives in read-*.ts.
 
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseDuration } from '../common/duration.js';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ConfigError, quoteValue } from './errors.js';
 import { ExporterConfigSchema, MAX_TIMER_MS, type ExporterConfig } from './schema.js';
-import {
-  COLLECTOR_NAMES,
-  COLLECTOR_NEEDS,
-  DEFAULT_POLL_INTERVALS,
-  DEFAULT_REMEDIATION_ALERTS,
-  LOG_FORMATS,
-  LOG_LEVELS,
-  OPT_IN_LOG_LABELS,
-  VECTOR_STATS_PERIODS,
-  settingByKey,
-  type CollectorName,
-} from './settings.js';
+import { LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, settingByKey } from './settings.js';
+import { defaultValue, resolvePath, Sources } from './precedence.js';
+import { checkActiveChecks, readRemediationAlerts } from './read-active-checks.js';
+import { MIN_POLL_INTERVAL_MS, noCredentialsError, readCollectors, readPollIntervals } from './read-collectors.js';
+import { readSecret, readSigningKeys, requireBoth } from './read-secrets.js';
 import { readEnv, readFlags, readYamlFile, type Layer, type RawValue } from './sources.js';
 import {
   asBoolean,
@@ -24,148 +17,17 @@ import {
   asEnum,
   asHttpUrl,
   asInteger,
-  asList,
   asListenAddress,
   asTargetUrl,
   asText,
   asUniqueList,
   asUrlPath,
   enumItem,
-  parseDurationText,
 } from './values.js';
 
-/** Polling faster than this only burns the rate limit. */
-const MIN_POLL_INTERVAL_MS = 100;
 const HEADER_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 const VECTOR_INDEX_ID = /^[A-Za-z0-9._-]+$/;
-const SECRET_NAMES: Record<string, string> = {
-  qstash_token: 'QStash token',
-  upstash_email: 'account email',
-  upstash_api_key: 'management API key',
-  qstash_current_signing_key: 'QStash current signing key',
-  qstash_next_signing_key: 'QStash next signing key',
-  'remediation.bearer_token': 'remediation bearer token',
-};
 const QUEUE_NAME = /^[A-Za-z0-9._-]+$/;
-/** What Prometheus accepts as an alert name (a metric name). */
-const ALERT_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
-
-/** A setting's default from the settings table, parsed like any given value. */
-function defaultValue(key: string): RawValue {
-  return { value: settingByKey(key).defaultText, source: 'default', origin: `the default of ${key}` };
-}
-
-/** The three sources in precedence order, highest first. */
-class Sources {
-  constructor(private readonly layers: readonly Layer[]) {}
-
-  /** The value that wins for a key, if any source gives one. */
-  get(key: string): RawValue | undefined {
-    for (const layer of this.layers) {
-      const raw = layer.get(key);
-      if (raw !== undefined) return raw;
-    }
-    return undefined;
-  }
-
-  /** Every value given for a key, lowest precedence first (for settings that merge). */
-  all(key: string): RawValue[] {
-    return this.layers.flatMap((layer) => layer.get(key) ?? []).reverse();
-  }
-
-  /** The winning layer among those giving the value or its file variant (secrets). */
-  firstLayerWith(keys: readonly string[]): Layer | undefined {
-    return this.layers.find((layer) => keys.some((key) => layer.has(key)));
-  }
-}
-
-/**
- * Relative paths in the YAML file are relative to the file, others to the working directory;
- * the effective configuration holds absolute paths, so printing it loses nothing.
- */
-function resolvePath(raw: RawValue, path: string): string {
-  return raw.baseDir !== undefined && !isAbsolute(path) ? resolve(raw.baseDir, path) : resolve(path);
-}
-
-function readSecret(sources: Sources, key: string): string | null {
-  const fileKey = `${key}_file`;
-  const layer = sources.firstLayerWith([key, fileKey]);
-  if (layer === undefined) return null;
-  const direct = layer.get(key);
-  const file = layer.get(fileKey);
-  const what = SECRET_NAMES[key] ?? 'secret';
-  if (direct !== undefined && file !== undefined) {
-    throw new ConfigError(key, `${direct.origin} and ${file.origin} are both set; keep only one of them`);
-  }
-
-  let secret: string;
-  let origin: string;
-  if (file !== undefined) {
-    const path = resolvePath(file, asText(fileKey, file, 'a file path').trim());
-    origin = `${file.origin} (${path})`;
-    if (path === '') throw new ConfigError(fileKey, `${file.origin} is empty; give the path of the file holding the ${what}`);
-    try {
-      // Docker and Kubernetes secrets usually end with a newline: it is not part of the secret.
-      secret = readFileSync(path, 'utf8').replace(/[\r\n]+$/, '');
-    } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new ConfigError(fileKey, `${file.origin}: cannot read ${path} (${reason}); check the path and that the exporter may read it`);
-    }
-  } else if (direct !== undefined) {
-    if (direct.value === null || typeof direct.value !== 'string') {
-      throw new ConfigError(key, `${direct.origin} must be a text value (quote it in YAML); the value is not shown`);
-    }
-    secret = direct.value;
-    origin = direct.origin;
-  } else {
-    return null;
-  }
-
-  if (secret.trim() === '') {
-    throw new ConfigError(key, `${origin} is empty; set it to your ${what} or unset it`);
-  }
-  // Stray whitespace or control characters break the Authorization header in confusing ways.
-  if (/[\s\p{Cc}]/u.test(secret)) {
-    throw new ConfigError(key, `${origin} contains whitespace or control characters (value not shown); check that the ${what} was copied whole`);
-  }
-  return secret;
-}
-
-function readPollIntervals(sources: Sources): Record<CollectorName, number> {
-  const key = 'poll_interval';
-  const intervals = Object.fromEntries(
-    COLLECTOR_NAMES.map((name) => [name, parseDuration(DEFAULT_POLL_INTERVALS[name])]),
-  ) as Record<CollectorName, number>;
-  const bounds = { minMs: MIN_POLL_INTERVAL_MS, maxMs: MAX_TIMER_MS };
-  const collectorName = (text: string, origin: string): CollectorName =>
-    enumItem(key, text.trim(), origin, COLLECTOR_NAMES, 'collector');
-
-  // Lowest precedence first: each source overrides the collectors it names.
-  for (const raw of sources.all(key)) {
-    if (typeof raw.value === 'object' && raw.value !== null && !Array.isArray(raw.value)) {
-      for (const [name, value] of Object.entries(raw.value as Record<string, unknown>)) {
-        const collector = collectorName(name, raw.origin);
-        intervals[collector] = asDuration(`${key}.${collector}`, { ...raw, value, origin: raw.origin.replace(key, `${key}.${name}`) }, bounds);
-      }
-      continue;
-    }
-    const parts = asList(key, raw, 'a duration or name=duration pairs');
-    if (parts.length === 0) {
-      throw new ConfigError(key, `${raw.origin} is empty; write one duration (e.g. 30s) or name=duration pairs (e.g. logs=15s,account=5m)`);
-    }
-    for (const part of parts) {
-      const equals = part.indexOf('=');
-      if (equals === -1) {
-        const ms = parseDurationText(key, part, raw.origin, bounds);
-        for (const name of COLLECTOR_NAMES) intervals[name] = ms;
-      } else {
-        const collector = collectorName(part.slice(0, equals), raw.origin);
-        intervals[collector] = parseDurationText(`${key}.${collector}`, part.slice(equals + 1).trim(), raw.origin, bounds);
-      }
-    }
-  }
-  return intervals;
-}
 
 function readStateFile(sources: Sources): string | null {
   const raw = sources.get('state_file') ?? defaultValue('state_file');
@@ -200,116 +62,6 @@ function readWebConfigFile(sources: Sources): string | null {
     throw new ConfigError('web_config_file', `${raw.origin}: cannot read ${path} (${reason}); check the path or unset it`);
   }
   return path;
-}
-
-function readCollectors(
-  sources: Sources,
-  credentials: { token: string | null; management: boolean },
-  intervals: Record<CollectorName, number>,
-): ExporterConfig['collectors'] {
-  const disabledRaw = sources.get('disabled_collectors');
-  const disabled = new Set<CollectorName>(
-    disabledRaw === undefined
-      ? []
-      : asList('disabled_collectors', disabledRaw, 'a list of collector names').map((name) =>
-          enumItem('disabled_collectors', name, disabledRaw.origin, COLLECTOR_NAMES, 'collector'),
-        ),
-  );
-  const collectors = Object.fromEntries(
-    COLLECTOR_NAMES.map((name) => {
-      const needsToken = COLLECTOR_NEEDS[name] === 'qstash';
-      const hasCredentials = needsToken ? credentials.token !== null : credentials.management;
-      let disabledReason: string | null = null;
-      if (!hasCredentials) disabledReason = needsToken ? 'no QSTASH_TOKEN' : 'no UPSTASH_EMAIL + UPSTASH_API_KEY';
-      else if (disabled.has(name)) disabledReason = `switched off by ${disabledRaw?.origin ?? 'disabled_collectors'}`;
-      return [name, { enabled: disabledReason === null, intervalMs: intervals[name], disabledReason }];
-    }),
-  ) as ExporterConfig['collectors'];
-
-  if (!COLLECTOR_NAMES.some((name) => collectors[name].enabled)) {
-    throw new ConfigError('disabled_collectors', `${disabledRaw?.origin ?? 'disabled_collectors'} switches off every collector the credentials enable; leave at least one on`);
-  }
-  return collectors;
-}
-
-/**
- * Paths the exporter's own server answers, and everything under `/-/` (its admin paths, the
- * remediation webhook included): the probe receiver must not shadow them.
- */
-function isReservedServerPath(path: string): boolean {
-  return ['/', '/metrics', '/healthz', '/readyz'].includes(path.replace(/\/+$/, '') || '/') || path.startsWith('/-/');
-}
-
-function originOf(sources: Sources, key: string): string {
-  return sources.get(key)?.origin ?? sources.get(`${key}_file`)?.origin ?? key;
-}
-
-/** Two secrets that only work together, as [key, value] pairs: both or neither, else `why`. */
-function requireBoth(sources: Sources, pair: readonly [[string, string | null], [string, string | null]], why: string): void {
-  const [[firstKey, first], [secondKey, second]] = pair;
-  if ((first === null) === (second === null)) return;
-  const [given, missing] = first === null ? [secondKey, firstKey] : [firstKey, secondKey];
-  const { env, flag } = settingByKey(missing);
-  throw new ConfigError(missing, `${originOf(sources, given)} is set but ${env} is not: ${why}; set ${env} (or ${env}_FILE, --${flag})`);
-}
-
-/** The signing keys, both or neither: a receiver verifies with the pair. */
-function readSigningKeys(sources: Sources): { currentSigningKey: string | null; nextSigningKey: string | null } {
-  const currentSigningKey = readSecret(sources, 'qstash_current_signing_key');
-  const nextSigningKey = readSecret(sources, 'qstash_next_signing_key');
-  requireBoth(
-    sources,
-    [
-      ['qstash_current_signing_key', currentSigningKey],
-      ['qstash_next_signing_key', nextSigningKey],
-    ],
-    'signatures are verified with both keys (the service signs with the next one after a rotation)',
-  );
-  return { currentSigningKey, nextSigningKey };
-}
-
-/** Checks of the active checks that need the whole configuration (credentials, keys). */
-function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig, 'qstash' | 'probe' | 'remediation'>): void {
-  const { qstash, probe, remediation } = config;
-  const tokenHint = 'set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)';
-  if (probe.enabled) {
-    const origin = originOf(sources, 'probe.enabled');
-    if (qstash.token === null) throw new ConfigError('probe.enabled', `${origin} turns the probe on, but enqueueing needs the QStash token; ${tokenHint} or turn the probe off`);
-    if (probe.receiverUrl === null) {
-      throw new ConfigError('probe.receiver_url', `${origin} turns the probe on without PROBE_RECEIVER_URL; set it (or --probe-receiver-url) to the public URL at which the service reaches this exporter's ${probe.receiverPath}`);
-    }
-    if (qstash.currentSigningKey === null && !probe.insecureReceiver) {
-      throw new ConfigError('qstash_current_signing_key', `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`);
-    }
-    if (isReservedServerPath(probe.receiverPath)) {
-      throw new ConfigError('probe.receiver_path', `${originOf(sources, 'probe.receiver_path')}: ${quoteValue(probe.receiverPath)} is one of the exporter's own paths; choose another, e.g. /probe/receive`);
-    }
-  }
-  if (remediation.enabled) {
-    const origin = originOf(sources, 'remediation.enabled');
-    if (qstash.token === null) throw new ConfigError('remediation.enabled', `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`);
-    if (remediation.bearerToken === null) {
-      throw new ConfigError('remediation.bearer_token', `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`);
-    }
-  }
-}
-
-function readRemediationAlerts(sources: Sources): string[] {
-  const key = 'remediation.alerts';
-  const raw = sources.get(key) ?? defaultValue(key);
-  const alerts = asUniqueList(key, raw, 'a list of alert names', (name) => {
-    if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
-    return name;
-  });
-  if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
-  return alerts;
-}
-
-function noCredentialsError(): ConfigError {
-  return new ConfigError(
-    'credentials',
-    'no credentials: set QSTASH_TOKEN (logs and schedules collectors) or UPSTASH_EMAIL + UPSTASH_API_KEY (account, search and vector collectors), as variables, *_FILE variables or flags; to try the exporter without an account run: upstash-exporter demo',
-  );
 }
 
 /**

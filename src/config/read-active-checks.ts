@@ -1,0 +1,55 @@
+// Settings of the active checks (probe, remediation) that need the whole configuration:
+// credentials, signing keys, paths the exporter's own server answers, alert names.
+import { ConfigError, quoteValue } from './errors.js';
+import { defaultValue, originOf, type Sources } from './precedence.js';
+import type { ExporterConfig } from './schema.js';
+import { DEFAULT_REMEDIATION_ALERTS } from './settings.js';
+import { asUniqueList } from './values.js';
+
+/** What Prometheus accepts as an alert name (a metric name). */
+const ALERT_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
+
+/**
+ * Paths the exporter's own server answers, and everything under `/-/` (its admin paths, the
+ * remediation webhook included): the probe receiver must not shadow them.
+ */
+function isReservedServerPath(path: string): boolean {
+  return ['/', '/metrics', '/healthz', '/readyz'].includes(path.replace(/\/+$/, '') || '/') || path.startsWith('/-/');
+}
+
+/** Checks of the active checks that need the whole configuration (credentials, keys). */
+export function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig, 'qstash' | 'probe' | 'remediation'>): void {
+  const { qstash, probe, remediation } = config;
+  const tokenHint = 'set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)';
+  if (probe.enabled) {
+    const origin = originOf(sources, 'probe.enabled');
+    if (qstash.token === null) throw new ConfigError('probe.enabled', `${origin} turns the probe on, but enqueueing needs the QStash token; ${tokenHint} or turn the probe off`);
+    if (probe.receiverUrl === null) {
+      throw new ConfigError('probe.receiver_url', `${origin} turns the probe on without PROBE_RECEIVER_URL; set it (or --probe-receiver-url) to the public URL at which the service reaches this exporter's ${probe.receiverPath}`);
+    }
+    if (qstash.currentSigningKey === null && !probe.insecureReceiver) {
+      throw new ConfigError('qstash_current_signing_key', `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`);
+    }
+    if (isReservedServerPath(probe.receiverPath)) {
+      throw new ConfigError('probe.receiver_path', `${originOf(sources, 'probe.receiver_path')}: ${quoteValue(probe.receiverPath)} is one of the exporter's own paths; choose another, e.g. /probe/receive`);
+    }
+  }
+  if (remediation.enabled) {
+    const origin = originOf(sources, 'remediation.enabled');
+    if (qstash.token === null) throw new ConfigError('remediation.enabled', `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`);
+    if (remediation.bearerToken === null) {
+      throw new ConfigError('remediation.bearer_token', `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`);
+    }
+  }
+}
+
+export function readRemediationAlerts(sources: Sources): string[] {
+  const key = 'remediation.alerts';
+  const raw = sources.get(key) ?? defaultValue(key);
+  const alerts = asUniqueList(key, raw, 'a list of alert names', (name) => {
+    if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+    return name;
+  });
+  if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+  return alerts;
+}
