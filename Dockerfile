@@ -10,8 +10,12 @@
 # /var/lib/upstash-exporter: keep it across restarts, or counters start again from zero.
 # See docs/deployment.md.
 
+# The base of every stage: the official Node 24 image. CI, which reaches no container registry,
+# passes a locally made equivalent (deploy/container/make-base.sh) under another name.
+ARG BASE_IMAGE=node:24-bookworm-slim
+
 # 1. Build: every dependency, then the TypeScript compile.
-FROM node:24-bookworm-slim AS build
+FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -20,14 +24,14 @@ COPY src ./src
 RUN npm run build
 
 # 2. Production dependencies only, installed from the same lock file.
-FROM node:24-bookworm-slim AS deps
+FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # 3. Runtime: the compiled code, production node_modules, package.json (the version is read
 #    from it), tini, and the state directory owned by the unprivileged `node` user (uid 1000).
-FROM node:24-bookworm-slim AS runtime
+FROM ${BASE_IMAGE} AS runtime
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/* \
