@@ -1,4 +1,4 @@
-// Flat config: typescript-eslint's type-checked rules over src, test and bench.
+// Flat config: typescript-eslint's type-checked rules over src, test and bench; plain .mjs scripts without types.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
@@ -19,6 +19,8 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
     },
   },
+  // Plain Node scripts beside shell scripts (deploy/container/check.mjs): linted without types.
+  { files: ['**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
