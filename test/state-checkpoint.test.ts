@@ -152,7 +152,7 @@ describe('state file', () => {
     const result = logs.loadSync();
     if (result.status !== 'loaded') throw new Error(`not loaded: ${JSON.stringify(result)}`);
     const state = result.payload;
-    expect(state.self).toEqual({ ...v1.self, late: 0, walkErrors: {} });
+    expect(state.self).toEqual({ ...v1.self, late: 0, missedLate: 0, walkErrors: {} });
     expect(state.counters.events.series).toEqual([[['CREATED', boundLabelValue(long)], 5], [['CREATED', 'short'], 2]]);
     expect(state.histograms.duration.series[0]!.labels).toEqual(['delivered', boundLabelValue(long)]);
     expect(state.tracker.messages[0]).toEqual(['msg_1', 1_700_000_000_000, 1, null, -1, boundLabelValue(long), 'example.com']);

@@ -102,6 +102,8 @@ export const logsStateSchema = z.strictObject({
     checkpointsError: count,
     /** Entries counted although at or before the watermark (upstash_exporter_log_late_events_total). */
     late: count,
+    /** Entries the late-entry audit found missing (upstash_exporter_log_missed_late_events_total); absent before it existed. */
+    missedLate: count.default(0),
     /** Failed walk cycles by error code (upstash_exporter_log_walk_errors_total). */
     walkErrors: z.record(z.string(), count),
     /** Increments folded into overflow series, by metric name. */

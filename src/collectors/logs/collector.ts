@@ -6,15 +6,14 @@
 // counters are restored before anything is served. /metrics shows the values as of the last
 // checkpoint (published with it), never values a crash could take back.
 import type { Counter, Registry } from 'prom-client';
-import { API_ERROR_CODES } from '../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
 import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
 import type { Collector, PollContext } from '../collector.js';
 import { LogCounter } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
-import { utcDay } from './daily.js';
-import { computedCounter, computedGauge } from './families.js';
+import { LateAudit } from './late-audit.js';
+import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
 import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
 
 export interface LogsSettings {
@@ -26,6 +25,10 @@ export interface LogsSettings {
   labels: readonly OptInLabel[];
   seriesLimit: number;
   messageTrackerSize: number;
+  /** Least time between two late-entry audits (default AUDIT_INTERVAL_MS; tests set 0). */
+  auditIntervalMs?: number;
+  /** Most the overlap grows to while late entries show (default 1 minute; tests lower it). */
+  maxGrownOverlapMs?: number;
 }
 
 export interface LogsCollectorOptions {
@@ -60,29 +63,19 @@ export class LogsCollector implements Collector {
   #pages = 0;
   #gaps = 0;
   #late = 0;
+  /** upstash_exporter_log_missed_late_events_total of the checkpoint, for the audit made after the restore. */
+  #restoredMissedLate = 0;
+  /** Set once the walk position is known (after the restore). */
+  readonly #audit: LateAudit;
+  readonly #source: LogsSource;
+  readonly #configuredOverlapMs: number;
   #checkpointsOk = 0;
   #checkpointsFailed = 0;
   #checkpointFailing = false;
   /** Pages were read since the last checkpoint (otherwise the file is current). */
   #dirty = false;
   /** What /metrics shows besides the counter families: copied at each checkpoint. */
-  readonly #published = {
-    pages: 0,
-    duplicates: 0,
-    gaps: 0,
-    late: 0,
-    evictions: 0,
-    checkpointsOk: 0,
-    checkpointsFailed: 0,
-    watermark: 0,
-    lastEventTime: 0,
-    inFlight: 0,
-    stateWalk: false,
-    pageSize: 0,
-    /** Failed cycles by error code; every ApiError code starts at 0 so rate() sees the first failure. */
-    errors: new Map<string, number>([...API_ERROR_CODES, 'ERR_UNKNOWN'].map((code) => [code, 0])),
-    daily: { day: 0, count: 0 },
-  };
+  readonly #published: PublishedNumbers = initialNumbers();
 
   constructor(options: LogsCollectorOptions) {
     this.#logger = options.logger;
@@ -119,8 +112,19 @@ export class LogsCollector implements Collector {
       },
       ...(position ? { position } : {}),
     });
-    this.#registerSelfMetrics();
+    // The ledger knows every entry counted from here on; older ones were counted before a restart.
+    this.#audit = new LateAudit(this.#walker.position.watermark, settings.auditIntervalMs);
+    this.#audit.missed = this.#restoredMissedLate;
+    this.#counter.ledger = this.#audit;
+    this.#source = options.source;
+    this.#configuredOverlapMs = settings.overlapMs;
+    registerLogsSelfFamilies(this.registry, this.#published, this.#now);
     this.#publish();
+  }
+
+  /** The overlap the walk re-reads now (grown while late entries show). */
+  get overlapMs(): number {
+    return this.#walker.overlapMs;
   }
 
   /** The walk position (read-only view for tests and the landing page). */
@@ -148,6 +152,7 @@ export class LogsCollector implements Collector {
       { pages: report.pages, slices: report.slicesCompleted, late: report.late, stopped: report.stopped, watermark: new Date(position.watermark).toISOString() },
       'logs walked',
     );
+    if (report.stopped === null) await this.#auditLateEntries(ctx);
     if (report.stopped === 'time') {
       ctx.logger.debug({ pages: report.pages, lagSeconds: (this.#now() - position.watermark) / 1000 }, 'the next poll is due: the walk continues then');
     } else if (report.stopped === 'budget') {
@@ -157,6 +162,21 @@ export class LogsCollector implements Collector {
 
   async close(): Promise<void> {
     await this.#checkpoint();
+  }
+
+  /** At the frontier, while the service shows late entries: looks behind the overlap for missed ones (late-audit.ts). */
+  async #auditLateEntries(ctx: PollContext): Promise<void> {
+    const position = this.#walker.position;
+    this.#audit.prune(position.watermark);
+    if (position.stateWalk || !this.#audit.due(this.#now(), this.#walker.overlapMs > this.#configuredOverlapMs)) return;
+    const range = this.#audit.range(position.watermark, position.dedupFrom);
+    if (range === null) return;
+    try {
+      if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, this.#now(), ctx.logger, ctx.signal)) > 0) this.#dirty = true;
+    } catch (error) {
+      // An audit is a check, not the count: a failure waits for the next one.
+      ctx.logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'late-entry audit failed');
+    }
   }
 
   #reportGap(gap: GapReport): void {
@@ -202,6 +222,7 @@ export class LogsCollector implements Collector {
     published.duplicates = counter.duplicates;
     published.gaps = this.#gaps;
     published.late = this.#late;
+    published.missedLate = this.#audit.missed;
     published.evictions = counter.tracker.evictions;
     published.checkpointsOk = this.#checkpointsOk;
     published.checkpointsFailed = this.#checkpointsFailed;
@@ -240,6 +261,7 @@ export class LogsCollector implements Collector {
         checkpointsSuccess: this.#checkpointsOk,
         checkpointsError: this.#checkpointsFailed,
         late: this.#late,
+        missedLate: this.#audit.missed,
         walkErrors: Object.fromEntries(this.#published.errors),
         folded: { ...counter.events.foldedTotals(), ...counter.tracker.foldedTotals() },
       },
@@ -282,6 +304,7 @@ export class LogsCollector implements Collector {
     this.#checkpointsOk = state.self.checkpointsSuccess;
     this.#checkpointsFailed = state.self.checkpointsError;
     this.#late = state.self.late;
+    this.#restoredMissedLate = state.self.missedLate;
     for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
@@ -303,72 +326,6 @@ export class LogsCollector implements Collector {
     };
   }
 
-  #registerSelfMetrics(): void {
-    const registry = this.registry;
-    const p = this.#published;
-    const one = (value: number): Array<{ labels: Record<never, string>; value: number }> => [{ labels: {}, value }];
-
-    computedGauge(registry, { name: 'upstash_qstash_messages_in_flight', help: 'Messages seen in the logs and not yet in a final state (bounded tracker)' }, () => p.inFlight);
-    computedCounter(
-      registry,
-      { name: 'upstash_qstash_message_tracker_evictions_total', help: 'Messages dropped from the tracker (full) before they finished' },
-      () => one(p.evictions),
-    );
-    computedGauge(registry, { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' }, () => p.lastEventTime / 1000);
-    computedGauge(
-      registry,
-      { name: 'upstash_qstash_daily_messages', help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day' },
-      () => (utcDay(this.#now()) === p.daily.day ? p.daily.count : 0),
-    );
-    computedGauge(registry, { name: 'upstash_exporter_log_lag_seconds', help: 'Now minus the logs watermark' }, () => Math.max(0, this.#now() - p.watermark) / 1000);
-    computedGauge(
-      registry,
-      { name: 'upstash_exporter_log_watermark_timestamp_seconds', help: 'Newest time up to which the delivery logs are fully counted' },
-      () => p.watermark / 1000,
-    );
-    computedCounter(registry, { name: 'upstash_exporter_log_pages_total', help: 'Log pages read' }, () => one(p.pages));
-    computedCounter(
-      registry,
-      { name: 'upstash_exporter_log_duplicates_skipped_total', help: 'Log entries seen again (overlap, inclusive bounds, page edges, repeated cursors) and not counted' },
-      () => one(p.duplicates),
-    );
-    computedCounter(
-      registry,
-      { name: 'upstash_exporter_log_gaps_total', help: 'Best estimate of log events the service dropped before they were read (retention overrun)' },
-      () => one(p.gaps),
-    );
-    computedCounter(
-      registry,
-      {
-        name: 'upstash_exporter_log_late_events_total',
-        help: 'Log entries found at or before the watermark (visible later than the ingestion delay) and counted',
-      },
-      () => one(p.late),
-    );
-    computedGauge(
-      registry,
-      { name: 'upstash_exporter_log_state_walk', help: '1 while log entries lack a state field and the exporter walks one filter per state' },
-      () => (p.stateWalk ? 1 : 0),
-    );
-    computedGauge(
-      registry,
-      { name: 'upstash_exporter_log_page_size', help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour' },
-      () => p.pageSize,
-    );
-    computedCounter(
-      registry,
-      { name: 'upstash_exporter_log_walk_errors_total', help: 'Log walk cycles that failed, by error code (the watermark stays where it was)', labelNames: ['code'] as const },
-      () => [...p.errors].map(([code, value]) => ({ labels: { code }, value })),
-    );
-    computedCounter(
-      registry,
-      { name: 'upstash_exporter_state_checkpoints_total', help: 'Checkpoints of the logs state written, by result', labelNames: ['result'] as const },
-      () => [
-        { labels: { result: 'success' }, value: p.checkpointsOk },
-        { labels: { result: 'error' }, value: p.checkpointsFailed },
-      ],
-    );
-  }
 }
 
 /** The string code of an error (ApiError codes are a closed set), ERR_UNKNOWN otherwise. */

@@ -62,6 +62,8 @@ export class LogCounter {
   lastEventTime = 0;
   /** Entries seen again and not counted, all time. */
   duplicates = 0;
+  /** Told of every counted entry's time (the late-entry audit's ledger). */
+  ledger: { record(time: number): void } | null = null;
 
   constructor(options: LogCounterOptions) {
     const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
@@ -102,6 +104,7 @@ export class LogCounter {
         continue;
       }
       tally.counted += 1;
+      this.ledger?.record(time);
       if (time <= basis) tally.late += 1;
       const target = events.targetOf(entry);
       events.countEvent(target, state);

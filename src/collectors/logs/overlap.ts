@@ -12,13 +12,15 @@ export const CLEAN_SLICES_TO_SHRINK = 8;
 
 export class AdaptiveOverlap {
   readonly #configuredMs: number;
+  readonly #maxGrownMs: number;
   readonly #ingestionDelayMs: number;
   readonly #logger: Logger;
   #currentMs: number;
   #cleanSlices = 0;
 
-  constructor(options: { configuredMs: number; ingestionDelayMs: number; logger: Logger }) {
+  constructor(options: { configuredMs: number; ingestionDelayMs: number; logger: Logger; maxGrownMs?: number }) {
     this.#configuredMs = options.configuredMs;
+    this.#maxGrownMs = options.maxGrownMs ?? MAX_GROWN_OVERLAP_MS;
     this.#ingestionDelayMs = options.ingestionDelayMs;
     this.#logger = options.logger;
     this.#currentMs = options.configuredMs;
@@ -34,8 +36,8 @@ export class AdaptiveOverlap {
     const before = this.#currentMs;
     if (late > 0) {
       this.#cleanSlices = 0;
-      const ceiling = Math.max(this.#configuredMs, MAX_GROWN_OVERLAP_MS);
-      this.#currentMs = Math.min(ceiling, Math.max(MIN_GROWN_OVERLAP_MS, 2 * before));
+      const ceiling = Math.max(this.#configuredMs, this.#maxGrownMs);
+      this.#currentMs = Math.min(ceiling, Math.max(Math.min(MIN_GROWN_OVERLAP_MS, ceiling), 2 * before));
     } else if (before > this.#configuredMs && ++this.#cleanSlices >= CLEAN_SLICES_TO_SHRINK) {
       this.#cleanSlices = 0;
       this.#currentMs = Math.max(this.#configuredMs, before / 2);

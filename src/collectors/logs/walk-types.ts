@@ -23,6 +23,8 @@ export interface WalkSettings {
   maxPagesPerCycle: number;
   /** Entries asked for per page (default DEFAULT_PAGE_SIZE); the service's cap is learnt. */
   pageSize?: number;
+  /** Most the overlap grows to while late entries show (default MAX_GROWN_OVERLAP_MS; tests lower it). */
+  maxGrownOverlapMs?: number;
 }
 
 export interface WalkPosition {

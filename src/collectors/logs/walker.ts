@@ -64,7 +64,7 @@ export class LogWalker {
     this.#logger = options.logger;
     this.#hooks = options.hooks;
     this.#now = options.now;
-    this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger });
+    this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger, maxGrownMs: options.settings.maxGrownOverlapMs });
     this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
     this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
   }
