@@ -22,6 +22,7 @@ import { DeliveryClient } from '../src/api/delivery.js';
 import { parseLogsPage } from '../src/api/schemas/logs.js';
 import { LogCounter, PageTally } from '../src/collectors/logs/counter.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
+import { DEFAULT_PAGE_SIZE } from '../src/collectors/logs/page-size.js';
 import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/log-store.js';
 import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';
 import { createLogger } from '../src/logging/index.js';
@@ -153,7 +154,7 @@ export interface CycleCost {
   ratio: number;
 }
 
-/** Steady traffic, one cycle every `intervalMs`: requests per cycle against ceil(new / 100). */
+/** Steady traffic, one cycle every `intervalMs`: requests per cycle against ceil(new / page size), the page size the walk asks (the log server honours any). */
 export async function measureRequestsPerCycle(ratePerSecond: number, overrides: Partial<LogsSettings> = {}, cycles = 20, intervalMs = 15_000): Promise<CycleCost> {
   const settings = { ...BASE_SETTINGS, ...overrides };
   const warmup = 3;
@@ -170,7 +171,7 @@ export async function measureRequestsPerCycle(ratePerSecond: number, overrides: 
       await poll(h);
       if (cycle < warmup) continue;
       requests += h.requests() - before;
-      minimum += Math.ceil(((await h.counted()) - countedBefore) / PAGE);
+      minimum += Math.ceil(((await h.counted()) - countedBefore) / (settings.pageSize ?? DEFAULT_PAGE_SIZE));
     }
     return {
       ratePerSecond,
