@@ -7,7 +7,7 @@
 // The limit those settings impose on any poller (docs/performance.md):
 //   limit = min( (rateLimitPerSecond - otherRequestsPerSecond) x 100,
 //                retention / (pollInterval + ingestionDelay) )
-// The first term: each log request returns at most 100 entries. The second: an entry must
+// The first term: each log request returns at most 100 entries (the emulator is set to the OpenAPI's cap). The second: an entry must
 // still be retained when the poll that reads it comes, up to interval + delay after it was
 // written (the retention / interval is the case of no ingestion delay).
 //
@@ -108,7 +108,8 @@ export async function measureSustainedRate(partial: Partial<SustainedOptions> = 
   const { limit, by } = imposedLimit(options, otherRequestsPerSecond);
   const destinations = await startDestinations();
   const emulator = await createEmulator({
-    knobs: { latencyMs: options.latencyMs, rateLimitPerSecond: options.rateLimitPerSecond, logRetention: options.retention, faultScope: ['logs'] },
+    // Pages of 100 (the OpenAPI's cap), so each request reads at most 100 entries, as the limit formula says.
+    knobs: { latencyMs: options.latencyMs, rateLimitPerSecond: options.rateLimitPerSecond, logRetention: options.retention, faultScope: ['logs'], maxPageSize: 100 },
   });
   const steps: StepResult[] = [];
   try {
