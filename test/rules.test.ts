@@ -151,6 +151,7 @@ describe('alerts', () => {
         'UpstashQuotaUsageHigh',
         'UpstashQuotaUsageCritical',
         'UpstashDailyRequestQuotaRunningOut',
+        'UpstashDailyRequestHardLimitNear',
         'UpstashVectorIndexFillingUp',
       ].sort(),
     );
