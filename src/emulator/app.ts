@@ -8,6 +8,8 @@ import { describeError, sendError } from './http-util.js';
 import type { Management } from './management/index.js';
 import { ADMIN_PREFIX, adminRouter } from './routes/admin.js';
 import { logsHandler } from './routes/logs.js';
+import { dlqRouter } from './routes/dlq.js';
+import { flowControlRouter } from './routes/flow-control.js';
 import { keysRouter } from './routes/keys.js';
 import { enqueueHandler, publishHandler, triggerHandler } from './routes/messages.js';
 import { queuesRouter } from './routes/queues.js';
@@ -59,6 +61,10 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.use(topicsRouter(service));
   app.use('/v2/queues', auth);
   app.use(queuesRouter(service));
+  app.use('/v2/dlq', auth);
+  app.use(dlqRouter(service));
+  app.use(['/v2/flowControl', '/v2/globalParallelism'], auth);
+  app.use(flowControlRouter(service));
 
   const managementPaths = managementPathPattern(service.options.serviceNames);
   app.use(onlyWhen((req) => managementPaths.test(req.path), faultInjector(service, 'management')));

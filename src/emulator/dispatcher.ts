@@ -1,9 +1,13 @@
 // The delivery worker. Messages wait on the shared timer queue (delays, retries), then in a
 // FIFO of ready messages; at most `concurrency` attempts are in flight, and a queue's messages
-// respect its parallelism and pause flag. Every state change is written to the log:
+// respect its parallelism and pause flag, and a flow-control key's parallelism, rate and pause
+// flag (held messages are its wait list). A message that fails for good goes to the DLQ.
+// Every state change is written to the log:
 // CREATED, ACTIVE, then DELIVERED, or ERROR + RETRY ... and finally FAILED.
 import type { ScaledClock, TimerQueue } from './clock.js';
 import { isLoopbackUrl } from './destination.js';
+import type { DlqStore } from './dlq.js';
+import type { FlowControlState, FlowControlStore } from './flow-control.js';
 import type { AttemptResult, HttpDelivery, RequestSigner } from './http-delivery.js';
 import type { LogStore } from './log-store.js';
 import { buildMessage, type FinalOutcome, type Message, type NewMessage } from './message.js';
@@ -18,6 +22,8 @@ export interface DispatcherDeps {
   timers: TimerQueue;
   log: LogStore;
   queues: QueueStore;
+  flowControl: FlowControlStore;
+  dlq: DlqStore;
   http: HttpDelivery;
   headerPrefix: string;
   concurrency: number;
@@ -32,6 +38,7 @@ export interface DispatcherDeps {
 export class Dispatcher {
   private ready: Message[] = [];
   private readyHead = 0;
+  /** Messages held by a queue (`queue:<name>`) or a flow-control key (`flow:<key>`). */
   private readonly waiting = new Map<string, Message[]>();
   private inFlight = 0;
   private generation = 0;
@@ -43,20 +50,44 @@ export class Dispatcher {
     const message = buildMessage(input, this.generation, this.deps.clock.now());
     this.deps.log.append('CREATED', message.facts);
     if (message.queueName !== undefined) this.deps.queues.ensure(message.queueName).pending++;
+    if (message.flowControl !== undefined) this.deps.flowControl.apply(message.flowControl);
     if (delayMs > 0) this.deps.timers.after(delayMs, () => this.makeReady(message));
     else this.makeReady(message);
     return message;
   }
 
+  /** Attempts in flight now, across all messages (GET /v2/globalParallelism). */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  /** Attempts allowed in flight at once, across all messages. */
+  get concurrency(): number {
+    return this.deps.concurrency;
+  }
+
   /** Lets held messages of a queue go again (after resume or a parallelism change). */
   releaseQueue(name: string): void {
-    const held = this.waiting.get(name);
     const queue = this.deps.queues.get(name);
-    if (!held || held.length === 0) return;
-    const room = queue ? (queue.paused ? 0 : Math.max(0, queue.parallelism - queue.inFlight)) : held.length;
-    if (room === 0) return;
+    this.release(`queue:${name}`, queue ? (queue.paused ? 0 : Math.max(0, queue.parallelism - queue.inFlight)) : Number.POSITIVE_INFINITY);
+  }
+
+  /** Lets the wait list of a flow-control key go as far as its limits allow (after resume, pin, a finished attempt, a new rate period). */
+  releaseFlow(key: string): void {
+    const state = this.deps.flowControl.get(key);
+    this.release(`flow:${key}`, state ? this.deps.flowControl.room(state) : Number.POSITIVE_INFINITY);
+    if (state && this.waiting.has(`flow:${key}`)) this.armRateRelease(state);
+  }
+
+  private release(holdKey: string, room: number): void {
+    const held = this.waiting.get(holdKey);
+    if (!held || held.length === 0 || room <= 0) return;
     const released = held.splice(0, room);
-    if (held.length === 0) this.waiting.delete(name);
+    if (held.length === 0) this.waiting.delete(holdKey);
+    if (holdKey.startsWith('flow:')) {
+      const state = this.deps.flowControl.get(holdKey.slice('flow:'.length));
+      if (state) state.waitListSize = held.length;
+    }
     // Released messages go first: they were ready before anything queued after them.
     this.ready.splice(this.readyHead, 0, ...released);
     this.pump();
@@ -68,6 +99,31 @@ export class Dispatcher {
     this.ready = [];
     this.readyHead = 0;
     this.waiting.clear();
+  }
+
+  private hold(holdKey: string, message: Message): void {
+    const held = this.waiting.get(holdKey) ?? [];
+    held.push(message);
+    this.waiting.set(holdKey, held);
+  }
+
+  /** The flow-control key holds the message back: into its wait list, with a timer when the rate is what holds it. */
+  private holdForFlow(state: FlowControlState, message: Message): void {
+    this.hold(`flow:${state.key}`, message);
+    state.waitListSize++;
+    this.armRateRelease(state);
+  }
+
+  /** When the rate holds the wait list, release it as the period ends (one timer per key). */
+  private armRateRelease(state: FlowControlState): void {
+    const resumeAt = this.deps.flowControl.rateResumesAt(state);
+    if (resumeAt === undefined || state.releaseArmed) return;
+    state.releaseArmed = true;
+    const generation = this.generation;
+    this.deps.timers.at(resumeAt, () => {
+      state.releaseArmed = false;
+      if (generation === this.generation) this.releaseFlow(state.key);
+    });
   }
 
   private makeReady(message: Message): void {
@@ -82,13 +138,17 @@ export class Dispatcher {
       if (message.generation !== this.generation) continue;
       const queue = message.queueName !== undefined ? this.deps.queues.get(message.queueName) : undefined;
       if (queue && (queue.paused || queue.inFlight >= queue.parallelism)) {
-        const held = this.waiting.get(queue.name) ?? [];
-        held.push(message);
-        this.waiting.set(queue.name, held);
+        this.hold(`queue:${queue.name}`, message);
+        continue;
+      }
+      const flow = message.flowControl !== undefined ? this.deps.flowControl.get(message.flowControl.key) : undefined;
+      if (flow && this.deps.flowControl.room(flow) <= 0) {
+        this.holdForFlow(flow, message);
         continue;
       }
       this.inFlight++;
       if (queue) queue.inFlight++;
+      if (flow) this.deps.flowControl.started(flow);
       void this.attempt(message)
         .catch((error: unknown) => {
           this.deps.report(`emulator: delivery of ${message.id} failed internally: ${error instanceof Error ? error.message : String(error)}`);
@@ -98,6 +158,10 @@ export class Dispatcher {
         if (queue) {
           queue.inFlight = Math.max(0, queue.inFlight - 1);
           this.releaseQueue(queue.name);
+        }
+        if (flow) {
+          this.deps.flowControl.finished(flow.key);
+          this.releaseFlow(flow.key);
         }
         this.pump();
       });
@@ -127,7 +191,7 @@ export class Dispatcher {
 
     if (result.ok) {
       log.append('DELIVERED', message.facts, { responseStatus: result.status });
-      this.sendCallback(message, message.callback, result, false);
+      this.sendCallback(message, message.callback, result);
       this.finish(message, 'SUCCESS');
       return;
     }
@@ -139,11 +203,16 @@ export class Dispatcher {
       responseHeaders: result.status !== undefined ? result.headers : undefined,
     });
     // The callback fires after every attempt, successful or not.
-    this.sendCallback(message, message.callback, result, false);
+    this.sendCallback(message, message.callback, result);
 
     if (result.nonRetryable || message.retried >= message.retries) {
       log.append('FAILED', message.facts, { error: result.error, responseStatus: result.status });
-      this.sendCallback(message, message.failureCallback, result, true);
+      // Callbacks are the service's own messages: only a user's message lands in the DLQ.
+      const dlqId =
+        message.kind === 'message'
+          ? this.deps.dlq.add(message, { responseStatus: result.status, responseHeaders: result.status !== undefined ? result.headers : undefined, responseBody: result.status !== undefined ? result.body : undefined })
+          : undefined;
+      this.sendCallback(message, message.failureCallback, result, dlqId);
       this.finish(message, 'FAIL');
       return;
     }
@@ -188,10 +257,11 @@ export class Dispatcher {
   }
 
   /** Callbacks and failure callbacks are new messages (logged too) with the service's callback body. */
-  private sendCallback(source: Message, spec: CallbackSpec | undefined, result: AttemptResult, failure: boolean): void {
+  /** `failureOf`: the DLQ id of the failed message this failure callback reports (undefined for a plain callback). */
+  private sendCallback(source: Message, spec: CallbackSpec | undefined, result: AttemptResult, failureOf?: string): void {
+    const failure = failureOf !== undefined;
     // Callbacks of callbacks would loop; the service does not chain them either.
     if (!spec || source.kind !== 'message') return;
-    const now = this.deps.clock.now();
     const payload: Record<string, unknown> = {
       status: result.status ?? 0,
       header: result.headers,
@@ -212,7 +282,7 @@ export class Dispatcher {
       callerIP: source.callerIP ?? '',
     };
     if (result.status === undefined && result.error !== undefined) payload.error = result.error;
-    if (failure) payload.dlqId = `${now}-0`;
+    if (failure) payload.dlqId = failureOf;
     if (source.workflowRunId !== undefined) {
       payload.workflowRunId = source.workflowRunId;
       payload.workflowCreatedAt = source.createdAt;

@@ -73,6 +73,8 @@ export interface Knobs {
   dailyLimitNext: number;
   /** Log cursors are JSON numbers beyond Number.MAX_SAFE_INTEGER (the SDK warns of these). */
   numericCursor: boolean;
+  /** Whether `GET /v2/flowControl` (the docs' list; the SDK only has `/v2/flowControl/{key}`) answers; off: 404. */
+  flowControlList: boolean;
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -101,6 +103,7 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   scheduleVerbs: 'both',
   dailyLimitNext: 0,
   numericCursor: false,
+  flowControlList: true,
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -133,6 +136,7 @@ const knobsPatchSchema = z
     scheduleVerbs: z.enum(SCHEDULE_VERBS),
     dailyLimitNext: count,
     numericCursor: z.boolean(),
+    flowControlList: z.boolean(),
   })
   .partial()
   .strict();

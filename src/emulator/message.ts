@@ -29,6 +29,8 @@ interface MessageSpec {
   workflowRunId?: string;
   callerIP?: string;
   notBefore?: number;
+  /** The flow-control key and the limits the message asked for. */
+  flowControl?: FlowControlSpec;
   /** Told once the message reaches DELIVERED or FAILED. */
   onFinal?: (messageId: string, outcome: FinalOutcome) => void;
 }
@@ -52,7 +54,6 @@ export interface NewMessage extends MessageSpec {
   redact: RedactionSpec;
   callback?: CallbackSpec;
   failureCallback?: CallbackSpec;
-  flowControl?: FlowControlSpec;
   extraHeaders?: Record<string, string>;
 }
 
@@ -116,6 +117,7 @@ export function buildMessage(input: NewMessage, generation: number, now: number)
     callerIP: input.callerIP,
     createdAt: now,
     notBefore: input.notBefore,
+    flowControl: input.flowControl,
     callback: input.callback,
     failureCallback: input.failureCallback,
     extraHeaders: input.extraHeaders ?? {},

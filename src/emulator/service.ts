@@ -4,8 +4,11 @@ import { ScaledClock, TimerQueue } from './clock.js';
 import { contentDedupKey, DedupIndex, idDedupKey } from './dedup.js';
 import type { Destination } from './destination.js';
 import { Dispatcher } from './dispatcher.js';
+import { DlqStore } from './dlq.js';
+import { FlowControlStore } from './flow-control.js';
 import { EmulatorInputError } from './errors.js';
 import { HttpDelivery, type RequestSigner } from './http-delivery.js';
+import { ACCOUNT_LIMITS } from './management/plans.js';
 import { mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
 import { LogStore, type GroundTruth } from './log-store.js';
 import type { FinalOutcome } from './message.js';
@@ -42,6 +45,9 @@ export class DeliveryService {
   readonly queues: QueueStore;
   readonly groups: UrlGroupStore;
   readonly schedules: ScheduleStore;
+  readonly flowControl: FlowControlStore;
+  /** Messages that failed for good; as many as the plan's max_dlq_size. */
+  readonly dlq: DlqStore;
   readonly dispatcher: Dispatcher;
   /** PRNG of the fault knobs (seeded, so ratios repeat). */
   readonly random: SeededRandom;
@@ -73,6 +79,8 @@ export class DeliveryService {
     const now = (): number => this.clock.now();
     this.queues = new QueueStore(now);
     this.groups = new UrlGroupStore(now);
+    this.flowControl = new FlowControlStore(this.clock);
+    this.dlq = new DlqStore(now, () => ACCOUNT_LIMITS[this.planSource()].max_dlq_size);
     this.dedup = new DedupIndex(() => this.clock.virtualNow());
     this.random = new SeededRandom(options.seed);
     this.http = new HttpDelivery(options.headerPrefix);
@@ -82,6 +90,8 @@ export class DeliveryService {
       timers: this.timers,
       log: this.log,
       queues: this.queues,
+      flowControl: this.flowControl,
+      dlq: this.dlq,
       http: this.http,
       headerPrefix: options.headerPrefix,
       concurrency: options.concurrency,
@@ -193,9 +203,11 @@ export class DeliveryService {
     return results;
   }
 
-  /** Forgets messages, schedules, URL Groups, queues, de-duplication ids and the log (knobs stay). */
+  /** Forgets messages, schedules, URL Groups, queues, flow-control keys, the DLQ, de-duplication ids and the log (knobs stay). */
   reset(): void {
     this.dispatcher.reset();
+    this.flowControl.clear();
+    this.dlq.clear();
     this.schedules.clear();
     this.timers.clear();
     this.groups.clear();
