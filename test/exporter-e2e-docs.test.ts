@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startStack, valueOf, type Family, type Stack } from './exporter-e2e-helpers.js';
 import { documentedFamilies, INVENTORY_SECTIONS } from './exporter-e2e-docs.js';
 
-/** Name prefixes of the families the four inventory collectors own. */
-const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_account_', 'upstash_qstash_plan_', 'upstash_search_', 'upstash_vector_'];
+/** Name prefixes of the families the inventory collectors own. */
+const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_queue', 'upstash_qstash_global_parallelism_', 'upstash_qstash_url_group', 'upstash_qstash_dlq_', 'upstash_qstash_flow_control_', 'upstash_qstash_account_', 'upstash_qstash_plan_', 'upstash_search_', 'upstash_vector_'];
 
 let stack: Stack;
 let scraped: Map<string, Family>;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   stack = await startStack();
   await eventually(async () => {
     const families = await stack.scrape();
-    return ['schedules', 'account', 'search', 'vector']
+    return ['schedules', 'queues', 'url_groups', 'dlq', 'flow_control', 'account', 'search', 'vector']
       .filter((collector) => valueOf(families, 'upstash_exporter_collector_success', { collector }) !== 1)
       .map((c) => `${c} has not succeeded yet`);
   });

@@ -5,6 +5,8 @@ import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js
 import type { ApiErrorDetails } from './errors.js';
 import { HttpClient } from './http.js';
 import { LogsPathChoice } from './logs-path.js';
+import { DeliveryInventory, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
+import type { DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
 import { durationText, flowControlValue, joinList, logsSearchParams, rawTargetPath, setIfDefined, unixSeconds } from './delivery-wire.js';
 import type { FlowControl, LogsQuery } from './delivery-wire.js';
 import type { CommonClientOptions, HttpMethod } from './http.js';
@@ -22,6 +24,8 @@ export type { Schedule } from './schemas/schedules.js';
 export type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 export { logsSearchParams, MAX_LOGS_PAGE_SIZE } from './delivery-wire.js';
 export type { FlowControl, LogsQuery } from './delivery-wire.js';
+export type { DlqMessage, DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
+export { DLQ_PAGE_SIZE, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
 
 /** Default cap of a log page's kept bytes (everything but the dropped bodies). */
 export const DEFAULT_LOGS_MAX_PAGE_BYTES = 32 * 1024 * 1024;
@@ -111,6 +115,7 @@ export class DeliveryClient {
   private readonly logsPaths: LogsPathChoice;
   private readonly logsMaxPageBytes: number;
   private readonly logger: CommonClientOptions['logger'];
+  private readonly inventory: DeliveryInventory;
   /** The verb the schedule pause/resume endpoints answered (null: not known yet). */
   private scheduleVerb: 'PATCH' | 'POST' | null = null;
 
@@ -124,6 +129,7 @@ export class DeliveryClient {
     this.logsPaths = new LogsPathChoice(options.logsPath ?? DEFAULT_LOGS_PATH, options.logger);
     this.logsMaxPageBytes = options.logsMaxPageBytes ?? DEFAULT_LOGS_MAX_PAGE_BYTES;
     this.logger = options.logger;
+    this.inventory = new DeliveryInventory(this.http, options.logger);
   }
 
   /** The logs path in use (the configured one, or the other after a 404 on it). */
@@ -307,6 +313,37 @@ export class DeliveryClient {
       ...signalOf(call),
     });
     return parseWith(triggerResultSchema, data, this.context('POST', ENDPOINTS.trigger));
+  }
+
+  /** GET /v2/queues. */
+  listQueues(call: CallOptions = {}): Promise<QueueInfo[]> {
+    return this.inventory.listQueues(call);
+  }
+
+  /** GET /v2/topics (URL Groups). */
+  listUrlGroups(call: CallOptions = {}): Promise<UrlGroupInfo[]> {
+    return this.inventory.listUrlGroups(call);
+  }
+
+  /** One page of GET /v2/dlq (DLQ_PAGE_SIZE messages); no cursor on the last page. */
+  dlqPage(cursor?: string, call: CallOptions = {}): Promise<DlqPage> {
+    return this.inventory.dlqPage(cursor, call);
+  }
+
+  /** GET /v2/flowControl, or null when the service has no such list (remembered). */
+  listFlowControls(call: CallOptions = {}): Promise<FlowControlInfo[] | null> {
+    return this.inventory.listFlowControls(call);
+  }
+
+  /** GET /v2/flowControl/{key}. */
+  flowControl(key: string, call: CallOptions = {}): Promise<FlowControlInfo> {
+    this.require(key, 'flow-control key', 'GET', INVENTORY_ENDPOINTS.flowControl);
+    return this.inventory.flowControl(key, call);
+  }
+
+  /** GET /v2/globalParallelism. */
+  globalParallelism(call: CallOptions = {}): Promise<GlobalParallelism> {
+    return this.inventory.globalParallelism(call);
   }
 
   async close(): Promise<void> {

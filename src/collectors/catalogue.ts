@@ -11,6 +11,11 @@ export type CollectorNeeds = 'qstash' | 'management';
 export const COLLECTOR_CATALOGUE = [
   { name: 'logs', defaultInterval: '15s', needs: 'qstash', load: async () => (await import('./logs/index.js')).createLogsCollector },
   { name: 'schedules', defaultInterval: '60s', needs: 'qstash', load: async () => (await import('./schedules.js')).createSchedulesCollector },
+  // Queues, URL Groups, DLQ and flow control (issue 12, delivery API).
+  { name: 'queues', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./queues.js')).createQueuesCollector },
+  { name: 'url_groups', defaultInterval: '5m', needs: 'qstash', load: async () => (await import('./url-groups.js')).createUrlGroupsCollector },
+  { name: 'dlq', defaultInterval: '60s', needs: 'qstash', load: async () => (await import('./dlq.js')).createDlqCollector },
+  { name: 'flow_control', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./flow-control.js')).createFlowControlCollector },
   { name: 'account', defaultInterval: '5m', needs: 'management', load: async () => (await import('./account.js')).createAccountCollector },
   { name: 'search', defaultInterval: '5m', needs: 'management', load: async () => (await import('./search.js')).createSearchCollector },
   { name: 'vector', defaultInterval: '60s', needs: 'management', load: async () => (await import('./vector.js')).createVectorCollector },

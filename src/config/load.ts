@@ -165,6 +165,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     discovery: value('vector.discovery', (raw) => asBoolean('vector.discovery', raw)),
     statsPeriod: value('vector.stats_period', (raw) => asEnum('vector.stats_period', raw, VECTOR_STATS_PERIODS, 'stats period')),
   };
+  const flowKeysRaw = sources.get('flow_control.keys');
+  const flowControl = {
+    keys: flowKeysRaw === undefined ? [] : asUniqueList('flow_control.keys', flowKeysRaw, 'a list of flow-control keys', (key) => key),
+    maxKeys: count('flow_control.max_keys', 1, 10_000),
+  };
+  const dlq = { maxPages: count('dlq.max_pages', 1, 10_000) };
   const pollIntervals = readPollIntervals(sources);
   const optionalTarget = (key: string): string | null => {
     const raw = sources.get(key);
@@ -218,6 +224,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     http,
     logs,
     vector,
+    dlq,
+    flowControl,
     probe,
     remediation,
   };

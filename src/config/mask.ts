@@ -55,7 +55,7 @@ function formatListen({ host, port }: ExporterConfig['listen']): string {
  */
 export function renderConfigYaml(config: ExporterConfig): string {
   const masked = maskConfig(config);
-  const { qstash, management, http, logs, vector, probe, remediation } = masked;
+  const { qstash, management, http, logs, vector, dlq, flowControl, probe, remediation } = masked;
   const optional = <T>(key: string, value: T | null): Record<string, T> => (value === null ? {} : { [key]: value });
 
   const document = {
@@ -100,6 +100,8 @@ export function renderConfigYaml(config: ExporterConfig): string {
       discovery: vector.discovery,
       stats_period: vector.statsPeriod,
     },
+    dlq: { max_pages: dlq.maxPages },
+    flow_control: { keys: flowControl.keys, max_keys: flowControl.maxKeys },
     probe: {
       enabled: probe.enabled,
       interval: formatDuration(probe.intervalMs),

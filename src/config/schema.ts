@@ -84,6 +84,13 @@ export const ExporterConfigSchema = z.strictObject({
     discovery: z.boolean(),
     statsPeriod: z.enum(VECTOR_STATS_PERIODS),
   }),
+  dlq: z.strictObject({
+    maxPages: z.number().int().min(1),
+  }),
+  flowControl: z.strictObject({
+    keys: z.array(z.string().min(1)),
+    maxKeys: z.number().int().min(1),
+  }),
   probe: z.strictObject({
     enabled: z.boolean(),
     intervalMs: positiveDurationMs,

@@ -1,6 +1,6 @@
 // Settings rows of the top level: config file, listen address, upstream URLs and credentials,
 // collectors, state, web config, logging, header prefix, account path.
-import { COLLECTOR_NAMES, DEFAULT_POLL_INTERVALS } from '../collectors/catalogue.js';
+import { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS } from '../collectors/catalogue.js';
 import { LOG_LEVELS, type SettingSpec } from './setting-spec.js';
 
 export const GENERAL_SETTINGS: readonly SettingSpec[] = [
@@ -35,7 +35,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'QSTASH_TOKEN',
     valueHint: '<token>',
     defaultText: 'none',
-    help: 'QStash token; enables the logs and schedules collectors',
+    help: `QStash token; enables the ${COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(', ')} collectors`,
     secretFile: true,
   },
   {
@@ -97,7 +97,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'DISABLED_COLLECTORS',
     valueHint: '<name>',
     defaultText: 'none',
-    help: 'switch a collector off although its credentials are set: logs, schedules, account, search, vector',
+    help: `switch a collector off although its credentials are set: ${COLLECTOR_NAMES.join(', ')}`,
     repeatable: true,
   },
   {

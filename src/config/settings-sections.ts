@@ -160,6 +160,32 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: '1h',
     help: `period asked of the stats endpoint: ${VECTOR_STATS_PERIODS.join(', ')}`,
   },
+  // Dead-letter queue and flow control (collectors dlq and flow_control).
+  {
+    key: 'dlq.max_pages',
+    flag: 'dlq-max-pages',
+    env: 'DLQ_MAX_PAGES',
+    valueHint: '<count>',
+    defaultText: '10',
+    help: 'most DLQ pages (100 messages each) read per poll; beyond them the DLQ figures are lower bounds (upstash_qstash_dlq_complete 0)',
+  },
+  {
+    key: 'flow_control.keys',
+    flag: 'flow-control-key',
+    env: 'FLOW_CONTROL_KEYS',
+    valueHint: '<key>',
+    defaultText: 'none',
+    help: 'flow-control keys to read, in addition to those GET /v2/flowControl lists (the only ones read where the service has no list)',
+    repeatable: true,
+  },
+  {
+    key: 'flow_control.max_keys',
+    flag: 'flow-control-max-keys',
+    env: 'FLOW_CONTROL_MAX_KEYS',
+    valueHint: '<count>',
+    defaultText: '100',
+    help: 'most flow-control keys read per poll (one request each); configured keys first, then listed ones by wait list size',
+  },
   // Canary probe (active check, off by default).
   {
     key: 'probe.enabled',
