@@ -130,11 +130,12 @@ describe('PromQL helpers', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('dashboards', () => {
-  it('are the six with stable uids, one file each', () => {
+  it('are the seven with stable uids, one file each', () => {
     expect(dashboards.map((d) => d.dashboard.uid)).toEqual([
       'upstash-overview',
       'upstash-qstash-deliveries',
       'upstash-qstash-schedules',
+      'upstash-qstash-queues',
       'upstash-plan-quotas',
       'upstash-indexes',
       'upstash-exporter-health',

@@ -153,6 +153,12 @@ describe('alerts', () => {
         'UpstashDailyRequestQuotaRunningOut',
         'UpstashDailyRequestHardLimitNear',
         'UpstashVectorIndexFillingUp',
+        'UpstashQueueBacklogGrowing',
+        'UpstashQueuePausedLong',
+        'UpstashDlqGrowing',
+        'UpstashDlqNearLimit',
+        'UpstashFlowControlWaitlistGrowing',
+        'UpstashParallelismSaturated',
       ].sort(),
     );
   });

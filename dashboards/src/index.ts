@@ -4,6 +4,7 @@ import { deliveriesDashboard } from './deliveries.js';
 import { exporterHealthDashboard } from './exporter-health.js';
 import { indexesDashboard } from './indexes.js';
 import { overviewDashboard } from './overview.js';
+import { queuesDashboard } from './queues.js';
 import { quotasDashboard } from './quotas.js';
 import { schedulesDashboard } from './schedules.js';
 
@@ -17,6 +18,7 @@ const BUILDERS: (() => Dashboard)[] = [
   overviewDashboard,
   deliveriesDashboard,
   schedulesDashboard,
+  queuesDashboard,
   quotasDashboard,
   indexesDashboard,
   exporterHealthDashboard,
