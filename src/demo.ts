@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, configSecrets, loadConfig, LOG_FORMATS, LOG_LEVELS } from './config/index.js';
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
-import { DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
+import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
 import { hostForUrl } from './common/url.js';
 import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, isListenError, parseListenAddress } from './emulator/listen-address.js';
@@ -26,7 +26,7 @@ export const DEMO_DEFAULTS = Object.freeze({
 });
 
 /** Poll intervals of the demo's exporter: short, so every family has data within seconds. */
-export const DEMO_POLL_INTERVALS = 'logs=2s,schedules=5s,account=30s,search=30s,vector=10s';
+export const DEMO_POLL_INTERVALS = 'logs=2s,schedules=5s,queues=5s,url_groups=10s,dlq=5s,flow_control=5s,account=30s,search=30s,vector=10s';
 /** How often the demo's canary probe runs (message and workflow). */
 const DEMO_PROBE_INTERVAL = '5s';
 /** Bearer token of the demo's remediation webhook: public, like the emulator's development credentials. */
@@ -160,6 +160,7 @@ function exporterArgs(listen: Listen, emulator: EmulatorHandle, stateFile: strin
     '--upstash-email', credentials.email,
     '--upstash-api-key', credentials.apiKey,
     '--poll-interval', DEMO_POLL_INTERVALS,
+    '--flow-control-key', DEMO_FLOW_CONTROL_KEY,
     // The emulator writes its log synchronously: a short ingestion delay is enough.
     '--logs-ingestion-delay', '1s',
     // Show the messages' labels on the log-event metrics (an opt-in that raises cardinality).
@@ -323,7 +324,7 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
     `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,
-    `  traffic:           about 7 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+    `  traffic:           about 9 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
     `  canary probe:      every ${DEMO_PROBE_INTERVAL}, message and workflow, delivered signed to ${demo.probeReceiverUrl}`,
     `  remediation:       POST ${demo.remediationUrl} with "Authorization: Bearer ${DEMO_REMEDIATION_TOKEN}" (Alertmanager webhook; pauses failing schedules)`,
     `  time scale:        ${settings.timeScale} (emulator retries, delays and crons)`,

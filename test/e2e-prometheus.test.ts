@@ -51,6 +51,12 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
   { where: 'upstash-exporter.quota / UpstashDailyRequestQuotaRunningOut', reason: 'the payg plan allows 2147483647 messages a day' },
   { where: 'upstash-exporter.quota / UpstashDailyRequestHardLimitNear', reason: 'as above, for the hard limit' },
   { where: 'upstash-exporter.quota / UpstashVectorIndexFillingUp', reason: 'no index is half full, and predict_linear over 6h needs more history' },
+  // Queues, DLQ and flow control (group upstash-exporter.queues): conditions a short demo may not create.
+  { where: 'upstash-exporter.queues / UpstashQueueBacklogGrowing', reason: 'the active demo queues drain as fast as they fill; the paused one is left out on purpose' },
+  { where: 'upstash-exporter.queues / UpstashDlqGrowing', reason: 'delta over 30m needs two DLQ samples apart in time' },
+  { where: 'upstash-exporter.queues / UpstashDlqNearLimit', reason: 'the payg plan keeps 10,000 dead letters' },
+  { where: 'upstash-exporter.queues / UpstashFlowControlWaitlistGrowing', reason: 'the demo key releases its wait list every round' },
+  { where: 'upstash-exporter.queues / UpstashParallelismSaturated', reason: 'saturation is momentary in the demo' },
   // Panels of rare events.
   { where: 'upstash-exporter-health / Series dropped by metric / A', reason: 'the demo stays under the series cap (see test/demo.test.ts)' },
 ];
@@ -155,7 +161,8 @@ describe.skipIf(binaries.skip)(
         data: { groups: { name: string; rules: { name: string; health: string; lastError?: string }[] }[] };
       };
       const shipped = loadRuleGroups();
-      expect(rules.data.groups.map((group) => group.name)).toEqual(shipped.map((group) => group.name));
+      // The API lists groups by name, not in file order.
+      expect(rules.data.groups.map((group) => group.name).sort()).toEqual(shipped.map((group) => group.name).sort());
       const unhealthy = rules.data.groups.flatMap((group) => group.rules).filter((rule) => rule.health === 'err');
       expect(unhealthy).toEqual([]);
     });

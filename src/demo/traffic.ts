@@ -1,4 +1,4 @@
-// The demo's traffic: sets up two queues, a URL group of three endpoints and three schedules on
+// The demo's traffic: sets up three queues (one paused), a URL group of three endpoints and three schedules on
 // the emulator, then publishes a steady mix of messages, all through the emulator's real HTTP
 // API (what a QStash client sends: /v2/publish, /v2/enqueue, /v2/topics, /v2/queues,
 // /v2/schedules). Plain undici requests, so the demo runs from a production install.
@@ -26,7 +26,12 @@ const RETRY_DELAY = 'pow(2, retried) * 5000';
 export const DEMO_QUEUES = [
   { queueName: 'orders', parallelism: 2 },
   { queueName: 'emails', parallelism: 1 },
+  // Paused: its backlog (lag) grows by one every 5 rounds while the demo runs.
+  { queueName: 'invoices', parallelism: 1, paused: true },
 ] as const;
+
+/** Flow-control key of two messages a round: at most one in flight, so one often waits. */
+export const DEMO_FLOW_CONTROL_KEY = 'demo-tenant';
 
 export const DEMO_URL_GROUP = 'fanout';
 
@@ -80,6 +85,12 @@ function publications(urls: Record<DestinationKind, string>): Publication[] {
     },
     { path: `/v2/publish/${urls.failing}/webhook`, headers: { Label: 'partner-webhook', Retries: '1', 'Retry-Delay': RETRY_DELAY }, everyRounds: 1 },
     { path: `/v2/publish/${DEMO_URL_GROUP}`, headers: { Label: 'broadcast', 'Retry-Delay': RETRY_DELAY }, everyRounds: 2 },
+    { path: `/v2/enqueue/invoices/${urls.healthy}/invoice`, headers: { Label: 'invoice' }, everyRounds: 5 },
+    ...[1, 2].map(() => ({
+      path: `/v2/publish/${urls.healthy}/tenant-sync`,
+      headers: { Label: 'tenant-sync', 'Flow-Control-Key': DEMO_FLOW_CONTROL_KEY, 'Flow-Control-Value': 'parallelism=1, rate=20, period=1s' },
+      everyRounds: 1,
+    })),
   ];
 }
 
