@@ -102,7 +102,7 @@ const LOGS_ENDPOINT = '/v2/events';
 
 export async function measureSustainedRate(partial: Partial<SustainedOptions> = {}): Promise<SustainedResult> {
   const options = { ...DEFAULT_SUSTAINED, ...partial };
-  // The exporter here polls only the logs (no management credentials, schedules off), and the
+  // The exporter here polls only the logs (no management credentials, the other QStash collectors off), and the
   // emulator limits each endpoint group on its own: no other request shares the logs budget.
   const otherRequestsPerSecond = 0;
   const { limit, by } = imposedLimit(options, otherRequestsPerSecond);
@@ -235,7 +235,7 @@ async function runStep(emulator: EmulatorHandle, destinations: Destinations, opt
 
 /**
  * The exporter as a child process reading only the delivery logs of `emulator` (no management
- * credentials, schedules off, no state file) with the given logs settings, then `extraArgs`.
+ * credentials, the other QStash collectors off, no state file) with the given logs settings, then `extraArgs`.
  */
 export function startLogsExporter(
   emulator: EmulatorHandle,
@@ -247,7 +247,8 @@ export function startLogsExporter(
     token: emulator.credentials.token,
     stateFile: null,
     args: [
-      '--disable-collector', 'schedules',
+      // Only the logs: the other QStash collectors would add their requests to the figures.
+      '--disable-collector', 'schedules,queues,url_groups,dlq,flow_control',
       '--poll-interval', `logs=${settings.pollIntervalMs / 1000}s`,
       '--logs-ingestion-delay', `${settings.ingestionDelayMs}ms`,
       '--logs-overlap', `${settings.overlapMs}ms`,
