@@ -89,6 +89,24 @@ describe('queues collector against the emulator', () => {
   });
 });
 
+describe('a failing upstream (emulator fault scope `inventory`)', () => {
+  it('fails the poll on a 5xx and keeps serving the previous snapshot', async () => {
+    const sdk = sdkClient(emulator);
+    await sdk.queue({ queueName: 'kept' }).upsert({ parallelism: 7 });
+    const collector = new QueuesCollector({ client, intervalMs: 30_000 });
+    await collector.poll(pollContext(captureLogger().logger));
+    emulator.setKnobs({ errorRatio: 1, faultScope: ['inventory'] });
+    try {
+      await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
+      // Other reads are not in the scope: the schedules still answer.
+      await expect(client.listSchedules()).resolves.toEqual([]);
+    } finally {
+      emulator.setKnobs({ errorRatio: 0, faultScope: ['logs', 'schedules', 'management'] });
+    }
+    expect(valueOf(await familiesOf(collector.registry), 'upstash_qstash_queue_parallelism', { queue: 'kept' })).toBe(7);
+  });
+});
+
 describe('URL Groups collector against the emulator', () => {
   it('exports endpoints per group and the group count, equal to what the SDK reads', async () => {
     const sdk = sdkClient(emulator);

@@ -55,6 +55,11 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.use('/v2/enqueue', publishFaults, auth, enqueueHandler(service));
   app.use('/v2/publish', publishFaults, auth, publishHandler(service));
   app.use('/v2/trigger', publishFaults, auth, triggerHandler(service));
+  // Reads of queues, URL Groups, DLQ, flow control and global parallelism: the `inventory` scope.
+  app.use(
+    ['/v2/queues', '/v2/topics', '/v2/dlq', '/v2/flowControl', '/v2/globalParallelism'],
+    onlyWhen((req) => req.method === 'GET', faultInjector(service, 'inventory')),
+  );
   app.use('/v2/keys', auth);
   app.use(keysRouter(service));
   app.use('/v2/topics', auth);

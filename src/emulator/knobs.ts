@@ -9,9 +9,13 @@ import { EmulatorKnobError } from './errors.js';
  * Groups of endpoints the fault knobs apply to: the read endpoints a poller uses, and `publish`
  * (enqueue, publish, trigger: what an active probe measures), which is off unless asked for.
  */
-export const FAULT_SCOPES = ['logs', 'schedules', 'management', 'publish'] as const;
+export const FAULT_SCOPES = ['logs', 'schedules', 'management', 'publish', 'inventory'] as const;
 export type FaultScope = (typeof FAULT_SCOPES)[number];
-/** Scopes faulted by default: the read endpoints; writes stay clean unless `publish` is asked for. */
+/**
+ * Scopes faulted by default: the read endpoints; writes stay clean unless `publish` is asked for,
+ * and the reads of queues, URL Groups, DLQ, flow control and global parallelism unless
+ * `inventory` is (added after the others: the default stays what older tests expect).
+ */
 export const DEFAULT_FAULT_SCOPES: readonly FaultScope[] = ['logs', 'schedules', 'management'];
 
 /** Which log paths answer; the other answers 404 (the SDKs call /v2/events, the OpenAPI documents /v2/logs). */
