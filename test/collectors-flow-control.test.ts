@@ -3,7 +3,7 @@
 // beyond its parallelism or rate; pause, pin and resume go through the SDK too. The collector's
 // gauges must equal what the SDK's flowControl.get() reads, with the list endpoint on (keys
 // discovered) and off (knob `flowControlList: false`: only the configured keys are read).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
 import { FlowControlCollector } from '../src/collectors/flow-control.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
@@ -25,8 +25,12 @@ afterAll(async () => {
   await emulator.close();
 });
 
-afterEach(() => {
+beforeEach(() => {
+  // The list endpoint is off by default (the SDK has no list call); most cases here read it.
   emulator.setKnobs({ flowControlList: true });
+});
+
+afterEach(() => {
   emulator.reset();
   slow.requests.length = 0;
 });

@@ -107,7 +107,7 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   scheduleVerbs: 'both',
   dailyLimitNext: 0,
   numericCursor: false,
-  flowControlList: true,
+  flowControlList: false,
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
