@@ -212,7 +212,7 @@ export const CANARY = {
   apiKey: 'canary-management-key-c41d',
 } as const;
 
-const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|svc\/user)/;
+const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|qstash\/stats|svc\/user|svc\/stats)/;
 
 /**
  * The flags every in-process exporter of the tests starts with: a free loopback port, QStash at

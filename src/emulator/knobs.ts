@@ -21,6 +21,9 @@ export const LOGS_SHAPES = ['flat', 'grouped'] as const;
 /** Verbs schedule pause/resume accept (the SDKs send PATCH, the OpenAPI documents POST); the other answers 405. */
 export const SCHEDULE_VERBS = ['both', 'patch', 'post'] as const;
 
+/** Vintages of the management API (src/emulator/management/qstash-users.ts). */
+export const MANAGEMENT_APIS = ['current', 'legacy'] as const;
+
 /** Retention by age of the plans, in milliseconds (pricing table: 3, 7, 14 days). */
 export const PLAN_LOG_RETENTION_MS = Object.freeze({ free: 3 * 86_400_000, payg: 7 * 86_400_000, fixed: 14 * 86_400_000 });
 
@@ -73,6 +76,8 @@ export interface Knobs {
   dailyLimitNext: number;
   /** Log cursors are JSON numbers beyond Number.MAX_SAFE_INTEGER (the SDK warns of these). */
   numericCursor: boolean;
+  /** Management API vintage: `legacy` serves only GET /v2/qstash/user and /v2/qstash/stats (no users list, no ids), the older record. */
+  managementApi: (typeof MANAGEMENT_APIS)[number];
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -101,6 +106,7 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   scheduleVerbs: 'both',
   dailyLimitNext: 0,
   numericCursor: false,
+  managementApi: 'current',
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -133,6 +139,7 @@ const knobsPatchSchema = z
     scheduleVerbs: z.enum(SCHEDULE_VERBS),
     dailyLimitNext: count,
     numericCursor: z.boolean(),
+    managementApi: z.enum(MANAGEMENT_APIS),
   })
   .partial()
   .strict();
