@@ -70,7 +70,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'UPSTASH_EMAIL',
     valueHint: '<email>',
     defaultText: 'none',
-    help: 'account email for the management API; with the API key enables account, search and vector',
+    help: 'account email for the management API; with the API key enables account, search, vector and usage',
     secretFile: true,
   },
   {
@@ -97,7 +97,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'DISABLED_COLLECTORS',
     valueHint: '<name>',
     defaultText: 'none',
-    help: 'switch a collector off although its credentials are set: logs, schedules, account, search, vector',
+    help: 'switch a collector off although its credentials are set: logs, schedules, account, search, vector, usage',
     repeatable: true,
   },
   {
