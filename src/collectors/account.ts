@@ -48,11 +48,11 @@ interface LimitSpec {
 /** One gauge per plan limit, in the order of the record. */
 export const PLAN_LIMITS: readonly LimitSpec[] = [
   { name: 'upstash_qstash_plan_max_message_size_bytes', field: 'max_message_size', meaning: 'Largest message body the plan accepts, bytes' },
-  { name: 'upstash_qstash_plan_max_requests_per_day', field: 'max_requests_per_day', meaning: 'Messages the plan accepts per day; compare with upstash_qstash_daily_messages' },
-  { name: 'upstash_qstash_plan_max_requests_per_day_hard', field: 'max_requests_per_day_hard', meaning: 'Hard daily message limit of the plan' },
+  { name: 'upstash_qstash_plan_max_requests_per_day', field: 'max_requests_per_day', meaning: 'Soft daily request limit of the plan (requests still pass past it); compare with upstash_qstash_usage_daily_requests (official), else upstash_qstash_daily_messages (derived from CREATED entries)' },
+  { name: 'upstash_qstash_plan_max_requests_per_day_hard', field: 'max_requests_per_day_hard', meaning: 'Hard daily request limit of the plan, where publish, enqueue and batch are rejected until 00:00 UTC' },
   { name: 'upstash_qstash_plan_max_endpoints_per_url_group', field: 'max_endpoints_per_topic', meaning: 'Most endpoints in one URL Group (topic)' },
   { name: 'upstash_qstash_plan_max_requests_per_second', field: 'max_requests_per_second', meaning: 'Most requests per second the plan accepts' },
-  { name: 'upstash_qstash_plan_max_dlq_messages', field: 'max_dlq_size', meaning: 'Most messages kept in the dead-letter queue' },
+  { name: 'upstash_qstash_plan_max_dlq_messages', field: 'max_dlq_size', meaning: 'Most messages kept in the dead-letter queue; compare with upstash_qstash_usage_dlq_messages' },
   { name: 'upstash_qstash_plan_max_retries', field: 'max_retries', meaning: 'Most delivery retries a message may ask for' },
   { name: 'upstash_qstash_plan_max_url_groups', field: 'max_topics', meaning: 'Most URL Groups (topics)' },
   { name: 'upstash_qstash_plan_max_schedules', field: 'max_schedules', meaning: 'Most schedules; compare with sum(upstash_qstash_schedules)' },

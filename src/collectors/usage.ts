@@ -18,7 +18,8 @@
 // takes when this collector has nothing.
 
 import type { Registry } from 'prom-client';
-import type { ManagementClient, QStashStats, QStashStatsPath, UsagePoint } from '../api/management.js';
+import type { ManagementClient, QStashStats, QStashStatsPath } from '../api/management.js';
+import type { SeriesPoint } from '../api/schemas/common.js';
 import { parseSeriesTimestamp } from '../api/timestamps.js';
 import type { Logger } from '../logging/index.js';
 import type { CollectorFactory, PollContext } from './collector.js';
@@ -38,7 +39,7 @@ interface UsageSpec {
 }
 
 /** The point of `points` on the UTC day starting at `dayStartMs` (the last one if several). */
-export function pointOfDay(points: readonly UsagePoint[] | undefined, dayStartMs: number): number | undefined {
+export function pointOfDay(points: readonly SeriesPoint[] | undefined, dayStartMs: number): number | undefined {
   let value: number | undefined;
   for (const point of points ?? []) {
     const timeMs = parseSeriesTimestamp(point.x);
