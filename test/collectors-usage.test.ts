@@ -4,8 +4,10 @@
 // /v2/qstash/user and /v2/qstash/stats).
 import { Client } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiSchemaDriftError } from '../src/api/errors.js';
 import { ManagementClient, qstashRegionOfUrl, type ManagementClientOptions } from '../src/api/management.js';
 import { AccountCollector } from '../src/collectors/account.js';
+import { SearchCollector } from '../src/collectors/search.js';
 import { pointOfDay, UsageCollector } from '../src/collectors/usage.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import {
@@ -133,6 +135,56 @@ describe('an older service (managementApi: legacy: only /v2/qstash/user and /v2/
     expect(valueOf(u, 'upstash_qstash_usage_dlq_messages')).toBe(2);
     expect(u.get('upstash_qstash_usage_daily_requests')!.help).toContain('of GET /v2/qstash/stats?period=1h');
     expect(log.lines().map((line) => line.msg)).toContain('official usage read from the older stats path without a user id');
+  });
+});
+
+describe('search index usage', () => {
+  it('exports each index\'s stats beside its limits, equal to what the emulator serves', async () => {
+    const log = captureLogger('info');
+    const search = new SearchCollector({ client: client(), intervalMs: 300_000 });
+    const indexes = emulator.management.searchIndexes();
+    expect(indexes.length).toBe(2);
+    // The figures move by the minute: poll and read the emulator in the same minute.
+    await eventually(async () => {
+      await search.poll(pollContext(log.logger));
+      const f = await familiesOf(search.registry);
+      const problems: string[] = [];
+      for (const index of indexes) {
+        const stats = emulator.management.searchStats(index.id);
+        const labels = { index_id: index.id };
+        if (valueOf(f, 'upstash_search_index_daily_queries', labels) !== stats.daily_query_count) problems.push(`${index.name} daily queries`);
+        if (valueOf(f, 'upstash_search_index_vectors', labels) !== stats.current_vector_count) problems.push(`${index.name} documents`);
+        if (valueOf(f, 'upstash_search_index_max_vectors', labels) === undefined) problems.push(`${index.name} limit`);
+      }
+      return problems;
+    });
+    const f = await familiesOf(search.registry);
+    expect(f.get('upstash_search_index_daily_queries')!.help).toContain('daily_query_count of GET /v2/search/{id}/stats?period=1h');
+    expect(f.get('upstash_search_index_vectors')!.help).toContain('compare with upstash_search_index_max_vectors');
+  });
+});
+
+describe('schema drift in the answers (fixture: the emulator never serves it)', () => {
+  let fixture: FixtureServer;
+  beforeAll(async () => {
+    fixture = await startFixtureServer();
+  });
+  afterAll(() => fixture.close());
+
+  it('names the field of a wrong type, never a token value', async () => {
+    const management = new ManagementClient({ baseUrl: fixture.url, email: 'o@example.test', apiKey: 'k', retry: { maxRetries: 0 }, qstashToken: 'tok-1' });
+    clients.push(management);
+    fixture.routes.set('/v2/qstash/users', { body: [{ id: 'u1', region: 'eu-central-1', token: 'tok-1', read_only_token: 'ro-secret-9', max_queues: '10' }] });
+    const error = await management.qstashUser().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiSchemaDriftError);
+    expect((error as ApiSchemaDriftError).path).toBe('max_queues');
+    expect((error as Error).message).not.toMatch(/tok-1|ro-secret-9/);
+
+    fixture.routes.set('/v2/qstash/users', { body: [{ id: 'u1', region: 'eu-central-1', token: 'tok-1' }] });
+    fixture.routes.set('/v2/qstash/stats/u1', { body: { dlq_message_count: '5', daily_requests: [] } });
+    const drift = await management.qstashStats('u1').catch((e: unknown) => e);
+    expect(drift).toBeInstanceOf(ApiSchemaDriftError);
+    expect((drift as ApiSchemaDriftError).path).toBe('dlq_message_count');
   });
 });
 
