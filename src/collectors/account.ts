@@ -166,7 +166,7 @@ export class AccountCollector extends SnapshotCollector<'account', QStashUser> {
     const selection = `${user.selectedBy}/${user.account.id ?? ''}`;
     if (selection !== this.#lastSelection) {
       this.#lastSelection = selection;
-      ctx.logger.info({ collector: 'account', selectedBy: user.selectedBy, region: user.account.region ?? '' }, selectionMessage(user));
+      ctx.logger.info({ selectedBy: user.selectedBy, region: user.account.region ?? '' }, selectionMessage(user));
     }
     return user;
   }

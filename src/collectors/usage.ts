@@ -117,7 +117,7 @@ export class UsageCollector extends SnapshotCollector<'usage', PollResult> {
     if (path !== this.#lastPath) {
       this.#lastPath = path;
       ctx.logger.info(
-        { collector: 'usage', statsPath: path, region: user.account.region ?? '' },
+        { statsPath: path, region: user.account.region ?? '' },
         path === 'id' ? 'official usage read from the stats of the QStash user (by id)' : 'official usage read from the older stats path without a user id',
       );
     }
