@@ -23,6 +23,7 @@ describe('account collector against the emulator', () => {
       baseUrl: emulator.url,
       email: emulator.credentials.email,
       apiKey: emulator.credentials.apiKey,
+      qstashToken: emulator.credentials.token,
       retry: { maxRetries: 0 },
     });
   });
@@ -45,14 +46,18 @@ describe('account collector against the emulator', () => {
     const account = new AccountCollector({ client, intervalMs: 300_000, accountPath: '/v2/qstash/user' });
     await account.poll(pollContext(log.logger));
     let f = await familiesOf(account.registry);
-    expect(valueOf(f, 'upstash_qstash_account_info', { state: 'active', plan: 'paid', reserved_plan: 'qstash_enterprise_1m' })).toBe(1);
+    const byToken = { state: 'active', plan: 'paid', reserved_plan: 'qstash_fixed_1m', region: 'eu-central-1', selected_by: 'token' };
+    expect(valueOf(f, 'upstash_qstash_account_info', byToken)).toBe(1);
     expect(valueOf(f, 'upstash_qstash_plan_max_dlq_retention_seconds')).toBe(30 * 86_400);
     expect(valueOf(f, 'upstash_qstash_account_reserved_price')).toBe(180);
 
     const record = await patchAccount({ plan: 'free', state: 'passive', max_schedules: -1, password: 'canary-password-1', token: 'canary-token-1' });
     await account.poll(pollContext(log.logger));
     f = await familiesOf(account.registry);
-    expect(f.get('upstash_qstash_account_info')!.samples).toEqual([{ labels: { state: 'passive', plan: 'free', reserved_plan: '' }, value: 1 }]);
+    // The token no longer matches the configured one, and 127.0.0.1 has no region: the legacy record.
+    expect(f.get('upstash_qstash_account_info')!.samples).toEqual([
+      { labels: { state: 'passive', plan: 'free', reserved_plan: '', region: 'eu-central-1', selected_by: 'legacy' }, value: 1 },
+    ]);
     expect(valueOf(f, 'upstash_qstash_account_active')).toBe(0);
     expect(valueOf(f, 'upstash_qstash_plan_max_schedules')).toBe(Number.POSITIVE_INFINITY);
     expect(valueOf(f, 'upstash_qstash_plan_max_requests_per_day')).toBe(1000);
@@ -65,7 +70,7 @@ describe('account collector against the emulator', () => {
     expect(text).not.toContain('canary-password-1');
     expect(text).not.toContain('canary-token-1');
     expect(f.get('upstash_qstash_plan_max_schedules')!.help).toContain('-1 (unlimited) is exported as +Inf');
-    expect(f.get('upstash_qstash_plan_max_dlq_retention_seconds')!.help).toContain('max_dlq_retention_time_milis of GET /v2/qstash/user, in milliseconds');
+    expect(f.get('upstash_qstash_plan_max_dlq_retention_seconds')!.help).toContain('max_dlq_retention_time_milis of the QStash user of GET /v2/qstash/users (else GET /v2/qstash/user), in milliseconds');
   });
 });
 
@@ -80,10 +85,17 @@ describe('account and search collectors against fixture records', () => {
     const account = new AccountCollector({ client: setup.client, intervalMs: 300_000, accountPath: '/v2/svc/user' });
     await account.poll(pollContext(setup.log.logger));
     const f = await familiesOf(account.registry);
-    expect([...f.keys()].sort()).toEqual(['upstash_qstash_account_info', 'upstash_qstash_plan_max_queues', 'upstash_qstash_plan_timeout_seconds']);
-    expect(valueOf(f, 'upstash_qstash_account_info', { state: 'active', plan: 'free', reserved_plan: '' })).toBe(1);
+    expect([...f.keys()].sort()).toEqual([
+      'upstash_qstash_account_info',
+      'upstash_qstash_account_prometheus_enabled',
+      'upstash_qstash_plan_max_queues',
+      'upstash_qstash_plan_timeout_seconds',
+    ]);
+    // No /v2/svc/users on this fixture (an older service): the legacy record, without a region.
+    expect(valueOf(f, 'upstash_qstash_account_info', { state: 'active', plan: 'free', reserved_plan: '', region: '', selected_by: 'legacy' })).toBe(1);
+    expect(valueOf(f, 'upstash_qstash_account_prometheus_enabled')).toBe(1);
     expect(valueOf(f, 'upstash_qstash_plan_timeout_seconds')).toBe(0);
-    expect(f.get('upstash_qstash_plan_max_queues')!.help).toContain('max_queues of GET /v2/svc/user');
+    expect(f.get('upstash_qstash_plan_max_queues')!.help).toContain('max_queues of the QStash user of GET /v2/svc/users (else GET /v2/svc/user)');
   });
 
   it('search: newest throughput point by time, limits (-1 as +Inf), optional fields absent', async () => {

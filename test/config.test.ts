@@ -68,6 +68,7 @@ describe('defaults', () => {
         account: { enabled: false, intervalMs: 300_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         search: { enabled: false, intervalMs: 300_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         vector: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
+        usage: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
       },
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },
@@ -100,9 +101,9 @@ describe('defaults', () => {
     });
   });
 
-  it('management credentials alone enable account, search and vector', () => {
+  it('management credentials alone enable account, search, vector and usage', () => {
     const config = loadConfig([], MANAGEMENT);
-    expect(COLLECTOR_NAMES.filter((name) => config.collectors[name].enabled)).toEqual(['account', 'search', 'vector']);
+    expect(COLLECTOR_NAMES.filter((name) => config.collectors[name].enabled)).toEqual(['account', 'search', 'vector', 'usage']);
     expect(config.collectors.logs.disabledReason).toBe('no QSTASH_TOKEN');
   });
 });

@@ -50,6 +50,7 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
   { where: 'upstash-exporter.quota / UpstashQuotaUsageCritical', reason: 'as above' },
   { where: 'upstash-exporter.quota / UpstashDailyRequestQuotaRunningOut', reason: 'the payg plan allows 2147483647 messages a day' },
   { where: 'upstash-exporter.quota / UpstashDailyRequestHardLimitNear', reason: 'as above, for the hard limit' },
+  { where: 'upstash-exporter.quota / UpstashDailyRequestSoftLimitReached', reason: 'as above, for the soft limit' },
   { where: 'upstash-exporter.quota / UpstashVectorIndexFillingUp', reason: 'no index is half full, and predict_linear over 6h needs more history' },
   // Queues, DLQ and flow control (group upstash-exporter.queues): conditions a short demo may not create.
   { where: 'upstash-exporter.queues / UpstashQueueBacklogGrowing', reason: 'the active demo queues drain as fast as they fill; the paused one is left out on purpose' },

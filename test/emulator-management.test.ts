@@ -11,8 +11,11 @@ import {
   createManagement,
   type AccountRecord,
   type Management,
+  type ManagementApiVintage,
   type ManagementSnapshot,
   type PlanProfile,
+  type QStashStatsRecord,
+  type TrafficReader,
   type ServedSearchIndex,
   type ServedVectorIndex,
   type VectorStats,
@@ -33,6 +36,8 @@ interface Harness {
   url: string;
   management: Management;
   clock: { now: number };
+  /** The `managementApi` knob the app would hold. */
+  vintage: { value: ManagementApiVintage };
   get: <T>(path: string, auth?: string | null) => Promise<{ status: number; body: T }>;
   admin: <T>(method: string, path: string, body?: unknown) => Promise<{ status: number; body: T }>;
 }
@@ -47,8 +52,9 @@ function basic(user: string, password: string): string {
   return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 }
 
-async function start(plan: PlanProfile = 'fixed'): Promise<Harness> {
+async function start(plan: PlanProfile = 'fixed', traffic?: TrafficReader): Promise<Harness> {
   const clock = { now: START };
+  const vintage: Harness['vintage'] = { value: 'current' };
   const management = createManagement({
     email: EMAIL,
     apiKey: API_KEY,
@@ -56,6 +62,8 @@ async function start(plan: PlanProfile = 'fixed'): Promise<Harness> {
     plan,
     now: () => clock.now,
     serviceNames: ['qstash', 'svc'],
+    vintage: () => vintage.value,
+    ...(traffic ? { traffic } : {}),
   });
   const app = express();
   app.use('/__emulator/management', management.adminRouter);
@@ -81,7 +89,7 @@ async function start(plan: PlanProfile = 'fixed'): Promise<Harness> {
     });
     return { status: res.status, body: (await res.json()) as T };
   };
-  return { url, management, clock, get, admin };
+  return { url, management, clock, vintage, get, admin };
 }
 
 function parseTime(text: string): { ms: number; fraction: string | undefined } {
@@ -100,11 +108,19 @@ function expectTypes(record: object, types: Record<string, 'string' | 'integer' 
   }
 }
 
+/** The current record (2026-03+); the legacy one has `password` instead of the CURRENT_ONLY fields. */
+const CURRENT_ONLY = ['read_only_token', 'region', 'budget', 'max_bandwidth_per_second', 'prometheus_enabled', 'modifying_state', 'deletion_time'];
 const ACCOUNT_FIELDS = {
   customer_id: 'string',
   id: 'string',
-  password: 'string',
   token: 'string',
+  read_only_token: 'string',
+  region: 'string',
+  budget: 'number',
+  max_bandwidth_per_second: 'integer',
+  prometheus_enabled: 'string',
+  modifying_state: 'string',
+  deletion_time: 'integer',
   active: 'boolean',
   state: 'string',
   last_plan_upgrade_time: 'integer',
@@ -263,7 +279,7 @@ describe('authentication', () => {
 });
 
 describe('account record', () => {
-  it('has every field with its type, the delivery token and unix-second times on every plan', async () => {
+  it('has every field of the current record with its type, the delivery token and unix-second times on every plan', async () => {
     for (const plan of ['free', 'payg', 'fixed'] as const) {
       const h = await start(plan);
       const { status, body } = await h.get<AccountRecord>('/v2/qstash/user');
@@ -274,9 +290,8 @@ describe('account record', () => {
       expect(body.customer_id).toBe(EMAIL);
       expect(body.created_by).toBe(EMAIL);
       expect(body.token).toBe(DELIVERY_TOKEN);
-      expect(body.password.length).toBeGreaterThan(8);
-      expect(body.state).toBe('active');
-      expect(body.active).toBe(true);
+      expect(body.read_only_token.length).toBeGreaterThan(8);
+      expect(body).toMatchObject({ region: 'eu-central-1', prometheus_enabled: 'false', state: 'active', active: true });
       // Seconds, not milliseconds: 400 days before the clock.
       expect(body.creation_time).toBe(Math.floor(START / 1000) - 400 * 86_400);
       expect(body.last_plan_upgrade_time).toBeLessThanOrEqual(Math.floor(START / 1000));
@@ -285,6 +300,25 @@ describe('account record', () => {
         if (typeof value === 'number') expect(value, field).toBeGreaterThanOrEqual(0);
       }
     }
+  });
+
+  it('on the legacy vintage has password and no region, and the older reserved_type values', async () => {
+    const h = await start('fixed');
+    h.vintage.value = 'legacy';
+    const { body } = await h.get<AccountRecord>('/v2/qstash/user');
+    const legacyFields = [...Object.keys(ACCOUNT_FIELDS).filter((field) => !CURRENT_ONLY.includes(field)), 'password'];
+    expect(Object.keys(body).sort()).toEqual(legacyFields.sort());
+    expect(body.password.length).toBeGreaterThan(8);
+    expect(body.reserved_type).toBe('qstash_enterprise_1m');
+    expect((await h.get<AccountRecord>('/v2/svc/user')).body.reserved_type).toBe('svc_enterprise_1m');
+    const payg = await start('payg');
+    payg.vintage.value = 'legacy';
+    expect((await payg.get<AccountRecord>('/v2/qstash/user')).body.reserved_type).toBe('paid');
+    // Only the legacy paths exist.
+    for (const path of ['/v2/qstash/users', `/v2/qstash/user/${body.id}`, `/v2/qstash/stats/${body.id}`]) {
+      expect((await h.get(path)).status, path).toBe(404);
+    }
+    expect((await h.get('/v2/qstash/stats')).status).toBe(200);
   });
 
   it('carries the limits of each plan profile', async () => {
@@ -303,13 +337,14 @@ describe('account record', () => {
       max_retries: 3,
     });
     const payg = (await (await start('payg')).get<AccountRecord>('/v2/qstash/user')).body;
-    expect(payg).toMatchObject({ type: 'paid', reserved_type: 'paid', reserved_price: 0, timeout: 7_200 });
+    // The current vocabulary: pay as you go has no reserved tier.
+    expect(payg).toMatchObject({ type: 'paid', reserved_type: '', reserved_price: 0, timeout: 7_200 });
     expect(payg.max_requests_per_day).toBeGreaterThan(free.max_requests_per_day);
     expect(payg.max_schedules).toBeGreaterThan(free.max_schedules);
     const fixed = (await (await start('fixed')).get<AccountRecord>('/v2/qstash/user')).body;
     expect(fixed).toMatchObject({
       type: 'paid',
-      reserved_type: 'qstash_enterprise_1m',
+      reserved_type: 'qstash_fixed_1m',
       reserved_price: 180,
       max_requests_per_day: 1_000_000,
       max_requests_per_day_hard: 10_000_000,
@@ -318,24 +353,92 @@ describe('account record', () => {
     });
   });
 
-  it('is served under both service names, by id and as a one-element user list', async () => {
+  it('lists two regional users, each by id, the legacy path serving the one of the delivery token', async () => {
     const h = await start('fixed');
-    const real = (await h.get<AccountRecord>('/v2/qstash/user')).body;
+    const legacy = (await h.get<AccountRecord>('/v2/qstash/user')).body;
     const spec = (await h.get<AccountRecord>('/v2/svc/user')).body;
-    // The spec's copy names the enterprise tiers after its own service name.
-    expect(spec.reserved_type).toBe('svc_enterprise_1m');
-    expect({ ...spec, reserved_type: real.reserved_type }).toEqual(real);
-    expect((await h.get<AccountRecord>(`/v2/qstash/user/${real.id}`)).body).toEqual(real);
+    // The spec's copy names the tiers after its own service name.
+    expect(spec.reserved_type).toBe('svc_fixed_1m');
+    expect({ ...spec, reserved_type: legacy.reserved_type }).toEqual(legacy);
     const users = await h.get<AccountRecord[]>('/v2/qstash/users');
     expect(users.status).toBe(200);
-    expect(users.body).toEqual([real]);
+    expect(users.body.map((user) => user.region)).toEqual(['eu-central-1', 'us-east-1']);
+    const [eu, us] = users.body as [AccountRecord, AccountRecord];
+    expect(eu).toEqual(legacy);
+    expect(us.token).not.toBe(DELIVERY_TOKEN);
+    expect(us.id).not.toBe(eu.id);
+    expect(us).toMatchObject({ type: 'free', max_requests_per_day: 1_000 });
+    for (const user of users.body) expect((await h.get<AccountRecord>(`/v2/qstash/user/${user.id}`)).body).toEqual(user);
     const unknown = await h.get<{ error: string }>('/v2/qstash/user/00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(404);
     expect(typeof unknown.body.error).toBe('string');
   });
 });
 
+describe('QStash usage statistics', () => {
+  /** 100 requests of 1 KB a minute today, 5 messages in the DLQ. */
+  const steady: TrafficReader = {
+    between: (from, to) => {
+      const minutes = Math.max(0, Math.ceil((Math.min(to, START) - from) / MINUTE));
+      return { requests: 100 * minutes, bytes: 102_400 * minutes };
+    },
+    day: (ms) => (ms <= START && ms > START - DAY ? { requests: 63_000, bytes: 64_512_000 } : { requests: 0, bytes: 0 }),
+    dlqMessages: () => 5,
+  };
+
+  it('serves daily series over the whole month, today from the traffic, on both paths', async () => {
+    const h = await start('payg', steady);
+    const eu = (await h.get<AccountRecord>('/v2/qstash/user')).body;
+    const byId = await h.get<QStashStatsRecord>(`/v2/qstash/stats/${eu.id}?period=1h`);
+    expect(byId.status).toBe(200);
+    const stats = byId.body;
+    // March 2026 has 31 days; today is the 18th.
+    expect(stats.days).toHaveLength(31);
+    expect(stats.daily_requests).toHaveLength(31);
+    expect(stats.days[17]).toBe('Wednesday');
+    expect(parseTime(stats.daily_requests[17]!.x).ms).toBe(START);
+    expect(stats.daily_requests[17]).toMatchObject({ y: 63_000, workflow_message: 0, workflow_run: 0 });
+    expect(stats.daily_requests[18]!.y).toBe(0);
+    expect(stats.daily_bandwidths[17]!.y).toBe(64_512_000);
+    // Pay as you go: $1 per 100,000 messages.
+    expect(stats.daily_billings[17]!.y).toBe(0.63);
+    expect(stats.total_monthly_billing).toBe(0.63);
+    expect(stats.dlq_message_count).toBe(5);
+    expect(stats.daily_used).toHaveLength(60);
+    expect(stats.daily_used[0]!.y).toBe(100);
+    expect((await h.get<QStashStatsRecord>('/v2/qstash/stats?period=1h')).body).toEqual(stats);
+    // The user of the other region has no traffic here.
+    const us = (await h.get<AccountRecord[]>('/v2/qstash/users')).body[1]!;
+    const other = (await h.get<QStashStatsRecord>(`/v2/qstash/stats/${us.id}`)).body;
+    expect(other.daily_requests.every((point) => point.y === 0)).toBe(true);
+    expect(other.total_monthly_billing).toBe(0);
+    expect((await h.get('/v2/qstash/stats/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await h.get('/v2/qstash/stats?period=2h')).status).toBe(400);
+  });
+
+  it('bills a fixed plan its reserved price', async () => {
+    const h = await start('fixed', steady);
+    const stats = (await h.get<QStashStatsRecord>('/v2/qstash/stats')).body;
+    expect(stats.total_monthly_billing).toBe(180);
+    expect(stats.daily_billings.every((point) => point.y === 0)).toBe(true);
+  });
+});
+
 describe('search indexes', () => {
+  it('serves each index\'s usage in the vector stats shape, from its query rate', async () => {
+    const h = await start();
+    const [docs] = (await h.get<ServedSearchIndex[]>('/v2/search')).body;
+    const stats = await h.get<VectorStats>(`/v2/search/${docs!.id}/stats?period=1h`);
+    expect(stats.status).toBe(200);
+    const vector = (await h.get<ServedVectorIndex[]>('/v2/vector/index')).body[0]!;
+    const vectorStats = (await h.get<VectorStats>(`/v2/vector/index/${vector.id}/stats`)).body;
+    expect(Object.keys(stats.body).sort()).toEqual(Object.keys(vectorStats).sort());
+    // docs-search: 40 queries a minute at the diurnal factor (10:30 UTC is factor 3, 16 hours of 1-3 before).
+    expect(stats.body.daily_query_count).toBe(40 * (16 * 60 + 3 * 30));
+    expect(stats.body.current_vector_count).toBeGreaterThan(5_000);
+    expect((await h.get('/v2/search/nope/stats')).status).toBe(404);
+  });
+
   it('lists two indexes with every field, vercel_email, and -1 where the docs put it', async () => {
     const h = await start();
     const { status, body } = await h.get<ServedSearchIndex[]>('/v2/search');

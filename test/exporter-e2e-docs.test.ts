@@ -8,7 +8,7 @@ import { eventually, startStack, valueOf, type Family, type Stack } from './expo
 import { documentedFamilies, INVENTORY_SECTIONS } from './exporter-e2e-docs.js';
 
 /** Name prefixes of the families the inventory collectors own. */
-const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_queue', 'upstash_qstash_global_parallelism_', 'upstash_qstash_url_group', 'upstash_qstash_dlq_', 'upstash_qstash_flow_control_', 'upstash_qstash_account_', 'upstash_qstash_plan_', 'upstash_search_', 'upstash_vector_'];
+const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_queue', 'upstash_qstash_global_parallelism_', 'upstash_qstash_url_group', 'upstash_qstash_dlq_', 'upstash_qstash_flow_control_', 'upstash_qstash_account_', 'upstash_qstash_plan_', 'upstash_qstash_usage_', 'upstash_search_', 'upstash_vector_'];
 
 let stack: Stack;
 let scraped: Map<string, Family>;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   stack = await startStack();
   await eventually(async () => {
     const families = await stack.scrape();
-    return ['schedules', 'queues', 'url_groups', 'dlq', 'flow_control', 'account', 'search', 'vector']
+    return ['schedules', 'queues', 'url_groups', 'dlq', 'flow_control', 'account', 'search', 'vector', 'usage']
       .filter((collector) => valueOf(families, 'upstash_exporter_collector_success', { collector }) !== 1)
       .map((c) => `${c} has not succeeded yet`);
   });
@@ -34,9 +34,9 @@ describe('docs/metrics.md, inventory sections', () => {
   it('the parser finds every section and a plausible number of families', () => {
     const documented = documentedFamilies();
     expect([...new Set(documented.map((d) => d.section))]).toEqual([...INVENTORY_SECTIONS]);
-    expect(documented.length).toBeGreaterThanOrEqual(7 + 22 + 13 + 21);
+    expect(documented.length).toBeGreaterThanOrEqual(7 + 25 + 24 + 5 + 21);
     expect(new Set(documented.map((d) => d.name)).size).toBe(documented.length);
-    expect(documented.find((d) => d.name === 'upstash_qstash_account_info')!.labels).toEqual(['state', 'plan', 'reserved_plan']);
+    expect(documented.find((d) => d.name === 'upstash_qstash_account_info')!.labels).toEqual(['state', 'plan', 'reserved_plan', 'region', 'selected_by']);
     expect(documented.find((d) => d.name === 'upstash_qstash_schedule_last_run_messages')!.labels).toEqual(['schedule_id', 'state']);
   });
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const INVENTORY_SECTIONS = ['Schedules', 'Queues', 'URL Groups', 'Dead-letter queue', 'Flow control', 'Account and plan limits', 'Search indexes', 'Vector indexes'] as const;
+export const INVENTORY_SECTIONS = ['Schedules', 'Queues', 'URL Groups', 'Dead-letter queue', 'Flow control', 'Account and plan limits', 'Search indexes', 'Official QStash usage', 'Vector indexes'] as const;
 
 export interface DocumentedFamily {
   section: (typeof INVENTORY_SECTIONS)[number];

@@ -212,7 +212,7 @@ export const CANARY = {
   apiKey: 'canary-management-key-c41d',
 } as const;
 
-const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|svc\/user)/;
+const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|qstash\/stats|svc\/user|svc\/stats)/;
 
 /**
  * The flags every in-process exporter of the tests starts with: a free loopback port, QStash at
@@ -252,7 +252,8 @@ export interface StackOptions {
  * each second (logs off: another suite owns it), no retries, no state file.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const emulator = await createEmulator({ ...CANARY, ...options.emulator });
+  // The flow-control list is off by default (as the SDK); on here so every documented family is served.
+  const emulator = await createEmulator({ ...CANARY, ...options.emulator, knobs: { flowControlList: true, ...options.emulator?.knobs } });
   const config = loadConfig(
     [
       ...exporterTestArgs(emulator.url, CANARY.token),

@@ -29,6 +29,7 @@ type Point = { x: string; y: number };
 
 interface ManagementState {
   account: Json;
+  users: Json[];
   searchIndexes: Json[];
   vectorIndexes: Json[];
   vectorStats: Record<string, Json>;
@@ -97,7 +98,9 @@ const ACCOUNT_FIELDS: Array<[string, string, number?]> = [
 ];
 
 function expectedAccount(expected: Expected, a: Json): void {
-  put(expected, 'upstash_qstash_account_info', { state: str(a.state), plan: str(a.type), reserved_plan: str(a.reserved_type) }, 1);
+  // The exporter has the delivery token, so the user is chosen by it.
+  const info = { state: str(a.state), plan: str(a.type), reserved_plan: str(a.reserved_type), region: str(a.region), selected_by: 'token' };
+  put(expected, 'upstash_qstash_account_info', info, 1);
   put(expected, 'upstash_qstash_account_active', {}, flag(a.active));
   put(expected, 'upstash_qstash_account_prod_pack_enabled', {}, flag(a.prod_pack_enabled));
   put(expected, 'upstash_qstash_account_created_timestamp_seconds', {}, num(a, 'creation_time'));
@@ -223,7 +226,7 @@ beforeAll(async () => {
   // Time scale 60: a minute cron fires every second while the schedules get their first runs.
   stack = await startStack({ emulator: { knobs: { timeScale: 60 } } });
   sdk = new Client({ baseUrl: stack.emulator.url, token: CANARY.token, retry: false });
-  await stack.emulatorJson('/__emulator/management/account', { method: 'PATCH', body: { password: ACCOUNT_PASSWORD_CANARY } });
+  await stack.emulatorJson('/__emulator/management/account', { method: 'PATCH', body: { read_only_token: ACCOUNT_PASSWORD_CANARY } });
 
   await sdk.urlGroups.addEndpoints({ name: 'nightly', endpoints: [{ url: `${destination.url}/ok?n=1` }, { url: `${destination.url}/ok?n=2` }] });
   const every = '* * * * *';
@@ -278,7 +281,7 @@ describe('exporter end to end against the emulator', () => {
     expect(rerankLimits.some((value) => Number.isFinite(value) && value > 0)).toBe(true);
     expect(scraped.get('upstash_search_index_max_monthly_bandwidth_bytes')!.samples.map((s) => s.value)).toContain(Number.POSITIVE_INFINITY);
     for (const name of documented.map((d) => d.name)) {
-      expect(scraped.get(name)!.help, name).toMatch(/Source: .+\. Cached: polled every 1s by the (schedules|account|search|vector) collector/);
+      expect(scraped.get(name)!.help, name).toMatch(/Source: .+\. Cached: polled every 1s by the (schedules|account|search|vector|usage) collector/);
     }
   });
 
@@ -353,11 +356,12 @@ describe('exporter end to end against the emulator', () => {
 
   it('never shows a secret in /metrics, on the landing page or in the logs', async () => {
     const state = await stack.emulatorJson<ManagementState>('/__emulator/management/state');
-    const recordSecrets = [state.account, ...state.searchIndexes, ...state.vectorIndexes].flatMap((r) =>
+    // Both regional users' tokens and read-only tokens (the list is what the exporter reads) are canaries too.
+    const recordSecrets = [state.account, ...state.users, ...state.searchIndexes, ...state.vectorIndexes].flatMap((r) =>
       ['password', 'token', 'read_only_token'].map((k) => r[k]).filter((v): v is string => typeof v === 'string' && v.length > 0),
     );
     expect(recordSecrets).toContain(ACCOUNT_PASSWORD_CANARY);
-    expect(recordSecrets.length).toBeGreaterThanOrEqual(2 + 2 * 4);
+    expect(recordSecrets.length).toBeGreaterThanOrEqual(2 + 2 * 2 + 2 * 4);
     const secrets = [
       CANARY.token,
       CANARY.apiKey,

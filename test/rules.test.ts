@@ -152,6 +152,7 @@ describe('alerts', () => {
         'UpstashQuotaUsageCritical',
         'UpstashDailyRequestQuotaRunningOut',
         'UpstashDailyRequestHardLimitNear',
+        'UpstashDailyRequestSoftLimitReached',
         'UpstashVectorIndexFillingUp',
         'UpstashQueueBacklogGrowing',
         'UpstashQueuePausedLong',

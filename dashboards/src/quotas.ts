@@ -5,6 +5,11 @@ import { QUOTA_THRESHOLDS, bargauge, booleanMapping, quotaGauge, refId, row, sel
 
 export const QUOTAS_UID = 'upstash-plan-quotas';
 
+/** `expr` labelled with the region of the exporter's QStash user (upstash_qstash_account_info). */
+function byRegion(expr: string): string {
+  return `${expr} * on (job, instance) group_left (region) group by (job, instance, region) (upstash_qstash_account_info${sel()})`;
+}
+
 /** QStash plan limits shown as one stat each, with their unit. */
 const PLAN_LIMITS: { metric: string; name: string; unit: string }[] = [
   { metric: 'upstash_qstash_plan_max_requests_per_day', name: 'requests / day', unit: 'short' },
@@ -32,7 +37,7 @@ export function quotasDashboard(): Dashboard {
   return upstashDashboard(
     QUOTAS_UID,
     'Upstash / Plan quotas',
-    'Usage of the QStash and vector index quotas against the plan limits (recording rule upstash:quota_usage:ratio), the daily request budget and the plan.',
+    'Usage of the QStash and vector index quotas against the plan limits (recording rule upstash:quota_usage:ratio), the official daily usage per region against the soft and hard daily limits, the dead-letter queue, bandwidth and billing, and the plan.',
   )
     .withRow(row('Usage'))
     .withPanel(
@@ -50,21 +55,24 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'Daily requests',
-        description: 'Messages accepted since 00:00 UTC against max_requests_per_day.',
+        description: 'Requests since 00:00 UTC against max_requests_per_day (the soft limit): the official count of the usage collector, else the count of CREATED entries.',
         quota: 'qstash_daily_requests',
         height: 10,
       }),
     )
     .withPanel(quotaGauge({ title: 'Schedules', description: 'Schedules against max_schedules.', quota: 'qstash_schedules', height: 10 }))
-    .withRow(row('Daily request budget (resets 00:00 UTC)'))
+    .withRow(row('Official usage per region (daily figures reset 00:00 UTC)'))
     .withPanel(
       timeseries({
-        title: 'Messages accepted today',
-        description: 'Messages accepted (CREATED) since 00:00 UTC with the plan\'s soft and hard daily limits.',
+        title: 'Requests today',
+        description:
+          'Requests since 00:00 UTC per region (recording rule upstash_qstash:daily_requests:used: the official count of GET /v2/qstash/stats, ' +
+          'else the count of CREATED entries, as its source label says) with the plan\'s soft and hard daily limits. ' +
+          'UpstashDailyRequestSoftLimitReached warns at the soft limit, UpstashDailyRequestHardLimitNear pages above 90% of the hard one.',
         queries: [
-          { expr: `upstash_qstash_daily_messages${sel()}`, legend: 'accepted {{instance}}' },
-          { expr: `upstash_qstash_plan_max_requests_per_day${sel()}`, legend: 'limit {{instance}}' },
-          { expr: `upstash_qstash_plan_max_requests_per_day_hard${sel()}`, legend: 'hard limit {{instance}}' },
+          { expr: byRegion(`upstash_qstash:daily_requests:used${sel()}`), legend: '{{region}} used ({{source}})' },
+          { expr: byRegion(`upstash_qstash_plan_max_requests_per_day${sel()}`), legend: '{{region}} soft limit' },
+          { expr: byRegion(`upstash_qstash_plan_max_requests_per_day_hard${sel()}`), legend: '{{region}} hard limit' },
         ],
         unit: 'short',
         min: 0,
@@ -73,13 +81,49 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Projected by 00:00 UTC',
-        description: 'Today\'s count plus the last hour\'s pace until midnight UTC (recording rule upstash_qstash:daily_messages:projected_end_of_day), against the limit. UpstashDailyRequestQuotaRunningOut fires when it stays above the limit for 30 minutes.',
+        description: 'Today\'s count plus the last hour\'s pace until midnight UTC (recording rule upstash_qstash:daily_requests:projected_end_of_day), against the soft limit. UpstashDailyRequestQuotaRunningOut fires when it stays above the limit for 30 minutes.',
         queries: [
-          { expr: `upstash_qstash:daily_messages:projected_end_of_day${sel()}`, legend: 'projected {{instance}}' },
-          { expr: `upstash_qstash_plan_max_requests_per_day${sel()}`, legend: 'limit {{instance}}' },
+          { expr: byRegion(`upstash_qstash:daily_requests:projected_end_of_day${sel()}`), legend: '{{region}} projected ({{source}})' },
+          { expr: byRegion(`upstash_qstash_plan_max_requests_per_day${sel()}`), legend: '{{region}} soft limit' },
         ],
         unit: 'short',
         min: 0,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Dead-letter queue',
+        description: 'Messages in the dead-letter queue (dlq_message_count of the official usage) against the plan\'s max_dlq_size.',
+        queries: [
+          { expr: byRegion(`upstash_qstash_usage_dlq_messages${sel()}`), legend: '{{region}} in DLQ' },
+          { expr: byRegion(`upstash_qstash_plan_max_dlq_messages${sel()}`), legend: '{{region}} max DLQ size' },
+        ],
+        unit: 'short',
+        min: 0,
+        span: 8,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Bandwidth today',
+        description: 'Bandwidth used since 00:00 UTC (today\'s point of daily_bandwidths of the official usage; the API does not name the unit, bytes assumed).',
+        queries: [{ expr: byRegion(`upstash_qstash_usage_daily_bandwidth_bytes${sel()}`), legend: '{{region}}' }],
+        unit: 'bytes',
+        min: 0,
+        span: 8,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Billing',
+        description: 'Amount billed this month so far and today (total_monthly_billing and daily_billings of the official usage; the API gives no currency).',
+        queries: [
+          { expr: byRegion(`upstash_qstash_usage_monthly_billing${sel()}`), legend: '{{region}} this month' },
+          { expr: byRegion(`upstash_qstash_usage_daily_billing${sel()}`), legend: '{{region}} today' },
+        ],
+        unit: 'short',
+        min: 0,
+        span: 8,
       }),
     )
     .withRow(row('Vector index quotas'))
@@ -100,8 +144,8 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Plan',
-        description: 'The QStash account\'s plan (upstream field `type`) and reserved plan.',
-        queries: [{ expr: `upstash_qstash_account_info${sel()}`, legend: '{{plan}} {{reserved_plan}}' }],
+        description: 'The QStash user\'s region, plan (upstream field `type`) and reserved plan; selected_by says how the exporter chose the user (token, region, legacy).',
+        queries: [{ expr: `upstash_qstash_account_info${sel()}`, legend: '{{region}} {{plan}} {{reserved_plan}} ({{selected_by}})' }],
         showName: true,
         span: 6,
       }),

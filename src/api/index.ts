@@ -5,7 +5,7 @@ import type { ExporterConfig } from '../config/index.js';
 import { VERSION } from '../version.js';
 import { DeliveryClient } from './delivery.js';
 import type { CommonClientOptions } from './http.js';
-import { ManagementClient } from './management.js';
+import { ManagementClient, qstashRegionOfUrl } from './management.js';
 
 /** What the caller adds to every client: the request hook, the logger and a shutdown signal. */
 export type ApiClientHooks = Pick<CommonClientOptions, 'onRequest' | 'logger' | 'signal'>;
@@ -59,6 +59,9 @@ export function createManagementClient(config: ExporterConfig, hooks: ApiClientH
     email: config.management.email,
     apiKey: config.management.apiKey,
     accountPath: config.management.accountPath,
+    // To choose the regional QStash user this exporter watches (its token, else its URL's region).
+    qstashToken: config.qstash.token,
+    qstashRegion: qstashRegionOfUrl(config.qstash.url),
   });
 }
 

@@ -19,6 +19,8 @@ export const COLLECTOR_CATALOGUE = [
   { name: 'account', defaultInterval: '5m', needs: 'management', load: async () => (await import('./account.js')).createAccountCollector },
   { name: 'search', defaultInterval: '5m', needs: 'management', load: async () => (await import('./search.js')).createSearchCollector },
   { name: 'vector', defaultInterval: '60s', needs: 'management', load: async () => (await import('./vector.js')).createVectorCollector },
+  // Official QStash usage (GET /v2/qstash/stats/{id}): today's requests against the daily limits.
+  { name: 'usage', defaultInterval: '60s', needs: 'management', load: async () => (await import('./usage.js')).createUsageCollector },
 ] as const;
 
 export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];

@@ -1,18 +1,30 @@
 // The search collector: GET /v2/search (the account's search indexes) into a fresh snapshot per
 // poll, so a deleted index's series vanish on the next poll. Per index: metadata, creation time,
-// the enrichment flag, the newest throughput point and every limit. The client removes the
-// index tokens (token, read_only_token) before this code sees a record.
+// the enrichment flag, the newest throughput point, every limit and, beside them, the usage of
+// GET /v2/search/{id}/stats (the vector stats shape: the vector collector's counters under the
+// search prefix). An index deleted between the list and its stats (404) is left out quietly. The
+// client removes the index tokens (token, read_only_token) before this code sees a record.
 
 import type { Registry } from 'prom-client';
-import type { ManagementClient, SearchIndex } from '../api/management.js';
+import { ApiNotFoundError } from '../api/errors.js';
+import type { ManagementClient, SearchIndex, VectorStats } from '../api/management.js';
 import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './collector.js';
 import { flagValue, registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { mapConcurrently, VECTOR_STATS_CONCURRENCY, VECTOR_STATS_VALUES } from './vector.js';
 
 const SOURCE = 'GET /v2/search';
+const STATS_SOURCE = 'GET /v2/search/{id}/stats?period=1h';
+
+/** Usage of a search index: the vector stats counters, named for search (documents are vectors). */
+export const SEARCH_STATS_VALUES: readonly IndexFieldSpec<(typeof VECTOR_STATS_VALUES)[number]['field']>[] = VECTOR_STATS_VALUES.map((spec) => ({
+  ...spec,
+  name: spec.name.replace('upstash_vector_index_', 'upstash_search_index_'),
+  meaning: spec.meaning.replaceAll('upstash_vector_index_', 'upstash_search_index_'),
+}));
 const ID = ['index_id'] as const;
 
 type LimitField =
@@ -69,12 +81,18 @@ export const SEARCH_FAMILIES = {
 export interface SearchCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
   bounds?: InventoryBounds;
-  client: Pick<ManagementClient, 'listSearchIndexes'>;
+  client: Pick<ManagementClient, 'listSearchIndexes' | 'searchStats'>;
   intervalMs: number;
 }
 
-export class SearchCollector extends SnapshotCollector<'search', readonly SearchIndex[]> {
-  readonly #client: Pick<ManagementClient, 'listSearchIndexes'>;
+interface PollResult {
+  indexes: readonly SearchIndex[];
+  /** Stats per index id; an index whose stats answered 404 (deleted meanwhile) has none. */
+  stats: Map<string, VectorStats>;
+}
+
+export class SearchCollector extends SnapshotCollector<'search', PollResult> {
+  readonly #client: SearchCollectorOptions['client'];
   readonly #points = new NewestPointReader();
 
   constructor(options: SearchCollectorOptions) {
@@ -82,17 +100,33 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
     this.#client = options.client;
   }
 
-  protected fetch(ctx: PollContext): Promise<SearchIndex[]> {
-    return this.#client.listSearchIndexes({ signal: ctx.signal });
+  protected async fetch(ctx: PollContext): Promise<PollResult> {
+    const indexes = await this.#client.listSearchIndexes({ signal: ctx.signal });
+    const answers = await mapConcurrently(indexes, VECTOR_STATS_CONCURRENCY, async (index) => {
+      try {
+        return await this.#client.searchStats(index.id, '1h', { signal: ctx.signal });
+      } catch (error) {
+        if (error instanceof ApiNotFoundError) return undefined;
+        throw error;
+      }
+    });
+    const stats = new Map<string, VectorStats>();
+    indexes.forEach((index, i) => {
+      const answer = answers[i];
+      if (answer !== undefined) stats.set(index.id, answer);
+      else ctx.logger.debug({ indexId: index.id }, 'listed search index vanished before its stats were read (deleted?)');
+    });
+    return { indexes, stats };
   }
 
-  protected fill(registry: Registry, indexes: readonly SearchIndex[], logger: Logger): void {
+  protected fill(registry: Registry, { indexes, stats }: PollResult, logger: Logger): void {
     const f = SEARCH_FAMILIES;
     const info = registerGauge(registry, f.info, this.families);
     const created = registerGauge(registry, f.created, this.families);
     const enrichment = registerGauge(registry, f.enrichment, this.families);
     const throughput = registerGauge(registry, f.throughput, this.families);
     const setLimits = registerIndexFieldGauges(registry, SEARCH_LIMITS, { endpoint: SOURCE, families: this.families, kind: 'limit' });
+    const setUsage = registerIndexFieldGauges(registry, SEARCH_STATS_VALUES, { endpoint: STATS_SOURCE, families: this.families, kind: 'value' });
 
     for (const index of indexes) {
       const id = { index_id: index.id };
@@ -102,6 +136,8 @@ export class SearchCollector extends SnapshotCollector<'search', readonly Search
       const newest = this.#points.newest(index.throughput_vector, 'search throughput_vector', logger);
       if (newest !== undefined) throughput.set(id, newest);
       setLimits(index.id, index);
+      const usage = stats.get(index.id);
+      if (usage !== undefined) setUsage(index.id, usage);
     }
   }
 }

@@ -256,7 +256,7 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
  * `work` over `items` with at most `limit` in flight; results in the order of `items`. After the
  * first failure no new item starts; the in-flight ones finish, then the first error is thrown.
  */
-async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed = false;

@@ -70,7 +70,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'UPSTASH_EMAIL',
     valueHint: '<email>',
     defaultText: 'none',
-    help: 'account email for the management API; with the API key enables account, search and vector',
+    help: 'account email for the management API; with the API key enables account, search, vector and usage',
     secretFile: true,
   },
   {

@@ -24,7 +24,7 @@ function escapeRegExp(text: string): string {
 /** Requests for the management interface (for its fault scope). */
 function managementPathPattern(serviceNames: string[]): RegExp {
   const names = serviceNames.map(escapeRegExp).join('|');
-  return new RegExp(`^/v2/(?:vector|search|(?:${names || 'qstash'})/users?)(?:/|$)`, 'i');
+  return new RegExp(`^/v2/(?:vector|search|(?:${names || 'qstash'})/(?:users?|stats))(?:/|$)`, 'i');
 }
 
 function onlyWhen(test: (req: Parameters<RequestHandler>[0]) => boolean, handler: RequestHandler): RequestHandler {

@@ -51,6 +51,8 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     plan: resolved.plan,
     now: () => service.clock.now(),
     serviceNames: resolved.serviceNames,
+    traffic: service.log.usage,
+    vintage: () => service.knobs.managementApi,
   });
   // The delivery side's plan defaults follow the account's plan (it can change at run time).
   service.usePlanSource(() => management.state.currentPlan());

@@ -25,6 +25,9 @@ export const LOGS_SHAPES = ['flat', 'grouped'] as const;
 /** Verbs schedule pause/resume accept (the SDKs send PATCH, the OpenAPI documents POST); the other answers 405. */
 export const SCHEDULE_VERBS = ['both', 'patch', 'post'] as const;
 
+/** Vintages of the management API (src/emulator/management/qstash-users.ts). */
+export const MANAGEMENT_APIS = ['current', 'legacy'] as const;
+
 /** Retention by age of the plans, in milliseconds (pricing table: 3, 7, 14 days). */
 export const PLAN_LOG_RETENTION_MS = Object.freeze({ free: 3 * 86_400_000, payg: 7 * 86_400_000, fixed: 14 * 86_400_000 });
 
@@ -79,6 +82,8 @@ export interface Knobs {
   numericCursor: boolean;
   /** Whether `GET /v2/flowControl` (the docs' list; the SDK only has `/v2/flowControl/{key}`) answers; off: 404. */
   flowControlList: boolean;
+  /** Management API vintage: `legacy` serves only GET /v2/qstash/user and /v2/qstash/stats (no users list, no ids), the older record. */
+  managementApi: (typeof MANAGEMENT_APIS)[number];
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -108,6 +113,7 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   dailyLimitNext: 0,
   numericCursor: false,
   flowControlList: false,
+  managementApi: 'current',
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -141,6 +147,7 @@ const knobsPatchSchema = z
     dailyLimitNext: count,
     numericCursor: z.boolean(),
     flowControlList: z.boolean(),
+    managementApi: z.enum(MANAGEMENT_APIS),
   })
   .partial()
   .strict();

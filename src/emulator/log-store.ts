@@ -7,6 +7,7 @@
 // (a per-entry lag), so reads can see newer entries before older ones, as the real service may.
 import { hostOf } from '../common/url.js';
 import type { HeaderMap } from './message-options.js';
+import { UsageLedger } from './usage-ledger.js';
 
 /** States written into entries. */
 export const LOG_STATES = ['CREATED', 'ACTIVE', 'RETRY', 'ERROR', 'DELIVERED', 'FAILED', 'CANCEL_REQUESTED', 'CANCELLED'] as const;
@@ -192,6 +193,8 @@ export class LogStore {
   private dropped = 0;
   private byState = emptyByState();
   private series = new Map<string, GroundTruthSeries>();
+  /** Billed usage per day and minute, for the management API's official usage. */
+  readonly usage = new UsageLedger();
 
   /** Entries older than this many ms are dropped; null keeps by count only. */
   private retentionAgeMs: number | null = null;
@@ -236,6 +239,7 @@ export class LogStore {
     this.dropped = 0;
     this.byState = emptyByState();
     this.series.clear();
+    this.usage.reset();
   }
 
   groundTruth(): GroundTruth {
@@ -277,6 +281,7 @@ export class LogStore {
   private count(entry: StoredEntry): void {
     this.total++;
     this.byState[entry.state]++;
+    this.usage.record(entry.state, entry.time, entry.message.body);
     const m = entry.message;
     const queue = m.queueName ?? '';
     const urlGroup = m.topicName ?? '';

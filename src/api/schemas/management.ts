@@ -1,5 +1,6 @@
-// Management API responses: account record (§2.9), search indexes (§2.8), vector indexes
-// (service-behaviour §6.4, missing from the interface) and vector index stats (§2.7).
+// Management API responses: account record (§2.9) and the regional QStash users, QStash usage
+// statistics, search indexes (§2.8), vector indexes (service-behaviour §6.4, missing from the
+// interface) and vector/search index stats (§2.7; search stats share the vector shape).
 //
 // The real service drops and adds fields over time, so every field is optional but typed (a
 // wrong type is drift). Secret fields (`password`, `token`, `read_only_token`) are removed
@@ -58,10 +59,53 @@ export const accountSchema = z
     created_by: str(),
     /** Unix seconds. */
     creation_time: num(),
+    // Fields of the current record (2026-03+): one QStash user per region.
+    /** eu-central-1 | us-east-1; absent on the legacy record. */
+    region: str(),
+    budget: num(),
+    max_bandwidth_per_second: num(),
+    /** The text "true" or "false" (not a JSON boolean). */
+    prometheus_enabled: str(),
+    modifying_state: str(),
+    /** Unix seconds; 0 while the user exists. */
+    deletion_time: num(),
   })
   .transform(withoutSecrets);
 
 export type Account = z.output<typeof accountSchema>;
+
+/**
+ * The raw list of GET /v2/qstash/users, read only to choose a record: its `token` is compared
+ * with the configured QStash token and never kept. The chosen record is then parsed with
+ * accountSchema, which removes the secrets.
+ */
+export const qstashUserListSchema = z.array(z.looseObject({ id: str(), region: str(), token: str() }));
+
+/** `{x, y}` point of a daily series; `workflow_message`/`workflow_run` ride on daily_requests. */
+const usagePointSchema = z.looseObject({ x: z.string(), y: z.number(), workflow_message: num(), workflow_run: num() });
+const usageSeries = () => optional(z.array(usagePointSchema));
+const usageSeriesById = () => optional(z.array(z.looseObject({ id: z.string(), data_points: optional(z.array(seriesPointSchema)) })));
+
+/** GET /v2/qstash/stats/{id}?period= (and the older GET /v2/qstash/stats): official usage. */
+export const qstashStatsSchema = z.looseObject({
+  /** Weekday names of the daily series (the whole current month). */
+  days: optional(z.array(z.string())),
+  /** One point per day of the current month (future days 0): requests that day. */
+  daily_requests: usageSeries(),
+  daily_billings: usageSeries(),
+  daily_bandwidths: usageSeries(),
+  /** Over the period (60 points; 240 for 30d): requests per step. */
+  daily_used: usageSeries(),
+  daily_used_workflow: usageSeries(),
+  daily_bandwidth_used: usageSeries(),
+  daily_qstash_messages: usageSeriesById(),
+  daily_workflow_messages: usageSeriesById(),
+  dlq_message_count: int(),
+  total_monthly_billing: num(),
+});
+
+export type QStashStats = z.output<typeof qstashStatsSchema>;
+export type UsagePoint = z.output<typeof usagePointSchema>;
 
 const seriesSchema = () => optional(z.array(seriesPointSchema));
 

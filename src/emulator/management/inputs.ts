@@ -48,6 +48,11 @@ export const accountPatchSchema = z.strictObject({
   reserved_price: z.number().min(0).optional(),
   created_by: z.string().optional(),
   creation_time: unixSeconds.optional(),
+  read_only_token: z.string().optional(),
+  region: z.string().optional(),
+  budget: z.number().min(0).optional(),
+  max_bandwidth_per_second: limit.optional(),
+  prometheus_enabled: z.enum(['true', 'false']).optional(),
 });
 export type AccountPatch = z.infer<typeof accountPatchSchema>;
 

@@ -21,17 +21,30 @@ export interface Point {
   y: number;
 }
 
+/**
+ * Everything the emulator knows of one regional QStash user. What is served is a view of it
+ * (qstash-users.ts): the current record (region, read_only_token, budget, ...; no password) or
+ * the legacy one (password; no region), as the `managementApi` knob says.
+ */
 export interface AccountRecord extends AccountLimits {
   customer_id: string;
   id: string;
   password: string;
   token: string;
+  read_only_token: string;
   active: boolean;
   state: 'active' | 'passive';
   last_plan_upgrade_time: number;
   prod_pack_enabled: boolean;
   created_by: string;
   creation_time: number;
+  region: string;
+  budget: number;
+  max_bandwidth_per_second: number;
+  /** Text, as the current service sends it. */
+  prometheus_enabled: 'true' | 'false';
+  modifying_state: string;
+  deletion_time: number;
 }
 
 export interface SearchIndexRecord extends SearchIndexLimits {
@@ -95,13 +108,25 @@ export interface Owner {
   deliveryToken: string;
 }
 
-export function buildAccount(owner: Owner, plan: PlanProfile, createdMs: number): AccountRecord {
+/** The region of the primary user: the one the delivery token belongs to (the legacy path's user). */
+export const PRIMARY_REGION = 'eu-central-1';
+/** The second regional user: its own token and plan, no traffic on this emulator. */
+export const SECONDARY_REGION = 'us-east-1';
+export const SECONDARY_PLAN: PlanProfile = 'free';
+
+/** Bytes per second a plan may move (the record's max_bandwidth_per_second; no documented figures). */
+const BANDWIDTH_PER_SECOND: Record<PlanProfile, number> = { free: 10_485_760, payg: 104_857_600, fixed: 524_288_000 };
+
+export function buildAccount(owner: Owner, plan: PlanProfile, createdMs: number, region: string = PRIMARY_REGION): AccountRecord {
   const created = unixSeconds(createdMs);
+  // The primary user keeps the seeds of the single-user emulator, so its id is unchanged.
+  const seed = region === PRIMARY_REGION ? owner.email : `${owner.email}:${region}`;
   return {
     customer_id: owner.email,
-    id: deterministicUuid(`account:${owner.email}`),
-    password: deterministicSecret(owner.email, `account-password:${owner.email}`),
-    token: owner.deliveryToken,
+    id: deterministicUuid(`account:${seed}`),
+    password: deterministicSecret(owner.email, `account-password:${seed}`),
+    token: region === PRIMARY_REGION ? owner.deliveryToken : deterministicSecret(owner.email, `qstash-token:${seed}`),
+    read_only_token: deterministicSecret(owner.email, `qstash-read-only-token:${seed}`),
     active: true,
     state: 'active',
     last_plan_upgrade_time: created,
@@ -109,6 +134,12 @@ export function buildAccount(owner: Owner, plan: PlanProfile, createdMs: number)
     prod_pack_enabled: false,
     created_by: owner.email,
     creation_time: created,
+    region,
+    budget: 0,
+    max_bandwidth_per_second: BANDWIDTH_PER_SECOND[plan],
+    prometheus_enabled: 'false',
+    modifying_state: '',
+    deletion_time: 0,
   };
 }
 

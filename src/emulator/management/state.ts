@@ -12,9 +12,20 @@ import {
   type NewVectorIndex,
   type StatsPeriod,
 } from './inputs.js';
-import { ACCOUNT_LIMITS, reservedTypeForService, type PlanProfile } from './plans.js';
+import { ACCOUNT_LIMITS, type PlanProfile } from './plans.js';
+import {
+  NO_TRAFFIC,
+  qstashStats,
+  serveAccount,
+  type ManagementApiVintage,
+  type QStashStatsRecord,
+  type ServedAccount,
+  type TrafficReader,
+} from './qstash-users.js';
 import {
   ACCOUNT_AGE_MS,
+  SECONDARY_PLAN,
+  SECONDARY_REGION,
   INITIAL_SEARCH_INDEXES,
   INITIAL_VECTOR_INDEXES,
   buildAccount,
@@ -27,6 +38,7 @@ import {
   type ServedVectorIndex,
   type VectorIndexEntry,
 } from './records.js';
+import { searchAsVectorRecord, searchTraffic } from './search-stats.js';
 import { unixSeconds } from './time-format.js';
 import {
   throughputVector,
@@ -41,6 +53,10 @@ export interface ManagementStateOptions {
   deliveryToken: string;
   plan: PlanProfile;
   now: () => number;
+  /** What the delivery side billed: the primary user's official usage. None by default. */
+  traffic?: TrafficReader;
+  /** Which vintage of the API is served (the `managementApi` knob); current by default. */
+  vintage?: () => ManagementApiVintage;
 }
 
 /** Everything the management API would serve right now, for tests to compare an exporter with. */
@@ -48,7 +64,10 @@ export interface ManagementSnapshot {
   /** The clock reading (epoch ms) the snapshot was taken at. */
   now: number;
   plan: PlanProfile;
-  account: AccountRecord;
+  /** The record the legacy path GET /v2/qstash/user serves (the primary user). */
+  account: ServedAccount;
+  /** Every regional user as GET /v2/qstash/users serves them (empty on the legacy vintage). */
+  users: ServedAccount[];
   searchIndexes: ServedSearchIndex[];
   vectorIndexes: ServedVectorIndex[];
   /** Scalar statistics per vector index id (the series are on the stats endpoint). */
@@ -61,6 +80,8 @@ export class ManagementState {
   // Assigned by reset(), which the constructor calls.
   private plan!: PlanProfile;
   private accountRecord!: AccountRecord;
+  /** The user of the other region (its own token and plan, no traffic here). */
+  private secondaryRecord!: AccountRecord;
   private search = new Map<string, SearchIndexEntry>();
   private vector = new Map<string, VectorIndexEntry>();
   /** Counts indexes added after start, so their ids stay deterministic (and unique per name). */
@@ -76,6 +97,7 @@ export class ManagementState {
   reset(): void {
     this.plan = this.options.plan;
     this.accountRecord = buildAccount(this.owner, this.plan, this.startMs - ACCOUNT_AGE_MS);
+    this.secondaryRecord = buildAccount(this.owner, SECONDARY_PLAN, this.startMs - ACCOUNT_AGE_MS, SECONDARY_REGION);
     this.additions = 0;
     this.search = new Map();
     for (const { input, ageMs } of INITIAL_SEARCH_INDEXES) {
@@ -93,16 +115,43 @@ export class ManagementState {
     return this.plan;
   }
 
-  account(): AccountRecord {
-    return { ...this.accountRecord };
+  /** The primary user as the legacy path serves it. */
+  account(): ServedAccount {
+    return this.accountFor('qstash');
   }
 
-  /** The account record as served under /v2/<serviceName>/user. */
-  accountFor(serviceName: string): AccountRecord {
-    return {
-      ...this.accountRecord,
-      reserved_type: reservedTypeForService(this.accountRecord.reserved_type, serviceName),
-    };
+  vintage(): ManagementApiVintage {
+    return this.options.vintage?.() ?? 'current';
+  }
+
+  /** The primary user as served under the legacy path /v2/<serviceName>/user. */
+  accountFor(serviceName: string): ServedAccount {
+    return serveAccount(this.accountRecord, this.vintage(), serviceName);
+  }
+
+  /** Every regional user as GET /v2/<serviceName>/users serves them. */
+  usersFor(serviceName: string): ServedAccount[] {
+    return [this.accountRecord, this.secondaryRecord].map((record) => serveAccount(record, this.vintage(), serviceName));
+  }
+
+  /** One user by id, as GET /v2/<serviceName>/user/{id} serves it. */
+  userFor(serviceName: string, id: string): ServedAccount {
+    const user = this.usersFor(serviceName).find((candidate) => candidate.id === id);
+    if (!user) throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'user not found');
+    return user;
+  }
+
+  /**
+   * Official usage of a user (GET /v2/qstash/stats/{id}); without an id, of the primary user
+   * (the older GET /v2/qstash/stats). The primary user's usage is the emulator's real traffic.
+   */
+  qstashStats(id: string | undefined, period: StatsPeriod = '1h'): QStashStatsRecord {
+    const now = this.options.now();
+    if (id === undefined || id === this.accountRecord.id) {
+      return qstashStats(this.accountRecord, this.plan, this.options.traffic ?? NO_TRAFFIC, now, period);
+    }
+    if (id === this.secondaryRecord.id) return qstashStats(this.secondaryRecord, SECONDARY_PLAN, NO_TRAFFIC, now, period);
+    throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'user not found');
   }
 
   /**
@@ -110,7 +159,7 @@ export class ManagementState {
    * `last_plan_upgrade_time`; the other fields then override. Setting only one of `state` and
    * `active` keeps the other consistent (`passive` <-> `active: false`).
    */
-  patchAccount(patch: AccountPatch): AccountRecord {
+  patchAccount(patch: AccountPatch): ServedAccount {
     const { plan, ...fields } = parseInput(accountPatchSchema, patch, 'account patch');
     let next: AccountRecord = { ...this.accountRecord };
     if (plan !== undefined) {
@@ -132,6 +181,12 @@ export class ManagementState {
 
   searchIndex(id: string): ServedSearchIndex {
     return this.serveSearch(this.findSearch(id));
+  }
+
+  /** Usage of a search index: the vector stats shape, from its query rate (searchTraffic). */
+  searchStats(id: string, period: StatsPeriod = '1h'): VectorStats {
+    const entry = this.findSearch(id);
+    return vectorStats(searchAsVectorRecord(entry.record), searchTraffic(entry), this.options.now(), period);
   }
 
   addSearchIndex(input: NewSearchIndex = {}): ServedSearchIndex {
@@ -195,6 +250,7 @@ export class ManagementState {
       now,
       plan: this.plan,
       account: this.account(),
+      users: this.vintage() === 'legacy' ? [] : this.usersFor('qstash'),
       searchIndexes: this.searchIndexes(),
       vectorIndexes: this.vectorIndexes(),
       vectorStats: stats,
