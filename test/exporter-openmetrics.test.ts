@@ -272,6 +272,9 @@ describe('OpenMetrics exposition of the running exporter', () => {
     const requests = rest.filter((line) => line.name === 'upstash_exporter_api_requests_total');
     expect(requests.length).toBeGreaterThan(0);
     expect(created.filter((line) => line.name === 'upstash_exporter_api_requests_created')).toHaveLength(requests.length);
+    const apiDurations = rest.filter((line) => line.name === 'upstash_exporter_api_request_duration_seconds_count');
+    expect(apiDurations.length).toBeGreaterThan(0);
+    expect(created.filter((line) => line.name === 'upstash_exporter_api_request_duration_seconds_created')).toHaveLength(apiDurations.length);
     // The self counters started with the process: created = its start (within the test's start).
     for (const line of created.filter((l) => l.name === 'upstash_exporter_api_requests_created')) expect(line.value).toBeGreaterThanOrEqual(startedAt - 1);
     // Continued from the checkpoint, so no created time: one would read as a reset.
@@ -300,6 +303,19 @@ describe('OpenMetrics exposition of the running exporter', () => {
     // Never on a label, never elsewhere.
     expect(om.lines.some((line) => 'message_id' in line.labels)).toBe(false);
     expect(om.lines.filter((line) => line.exemplar !== undefined).every((line) => line.name === `${DURATION}_bucket`)).toBe(true);
+  });
+
+  it('serves text 0.0.4 whatever the Accept header with --no-openmetrics', async () => {
+    const plainOnly = await startChild(world, 'none', ['--no-openmetrics']);
+    try {
+      const answer = await scrape(plainOnly, PROMETHEUS_ACCEPT);
+      expect(answer.headers['content-type']).toBe(TEXT_TYPE);
+      expect(answer.headers.vary).toBe('Accept-Encoding');
+      expect(answer.text).not.toContain('# EOF');
+      expect(answer.text).not.toMatch(/_created[{ ]/);
+    } finally {
+      await stopChild(plainOnly);
+    }
   });
 
   it.skipIf(binaries.skip)(`promtool checks each format${binaries.needs}`, async () => {
