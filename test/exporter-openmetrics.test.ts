@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { renderFamily, type OpenMetricsValue } from '../src/metrics/openmetrics.js';
 import { negotiateFormat } from '../src/server/negotiate.js';
 import { sleep } from './exporter-e2e-helpers.js';
 import { publish, settle, startWorld, type World } from './logs-helpers.js';
@@ -52,6 +53,79 @@ describe('Accept negotiation', () => {
   it('answers text 0.0.4 to everything when OpenMetrics is switched off', () => {
     expect(negotiateFormat(PROMETHEUS_ACCEPT, false)).toBe('text-0.0.4');
     expect(negotiateFormat('application/openmetrics-text;version=1.0.0', false)).toBe('text-0.0.4');
+  });
+});
+
+describe('renderFamily (OpenMetrics text of one family)', () => {
+  it('escapes label values and HELP, writes NaN and infinities the OpenMetrics way', () => {
+    const text = renderFamily({
+      name: 'upstash_test_ratio',
+      help: 'a "quoted" help \\ with\nnewline',
+      type: 'gauge',
+      values: [
+        { labels: { queue: 'a"b\\c\nd' }, value: Number.NaN },
+        { labels: { queue: 'up' }, value: Infinity },
+        { labels: { queue: 'down' }, value: -Infinity },
+      ],
+    });
+    expect(text).toBe(
+      [
+        '# HELP upstash_test_ratio a \\"quoted\\" help \\\\ with\\nnewline',
+        '# TYPE upstash_test_ratio gauge',
+        'upstash_test_ratio{queue="a\\"b\\\\c\\nd"} NaN',
+        'upstash_test_ratio{queue="up"} +Inf',
+        'upstash_test_ratio{queue="down"} -Inf',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names a counter family without _total, adds _created per series, and keeps a counter without _total as unknown', () => {
+    const values = [{ labels: { code: '200' }, value: 3, created: 1_700_000_000.5 }, { labels: { code: '500' }, value: 1 }];
+    expect(renderFamily({ name: 'upstash_test_requests_total', help: 'h', type: 'counter', values }, () => 1_600_000_000)).toBe(
+      [
+        '# HELP upstash_test_requests h',
+        '# TYPE upstash_test_requests counter',
+        'upstash_test_requests_total{code="200"} 3',
+        'upstash_test_requests_created{code="200"} 1700000000.5',
+        'upstash_test_requests_total{code="500"} 1',
+        'upstash_test_requests_created{code="500"} 1600000000',
+        '',
+      ].join('\n'),
+    );
+    // No created time known: no _created line. A counter not named *_total keeps its sample name.
+    expect(renderFamily({ name: 'upstash_test_odd', help: 'h', type: 'counter', values: [{ labels: {}, value: 1 }] })).toBe('# HELP upstash_test_odd h\n# TYPE upstash_test_odd unknown\nupstash_test_odd 1\n');
+  });
+
+  it('writes exemplars on buckets and drops one whose labels pass 128 characters', () => {
+    const bucket = (le: number | string, value: number, messageId?: string): OpenMetricsValue => ({
+      labels: { le },
+      value,
+      metricName: 'upstash_test_seconds_bucket',
+      ...(messageId === undefined ? {} : { exemplar: { labelSet: { message_id: messageId }, value: 0.2, timestamp: 1_700_000_000.25 } }),
+    });
+    const text = renderFamily({
+      name: 'upstash_test_seconds',
+      help: 'h',
+      type: 'histogram',
+      values: [
+        bucket(0.5, 1, 'msg_short'),
+        bucket('+Inf', 1, `msg_${'x'.repeat(128 - 'message_id'.length - 3)}`),
+        { labels: {}, value: 0.2, metricName: 'upstash_test_seconds_sum' },
+        { labels: {}, value: 1, metricName: 'upstash_test_seconds_count', created: 1_699_999_999 },
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      '# HELP upstash_test_seconds h',
+      '# TYPE upstash_test_seconds histogram',
+      'upstash_test_seconds_bucket{le="0.5"} 1 # {message_id="msg_short"} 0.2 1700000000.25',
+      // 10 + 4 + 115 = 129 characters: over the limit, the exemplar is left out.
+      'upstash_test_seconds_bucket{le="+Inf"} 1',
+      'upstash_test_seconds_sum 0.2',
+      'upstash_test_seconds_count 1',
+      'upstash_test_seconds_created 1699999999',
+      '',
+    ]);
   });
 });
 
