@@ -330,7 +330,8 @@ describe('OpenMetrics exposition of the running exporter', () => {
     for (const line of created) {
       const family = line.name.slice(0, -'_created'.length);
       expect([line.name, om.types.get(family)]).toEqual([line.name, expect.stringMatching(/^(counter|histogram)$/)]);
-      expect(line.value).toBeGreaterThan(startedAt - 3600);
+      // Nothing of this exporter existed before the test started it.
+      expect(line.value).toBeGreaterThanOrEqual(startedAt - 0.01);
       expect(line.value).toBeLessThanOrEqual(Date.now() / 1000);
     }
     for (const [family, type] of om.types) if (type === 'gauge') expect(om.lines.some((line) => line.name === `${family}_created`)).toBe(false);
@@ -469,17 +470,32 @@ describe('OpenMetrics exposition of the running exporter', () => {
   }, 45_000);
 
   it('keeps created times across a restart on the same state file; a file without them gives none', async () => {
-    const before = createdOf((await scrape(child, PROMETHEUS_ACCEPT)).text, 'upstash_qstash_message_events');
-    const beforeDuration = createdOf((await scrape(child, PROMETHEUS_ACCEPT)).text, DURATION);
+    const beforeText = (await scrape(child, PROMETHEUS_ACCEPT)).text;
+    const before = createdOf(beforeText, 'upstash_qstash_message_events');
+    const beforeDuration = createdOf(beforeText, DURATION);
+    const beforeRequests = Math.max(...createdOf(beforeText, 'upstash_exporter_api_requests').values());
     expect(before.size).toBeGreaterThan(0);
+    expect(beforeDuration.size).toBeGreaterThan(0);
     await stopChild(child);
     const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as { payload: { counters: { events: { series: unknown[][] } }; histograms: { duration: { series: Array<Record<string, unknown>> } } } };
     expect(saved.payload.counters.events.series.every((series) => typeof series[2] === 'number')).toBe(true);
 
+    const restartedAt = Date.now() / 1000;
     child = await startChild(world, stateFile);
-    const after = createdOf((await scrape(child, PROMETHEUS_ACCEPT)).text, 'upstash_qstash_message_events');
-    expect(after).toEqual(before);
-    expect(createdOf((await scrape(child, PROMETHEUS_ACCEPT)).text, DURATION)).toEqual(beforeDuration);
+    // Until its first upstream request is on /metrics.
+    let afterText = '';
+    for (let i = 0; i < 100 && createdOf(afterText, 'upstash_exporter_api_requests').size === 0; i++) {
+      afterText = (await scrape(child, PROMETHEUS_ACCEPT)).text;
+      await sleep(50);
+    }
+    // Restored series: the same created times (the restart is not a reset)...
+    expect(createdOf(afterText, 'upstash_qstash_message_events')).toEqual(before);
+    expect(createdOf(afterText, DURATION)).toEqual(beforeDuration);
+    // ...while the self counters, which really start again at 0, are created at the new start.
+    const afterRequests = [...createdOf(afterText, 'upstash_exporter_api_requests').values()];
+    expect(afterRequests.length).toBeGreaterThan(0);
+    for (const created of afterRequests) expect(created).toBeGreaterThanOrEqual(restartedAt - 0.01);
+    expect(Math.min(...afterRequests)).toBeGreaterThan(beforeRequests);
     await stopChild(child);
 
     // A state file of an exporter before created times: it loads (same version, no migration),
