@@ -35,6 +35,10 @@ describe('Accept negotiation', () => {
     [PROMETHEUS_ACCEPT, 'openmetrics-1.0.0'],
     // Prometheus 2.5x-3.x: OpenMetrics preferred at q=0.5 over text.
     ['application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2', 'openmetrics-1.0.0'],
+    // Prometheus 3 (escaping parameter ignored: every name here is a classic one).
+    ['application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2', 'openmetrics-1.0.0'],
+    // Prometheus 3 with scrape_protocols: [PrometheusText0.0.4] only.
+    ['text/plain;version=0.0.4;q=0.9,*/*;q=0.1', 'text-0.0.4'],
     ['application/openmetrics-text;version=0.0.1', 'openmetrics-0.0.1'],
     ['application/openmetrics-text', 'openmetrics-1.0.0'],
     ['Application/OpenMetrics-Text; Version="1.0.0"', 'openmetrics-1.0.0'],
