@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { renderFamily, type OpenMetricsValue } from '../src/metrics/openmetrics.js';
+import { canonicalNumber, renderFamily, type OpenMetricsValue } from '../src/metrics/openmetrics.js';
 import { negotiateFormat } from '../src/server/negotiate.js';
 import { sleep } from './exporter-e2e-helpers.js';
 import { publish, settle, startWorld, type World } from './logs-helpers.js';
@@ -99,6 +99,13 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
     );
     // No created time known: no _created line. A counter not named *_total keeps its sample name.
     expect(renderFamily({ name: 'upstash_test_odd', help: 'h', type: 'counter', values: [{ labels: {}, value: 1 }] })).toBe('# HELP upstash_test_odd h\n# TYPE upstash_test_odd unknown\nupstash_test_odd 1\n');
+  });
+
+  it('writes le values in the canonical form of the spec (its own examples)', () => {
+    const render = (values: number[]): string => values.map(canonicalNumber).join(' ');
+    expect(render([0, 0.001, 0.002, 0.01, 0.1, 0.9, 0.95, 0.99, 0.999, 1, 1.7, 10])).toBe('0.0 0.001 0.002 0.01 0.1 0.9 0.95 0.99 0.999 1.0 1.7 10.0');
+    expect(render([1e-10, 1e-9, 1e-5, 0.0001, 0.1, 1, 100000, 1e6, 1e10])).toBe('1e-10 1e-09 1e-05 0.0001 0.1 1.0 100000.0 1e+06 1e+10');
+    expect(render([86400, 1234567, -2.5, Infinity])).toBe('86400.0 1.234567e+06 -2.5 +Inf');
   });
 
   it('writes exemplars on buckets and drops one whose labels pass 128 characters', () => {
@@ -241,10 +248,11 @@ function samplesOf(text: string): { lines: Line[]; types: Map<string, string> } 
   return { lines, types };
 }
 
+/** A series' identity; `le` as a number, since OpenMetrics writes `1.0` where text 0.0.4 writes `1`. */
 const key = (line: { name: string; labels: Record<string, string> }): string =>
   `${line.name}{${Object.entries(line.labels)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}=${v}`)
+    .map(([k, v]) => `${k}=${k === 'le' ? String(Number(v)) : v}`)
     .join(',')}}`;
 
 function createdOf(text: string, name: string): Map<string, number> {
@@ -327,8 +335,14 @@ describe('OpenMetrics exposition of the running exporter', () => {
     const om = samplesOf(omText);
     const created = om.lines.filter((line) => line.name.endsWith('_created'));
     const rest = om.lines.filter((line) => !line.name.endsWith('_created'));
-    // Same sample names and label sets (values may move between the two scrapes).
+    // Same sample names and label sets (values may move between the two scrapes), `le` apart:
+    // canonical in OpenMetrics (`1.0`), as JavaScript writes it in text 0.0.4 (`1`).
     expect(new Set(rest.map(key))).toEqual(new Set(plain.lines.map(key)));
+    const les = new Set(rest.filter((line) => line.labels.le !== undefined).map((line) => line.labels.le!));
+    expect(les).toContain('1.0');
+    expect(les).toContain('0.05');
+    expect(les).toContain('86400.0');
+    expect(plain.lines.some((line) => line.labels.le === '1')).toBe(true);
 
     // Every _created belongs to a counter or a histogram family, never a gauge.
     for (const line of created) {

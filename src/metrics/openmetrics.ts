@@ -12,9 +12,11 @@
 //   (restore time, say) would make a counter that continues across a restart look reset to a
 //   Prometheus that ingests created timestamps.
 //
-// Series names and label values are the same as in text 0.0.4 (counters are named `*_total`,
-// so the OpenMetrics family is the name without the suffix and its samples keep the name), so
-// switching formats never splits a series.
+// Series names are the same as in text 0.0.4 (counters are named `*_total`, so the OpenMetrics
+// family is the name without the suffix and its samples keep the name). Label values too, except
+// `le` (and `quantile`), which OpenMetrics wants in its canonical float form: `1.0` where text
+// 0.0.4 has `1`. Prometheus 3 stores that form from either format; Prometheus 2 stores what it
+// reads, so there a bucket with an integral bound changes identity when the format changes.
 import type { Registry } from 'prom-client';
 
 /** An exemplar as prom-client shapes it: label set, observed value, unix seconds. */
@@ -126,9 +128,28 @@ function labelsText(labels: Readonly<Record<string, string | number>>): string {
   let out = '';
   for (const name in labels) {
     const value = labels[name]!;
-    out += `${out === '' ? '{' : ','}${name}="${typeof value === 'number' ? numberText(value) : escapeText(value)}"`;
+    let text: string;
+    if (typeof value === 'number') text = name === 'le' || name === 'quantile' ? canonicalNumber(value) : numberText(value);
+    else text = escapeText(value);
+    out += `${out === '' ? '{' : ','}${name}="${text}"`;
   }
   return out === '' ? '' : `${out}}`;
+}
+
+/**
+ * The spec's canonical rendering of `le` and `quantile` values: Go's shortest %g (exponent form
+ * below 1e-4 and from 1e+06, two-digit exponent) with `.0` added to an integral value.
+ */
+export function canonicalNumber(value: number): string {
+  if (!Number.isFinite(value)) return numberText(value);
+  const [mantissa = '0', exponentText = '0'] = value.toExponential().split('e');
+  const exponent = Number(exponentText);
+  if (exponent < -4 || exponent >= 6) {
+    const digits = String(Math.abs(exponent)).padStart(2, '0');
+    return `${mantissa}e${exponent < 0 ? '-' : '+'}${digits}`;
+  }
+  const text = String(value);
+  return text.includes('.') ? text : `${text}.0`;
 }
 
 /** ` # {labels} value timestamp`, or nothing when the label set is over the spec's limit. */
