@@ -344,6 +344,22 @@ describe('OpenMetrics exposition of the running exporter', () => {
     expect(les).toContain('86400.0');
     expect(plain.lines.some((line) => line.labels.le === '1')).toBe(true);
 
+    // Each family once, and no sample name claimed by two families (a gauge `foo_created` next
+    // to a counter `foo`, say: the spec forbids such clashes).
+    const typeLines = omText.split('\n').filter((line) => line.startsWith('# TYPE '));
+    expect(typeLines.length).toBe(om.types.size);
+    const owner = new Map<string, string>();
+    let family = '';
+    for (const line of omText.split('\n')) {
+      const type = /^# TYPE (\S+) /.exec(line);
+      if (type) family = type[1]!;
+      else if (line !== '' && !line.startsWith('#')) {
+        const name = line.split(/[{ ]/)[0]!;
+        expect([name, owner.get(name) ?? family]).toEqual([name, family]);
+        expect(name.startsWith(family)).toBe(true);
+        owner.set(name, family);
+      }
+    }
     // Every _created belongs to a counter or a histogram family, never a gauge.
     for (const line of created) {
       const family = line.name.slice(0, -'_created'.length);
