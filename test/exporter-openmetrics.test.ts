@@ -74,8 +74,8 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
     });
     expect(text).toBe(
       [
-        '# HELP upstash_test_ratio a \\"quoted\\" help \\\\ with\\nnewline',
         '# TYPE upstash_test_ratio gauge',
+        '# HELP upstash_test_ratio a \\"quoted\\" help \\\\ with\\nnewline',
         'upstash_test_ratio{queue="a\\"b\\\\c\\nd"} NaN',
         'upstash_test_ratio{queue="up"} +Inf',
         'upstash_test_ratio{queue="down"} -Inf',
@@ -88,8 +88,8 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
     const values = [{ labels: { code: '200' }, value: 3, created: 1_700_000_000.5 }, { labels: { code: '500' }, value: 1 }];
     expect(renderFamily({ name: 'upstash_test_requests_total', help: 'h', type: 'counter', values }, () => 1_600_000_000)).toBe(
       [
-        '# HELP upstash_test_requests h',
         '# TYPE upstash_test_requests counter',
+        '# HELP upstash_test_requests h',
         'upstash_test_requests_total{code="200"} 3',
         'upstash_test_requests_created{code="200"} 1700000000.5',
         'upstash_test_requests_total{code="500"} 1',
@@ -98,7 +98,7 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
       ].join('\n'),
     );
     // No created time known: no _created line. A counter not named *_total keeps its sample name.
-    expect(renderFamily({ name: 'upstash_test_odd', help: 'h', type: 'counter', values: [{ labels: {}, value: 1 }] })).toBe('# HELP upstash_test_odd h\n# TYPE upstash_test_odd unknown\nupstash_test_odd 1\n');
+    expect(renderFamily({ name: 'upstash_test_odd', help: 'h', type: 'counter', values: [{ labels: {}, value: 1 }] })).toBe('# TYPE upstash_test_odd unknown\n# HELP upstash_test_odd h\nupstash_test_odd 1\n');
   });
 
   it('writes le values in the canonical form of the spec (its own examples)', () => {
@@ -127,8 +127,9 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
       ],
     });
     expect(text.split('\n')).toEqual([
-      '# HELP upstash_test_seconds h',
       '# TYPE upstash_test_seconds histogram',
+      '# UNIT upstash_test_seconds seconds',
+      '# HELP upstash_test_seconds h',
       'upstash_test_seconds_bucket{le="0.5"} 1 # {message_id="msg_short"} 0.2 1700000000.25',
       // 10 + 4 + 115 = 129 characters: over the limit, the exemplar is left out.
       'upstash_test_seconds_bucket{le="+Inf"} 1',
@@ -233,7 +234,7 @@ function samplesOf(text: string): { lines: Line[]; types: Map<string, string> } 
   const lines: Line[] = [];
   const types = new Map<string, string>();
   for (const raw of text.split('\n')) {
-    if (raw === '' || raw.startsWith('# HELP') || raw === '# EOF') continue;
+    if (raw === '' || raw.startsWith('# HELP') || raw.startsWith('# UNIT') || raw === '# EOF') continue;
     const type = /^# TYPE (\S+) (\S+)$/.exec(raw);
     if (type) {
       types.set(type[1]!, type[2]!);
@@ -369,6 +370,10 @@ describe('OpenMetrics exposition of the running exporter', () => {
       expect(line.value).toBeLessThanOrEqual(Date.now() / 1000);
     }
     for (const [family, type] of om.types) if (type === 'gauge') expect(om.lines.some((line) => line.name === `${family}_created`)).toBe(false);
+    // UNIT metadata where the name ends in a base unit, a suffix of the family name as the spec wants.
+    expect(omText).toContain(`# UNIT ${DURATION} seconds`);
+    expect(omText).toContain('# UNIT process_cpu_seconds seconds');
+    for (const [, name, unit] of omText.matchAll(/^# UNIT (\S+) (\S+)$/gm)) expect(name!.endsWith(`_${unit!}`)).toBe(true);
     // Counter families are named without _total; their samples keep it.
     expect(om.types.get(EVENTS.replace(/_total$/, ''))).toBe('counter');
 

@@ -108,7 +108,11 @@ export function renderFamily(family: OpenMetricsFamily, createdOf?: (family: str
   } else if (type !== 'gauge' && type !== 'histogram' && type !== 'summary') {
     type = 'unknown';
   }
-  let out = `# HELP ${familyName} ${escapeText(family.help)}\n# TYPE ${familyName} ${type}\n`;
+  // Metadata in the order the spec prefers: TYPE, UNIT (when the name ends in a base unit), HELP.
+  let out = `# TYPE ${familyName} ${type}\n`;
+  const unit = UNIT_SUFFIX.exec(familyName)?.[1];
+  if (unit !== undefined) out += `# UNIT ${familyName} ${unit}\n`;
+  out += `# HELP ${familyName} ${escapeText(family.help)}\n`;
   const countName = `${family.name}_count`;
   for (const value of family.values) {
     const name = value.metricName ?? family.name;
@@ -161,6 +165,9 @@ function exemplarText(exemplar: OpenMetricsExemplar): string {
   if (exemplar.timestamp !== undefined) out += ` ${numberText(exemplar.timestamp)}`;
   return out;
 }
+
+/** Base units the exporter's names end in; the spec wants them as UNIT metadata. */
+const UNIT_SUFFIX = /_(seconds|bytes)$/;
 
 const NEEDS_ESCAPE = /[\\\n"]/;
 
