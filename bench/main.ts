@@ -190,6 +190,8 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     const targeted = point.series === 10_000;
     rows.push({ figure: `/metrics render, ${fmt(point.series)} series, ms`, exporter: fmt(point.exporterMs, 2), baseline: `${fmt(point.bareMs, 2)} prom-client`, ratio: fmt(point.ratio, 2), target: targeted ? TARGETS.render10k.text : '', met: targeted ? verdict(TARGETS.render10k, point.ratio) : '' });
     rows.push({ figure: `event-loop delay during render, ${fmt(point.series)} series, ms`, exporter: fmt(point.exporterLoopDelayMaxMs, 1), baseline: `${fmt(point.bareLoopDelayMaxMs, 1)} prom-client`, ratio: fmt(point.exporterLoopDelayMaxMs / point.bareLoopDelayMaxMs, 2), target: '', met: '' });
+    rows.push({ figure: `/metrics render as OpenMetrics (with _created), ${fmt(point.series)} series, ms`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.exporterMs, 2)} text 0.0.4`, ratio: fmt(point.openMetricsToText, 2), target: '', met: '' });
+    rows.push({ figure: `OpenMetrics render, ${fmt(point.series)} series, ms: ours vs prom-client's (no _created)`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.bareOpenMetricsMs, 2)} prom-client OM`, ratio: fmt(point.openMetricsMs / point.bareOpenMetricsMs, 2), target: '', met: '' });
   }
   const memory = results.memory as { rssAfterMiB: number; rssHalfMiB: number; rssBeforeMiB: number; heapUsedAfterMiB: number; events: number; counted: number } | undefined;
   if (memory) {

@@ -1,10 +1,12 @@
 // /metrics render time and event-loop delay at 1k, 10k and 50k series: the logs collector's
 // registry (its counter families read from the collector's own objects) rendered the way the
 // server renders it (renderMetrics), against a bare prom-client registry holding the same
-// samples. The collector is fed through its real poll() from an in-memory LogsSource whose one
+// samples; and the same registry in OpenMetrics (renderMetrics with format openmetrics-1.0.0:
+// every series with its _created line) against text 0.0.4 of the same registry, and prom-client's
+// own OpenMetrics rendering of the bare registry. The collector is fed through its real poll() from an in-memory LogsSource whose one
 // page holds one entry per target (queue); every state of a target is pre-set, so each target
 // is 8 series of upstash_qstash_message_events_total.
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry, type OpenMetricsContentType } from 'prom-client';
 import type { LogEntry, LogsPage, LogsQuery } from '../src/api/delivery.js';
 import { LogsCollector } from '../src/collectors/logs/index.js';
 import { createLogger } from '../src/logging/index.js';
@@ -21,6 +23,14 @@ export interface RenderPoint {
   exporterLoopDelayMaxMs: number;
   bareLoopDelayMaxMs: number;
   bytes: number;
+  /** The exporter's registry rendered as OpenMetrics (with _created lines). */
+  openMetricsMs: number;
+  /** openMetricsMs / exporterMs: OpenMetrics against text 0.0.4 of the same registry. */
+  openMetricsToText: number;
+  /** prom-client's own OpenMetrics rendering of the bare registry (no _created). */
+  bareOpenMetricsMs: number;
+  openMetricsBytes: number;
+  openMetricsLoopDelayMaxMs: number;
 }
 
 export const RENDER_SERIES = [1_000, 10_000, 50_000] as const;
@@ -84,13 +94,21 @@ export async function measureRender(repeats = 5, sizes: readonly number[] = REND
     const counted = parseExposition(text).get('upstash_qstash_message_events_total')?.samples.length ?? 0;
     if (counted < series) throw new Error(`render bench: expected ${series} series, the collector has ${counted}`);
     const bare = bareRegistryOf(text);
-    // Warm both paths up, then alternate so drift (GC, frequency) hits both alike.
+    const bareOpenMetrics = bareRegistryOf(text);
+    // prom-client's typings fix a registry's format at construction; switch it at run time.
+    (bareOpenMetrics as unknown as Registry<OpenMetricsContentType>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    const openMetricsText = await renderMetrics(sources, silent, 'openmetrics-1.0.0');
+    // Warm every path up, then alternate so drift (GC, frequency) hits all alike.
     await renderMetrics(sources, silent);
     await bare.metrics();
+    await bareOpenMetrics.metrics();
     const exporterTimes: number[] = [];
     const bareTimes: number[] = [];
     const exporterDelays: number[] = [];
     const bareDelays: number[] = [];
+    const openMetricsTimes: number[] = [];
+    const openMetricsDelays: number[] = [];
+    const bareOpenMetricsTimes: number[] = [];
     for (let i = 0; i < repeats; i++) {
       const ours = await eventLoopDelayDuring(() => timeMs(() => renderMetrics(sources, silent)));
       exporterTimes.push(ours.result);
@@ -98,6 +116,10 @@ export async function measureRender(repeats = 5, sizes: readonly number[] = REND
       const theirs = await eventLoopDelayDuring(() => timeMs(() => bare.metrics()));
       bareTimes.push(theirs.result);
       bareDelays.push(theirs.maxMs);
+      const om = await eventLoopDelayDuring(() => timeMs(() => renderMetrics(sources, silent, 'openmetrics-1.0.0')));
+      openMetricsTimes.push(om.result);
+      openMetricsDelays.push(om.maxMs);
+      bareOpenMetricsTimes.push(await timeMs(() => bareOpenMetrics.metrics()));
     }
     const exporterMs = median(exporterTimes);
     const bareMs = median(bareTimes);
@@ -109,8 +131,14 @@ export async function measureRender(repeats = 5, sizes: readonly number[] = REND
       exporterLoopDelayMaxMs: round(median(exporterDelays)),
       bareLoopDelayMaxMs: round(median(bareDelays)),
       bytes: Buffer.byteLength(text),
+      openMetricsMs: round(median(openMetricsTimes)),
+      openMetricsToText: round(median(openMetricsTimes) / exporterMs),
+      bareOpenMetricsMs: round(median(bareOpenMetricsTimes)),
+      openMetricsBytes: Buffer.byteLength(openMetricsText),
+      openMetricsLoopDelayMaxMs: round(median(openMetricsDelays)),
     });
     bare.clear();
+    bareOpenMetrics.clear();
   }
   return points;
 }

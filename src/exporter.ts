@@ -8,6 +8,7 @@ import { buildCollectors } from './collectors/index.js';
 import { CollectorRunner } from './collectors/runner.js';
 import { configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
+import { createdAtProcessStart } from './metrics/openmetrics.js';
 import { buildRevision, SelfMetrics } from './metrics/self.js';
 import { createProbe } from './probe/index.js';
 import { createRemediation } from './remediation/index.js';
@@ -54,7 +55,8 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   const baseView = exporterView(VERSION, selfMetrics, runner);
   const view: ExporterView = {
     ...baseView,
-    registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry }))],
+    // Their counters start at 0 with the process: that is their OpenMetrics created time.
+    registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart() }))],
   };
 
   let server;
@@ -62,6 +64,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     server = await startServer({
       listen: config.listen,
       webConfigFile: config.webConfigFile,
+      openMetrics: config.openMetrics,
       view,
       logger: logger.child({ component: 'http' }),
       extraRouters: activeChecks.map((check) => check.router),

@@ -47,6 +47,7 @@ describe('defaults', () => {
       configFile: null,
       listen: { host: '0.0.0.0', port: 9824 },
       webConfigFile: null,
+      openMetrics: true,
       stateFile: resolve('upstash-exporter-state.json'),
       log: { level: 'info', format: 'json' },
       qstash: {

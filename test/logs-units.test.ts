@@ -134,7 +134,7 @@ describe('labels, tracker, daily count, histograms', () => {
     const series = family.series({ k: 'v' });
     for (const value of [0.5, 3, 3, 9]) family.observe(series, value);
     const saved = family.export();
-    expect(saved.series[0]).toEqual({ labels: ['v'], counts: [1, 2, 1], sum: 15.5, count: 4 });
+    expect(saved.series[0]).toEqual({ labels: ['v'], counts: [1, 2, 1], sum: 15.5, count: 4, created: expect.any(Number) });
     const other = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 5], registry: new Registry() });
     expect(other.restore(saved)).toBe(true);
     expect(other.export()).toEqual(saved);

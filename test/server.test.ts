@@ -102,7 +102,8 @@ describe('/metrics', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(answer.headers['content-encoding']).toBeUndefined();
-    expect(answer.headers.vary).toBe('Accept-Encoding');
+    // The answer depends on Accept too (OpenMetrics when asked, test/exporter-openmetrics.test.ts).
+    expect(answer.headers.vary).toBe('Accept, Accept-Encoding');
     const text = answer.body.toString('utf8');
     expect(text).toContain('upstash_exporter_build_info{version="7.7.7"');
     expect(text).toContain('upstash_exporter_collector_success{collector="schedules"} 1');

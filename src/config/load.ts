@@ -136,6 +136,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   const listen = value('listen_address', (raw) => asListenAddress('listen_address', raw));
   const webConfigFile = readWebConfigFile(sources);
   const stateFile = readStateFile(sources);
+  const openMetrics = value('openmetrics', (raw) => asBoolean('openmetrics', raw));
   const log = {
     level: value('log_level', (raw) => asEnum('log_level', raw, LOG_LEVELS, 'log level')),
     format: value('log_format', (raw) => asEnum('log_format', raw, LOG_FORMATS, 'log format')),
@@ -216,6 +217,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     configFile,
     listen,
     webConfigFile,
+    openMetrics,
     stateFile,
     log,
     qstash: qstashWithKeys,

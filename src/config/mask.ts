@@ -71,6 +71,7 @@ export function renderConfigYaml(config: ExporterConfig): string {
     disabled_collectors: COLLECTOR_NAMES.filter((name) => masked.collectors[name].disabledReason?.startsWith('switched off') === true),
     state_file: masked.stateFile ?? 'none',
     ...optional('web_config_file', masked.webConfigFile),
+    openmetrics: masked.openMetrics,
     log_level: masked.log.level,
     log_format: masked.log.format,
     header_prefix: qstash.headerPrefix,

@@ -29,6 +29,8 @@ export const ExporterConfigSchema = z.strictObject({
     port: z.number().int().min(0).max(65_535),
   }),
   webConfigFile: z.string().nullable(),
+  /** Negotiate OpenMetrics on /metrics (false: text 0.0.4 whatever the Accept header). */
+  openMetrics: z.boolean(),
   /** null when persistence is off (`--state-file none`). */
   stateFile: z.string().nullable(),
   log: z.strictObject({

@@ -117,6 +117,15 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     help: 'TLS and basic auth for the HTTP server, in the Prometheus exporter-toolkit web-config format',
   },
   {
+    key: 'openmetrics',
+    flag: 'openmetrics',
+    env: 'OPENMETRICS',
+    valueHint: '',
+    defaultText: 'true',
+    help: 'answer /metrics in OpenMetrics (with _created samples and exemplars) when the scraper asks for it; --no-openmetrics serves text 0.0.4 only',
+    switch: true,
+  },
+  {
     key: 'log_level',
     flag: 'log-level',
     env: 'LOG_LEVEL',

@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 
 import type { RequestReport } from '../api/http.js';
 import type { CollectorName } from '../collectors/catalogue.js';
 import { LABEL_VALUE_MAX_BYTES, type SeriesCounters } from './cardinality.js';
+import { createdAtProcessStart } from './openmetrics.js';
 import { createRegistry } from './snapshot.js';
 
 /** Upstream request latencies: loopback/fast answers up to slow retried pages near the timeouts. */
@@ -52,6 +53,12 @@ export class SelfMetrics {
   readonly seriesDropped: Counter<'metric'>;
   /** Label values cut to LABEL_VALUE_MAX_BYTES by a SeriesGuard. */
   readonly labelValuesTruncated: Counter<'metric'>;
+  /**
+   * OpenMetrics created time of a family of this registry: the process start, when all its
+   * series were 0. Not for series_dropped_total, which the logs collector continues from its
+   * checkpoint (a created time there would read as a reset).
+   */
+  readonly createdOf: (family: string) => number | undefined;
   readonly #collectors = new Set<CollectorName>();
 
   constructor(options: SelfMetricsOptions) {
@@ -129,6 +136,8 @@ export class SelfMetrics {
       labelNames: ['metric'] as const,
       registers,
     });
+
+    this.createdOf = createdAtProcessStart(['upstash_exporter_series_dropped_total']);
 
     this.buildInfo.set(
       { version: options.version, revision: options.revision ?? 'unknown', nodejs_version: process.version },

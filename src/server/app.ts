@@ -25,7 +25,7 @@ export interface ExporterView {
 export function exporterView(version: string, selfMetrics: SelfMetrics, runner: CollectorRunner): ExporterView {
   return {
     version,
-    registries: () => [{ name: 'self', registry: selfMetrics.registry }, ...runner.registries()],
+    registries: () => [{ name: 'self', registry: selfMetrics.registry, createdOf: selfMetrics.createdOf }, ...runner.registries()],
     status: () => runner.status(),
     ready: () => runner.ready(),
     waitingFor: () => runner.waitingFor(),
@@ -40,6 +40,8 @@ export interface AppOptions {
   now?: () => number;
   /** Mounted before basic auth; each authenticates its own requests (see ServerOptions). */
   extraRouters?: readonly RequestHandler[];
+  /** Serve OpenMetrics to scrapers that ask for it (default true; --no-openmetrics). */
+  openMetrics?: boolean;
 }
 
 const READY_RETRY_AFTER_MAX_S = 60;
@@ -62,7 +64,7 @@ export function createApp(options: AppOptions): Express {
     });
   }
 
-  app.get('/metrics', metricsHandler(() => view.registries(), logger));
+  app.get('/metrics', metricsHandler(() => view.registries(), logger, { openMetrics: options.openMetrics ?? true }));
 
   const healthy = (_req: Request, res: Response): void => {
     res.setHeader('Cache-Control', 'no-store');

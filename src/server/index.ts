@@ -27,6 +27,8 @@ export interface ServerOptions {
    * reach them, so each must authenticate its own requests (signature, bearer token).
    */
   extraRouters?: readonly RequestHandler[];
+  /** Serve OpenMetrics to scrapers that ask for it (default true). */
+  openMetrics?: boolean;
 }
 
 export interface ExporterServer {
@@ -54,7 +56,7 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
           onTlsChange: (tls) => httpsServer?.setSecureContext(tls.options),
         });
 
-  const app = createApp({ view: options.view, logger, webConfig, extraRouters: options.extraRouters ?? [] });
+  const app = createApp({ view: options.view, logger, webConfig, extraRouters: options.extraRouters ?? [], openMetrics: options.openMetrics ?? true });
   const tls = webConfig?.current.tls ?? null;
   if (tls !== null) httpsServer = createHttpsServer(tls.options, app);
   const server: Server = httpsServer ?? createHttpServer(app);

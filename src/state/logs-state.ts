@@ -11,8 +11,12 @@ const labelValues = z.array(z.string());
 
 const counterFamilySchema = z.strictObject({
   labelNames: z.array(z.string()),
-  /** [label values in labelNames order, value] */
-  series: z.array(z.tuple([labelValues, count])),
+  /**
+   * [label values in labelNames order, value, created (unix ms)]. The created time is optional
+   * (no version bump): files written before it existed load without one, and their series get
+   * no `_created` sample in OpenMetrics (see src/metrics/openmetrics.ts).
+   */
+  series: z.array(z.tuple([labelValues, count, finite.optional()])),
 });
 
 const histogramFamilySchema = z.strictObject({
@@ -25,6 +29,8 @@ const histogramFamilySchema = z.strictObject({
       counts: z.array(count),
       sum: finite,
       count,
+      /** When the series was created, unix ms; optional like the counters' (older files). */
+      created: finite.optional(),
     }),
   ),
 });

@@ -8,7 +8,12 @@
 // Each series has a live value and a published one; /metrics shows the published values, which
 // the collector copies from the live ones when it writes a checkpoint. So what Prometheus sees
 // never runs ahead of what a restart restores: a SIGKILL cannot make a counter go down.
+//
+// Each series also keeps when it was created (kept in the checkpoint, so a restart does not
+// make it new) and, for histograms, the last exemplar per bucket; both reach OpenMetrics only
+// (getForOpenMetrics, src/metrics/openmetrics.ts), the text 0.0.4 path never builds them.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { OpenMetricsFamily, OpenMetricsValue } from '../../metrics/openmetrics.js';
 import type { CounterFamilyState, HistogramFamilyState } from '../../state/index.js';
 
 export type Labels<L extends string = string> = Readonly<Record<L, string>>;
@@ -18,6 +23,16 @@ export interface CounterSeries<L extends string = string> {
   value: number;
   /** What /metrics shows (see publish()). */
   published: number;
+  /** When the series was created, unix ms; null when unknown (restored from a file without it). */
+  created: number | null;
+}
+
+/** The last observation of a histogram bucket, shown as its OpenMetrics exemplar. */
+export interface BucketExemplar {
+  messageId: string;
+  value: number;
+  /** Unix ms. */
+  time: number;
 }
 
 export interface HistogramSeries<L extends string = string> {
@@ -29,6 +44,10 @@ export interface HistogramSeries<L extends string = string> {
   readonly publishedCounts: number[];
   publishedSum: number;
   publishedCount: number;
+  created: number | null;
+  /** Per slot like counts; null until the first observation with an exemplar. */
+  exemplars: Array<BucketExemplar | undefined> | null;
+  publishedExemplars: Array<BucketExemplar | undefined> | null;
 }
 
 interface FamilyOptions<L extends string> {
@@ -36,6 +55,8 @@ interface FamilyOptions<L extends string> {
   help: string;
   labelNames: readonly L[];
   registry: Registry;
+  /** Wall clock for created times (unix ms). */
+  now?: () => number;
 }
 
 /** Series key: label values in labelNames order. NUL cannot occur in a label value we admit. */
@@ -56,12 +77,14 @@ export class CounterFamily<L extends string> {
   readonly name: string;
   readonly labelNames: readonly L[];
   readonly #series = new Map<string, CounterSeries<L>>();
+  readonly #now: () => number;
 
   constructor(options: FamilyOptions<L>) {
     this.name = options.name;
     this.labelNames = options.labelNames;
+    this.#now = options.now ?? Date.now;
     const all = this.#series;
-    computedCounter(options.registry, options, () => [...all.values()].map((series) => ({ labels: series.labels, value: series.published })));
+    computedCounter(options.registry, options, () => [...all.values()].map((series) => ({ labels: series.labels, value: series.published, created: series.created })));
   }
 
   get size(): number {
@@ -73,7 +96,7 @@ export class CounterFamily<L extends string> {
     const key = seriesKey(this.labelNames, labels);
     let series = this.#series.get(key);
     if (series === undefined) {
-      series = { labels: { ...labels }, value: 0, published: 0 };
+      series = { labels: { ...labels }, value: 0, published: 0, created: this.#now() };
       this.#series.set(key, series);
     }
     return series;
@@ -91,16 +114,24 @@ export class CounterFamily<L extends string> {
   export(): CounterFamilyState {
     return {
       labelNames: [...this.labelNames],
-      series: [...this.#series.values()].map((series) => [this.labelNames.map((name) => series.labels[name]), series.value]),
+      series: [...this.#series.values()].map((series) => {
+        const values = this.labelNames.map((name) => series.labels[name]);
+        return series.created === null ? [values, series.value] : [values, series.value, series.created];
+      }),
     };
   }
 
-  /** Restores values saved by export(); false (nothing restored) when the label names differ. */
+  /**
+   * Restores values saved by export(); false (nothing restored) when the label names differ. A
+   * series saved without a created time (a file of an older exporter) keeps none.
+   */
   restore(state: CounterFamilyState): boolean {
     if (!sameNames(state.labelNames, this.labelNames)) return false;
-    for (const [values, value] of state.series) {
+    for (const [values, value, created] of state.series) {
       if (values.length !== this.labelNames.length) continue;
-      this.series(labelsOf(this.labelNames, values)).value = value;
+      const series = this.series(labelsOf(this.labelNames, values));
+      series.value = value;
+      series.created = created ?? null;
     }
     return true;
   }
@@ -111,10 +142,12 @@ export class HistogramFamily<L extends string> {
   readonly labelNames: readonly L[];
   readonly buckets: readonly number[];
   readonly #series = new Map<string, HistogramSeries<L>>();
+  readonly #now: () => number;
 
   constructor(options: FamilyOptions<L> & { buckets: readonly number[] }) {
     this.name = options.name;
     this.labelNames = options.labelNames;
+    this.#now = options.now ?? Date.now;
     this.buckets = [...options.buckets].sort((a, b) => a - b);
     const all = this.#series;
     const { name, help } = options;
@@ -126,6 +159,9 @@ export class HistogramFamily<L extends string> {
       // The registry prefers this one for the text format; same values.
       getForPromString(): ReturnType<Histogram<L>['get']> {
         return this.get();
+      }
+      getForOpenMetrics(): Promise<OpenMetricsFamily> {
+        return Promise.resolve(histogramExposition(name, help, buckets, all.values(), true) as OpenMetricsFamily);
       }
     }
     new FamilyHistogram({
@@ -154,6 +190,9 @@ export class HistogramFamily<L extends string> {
         publishedCounts: new Array<number>(slots).fill(0),
         publishedSum: 0,
         publishedCount: 0,
+        created: this.#now(),
+        exemplars: null,
+        publishedExemplars: null,
       };
       this.#series.set(key, series);
     }
@@ -166,10 +205,12 @@ export class HistogramFamily<L extends string> {
       for (let i = 0; i < series.counts.length; i++) series.publishedCounts[i] = series.counts[i]!;
       series.publishedSum = series.sum;
       series.publishedCount = series.count;
+      if (series.exemplars !== null) series.publishedExemplars = [...series.exemplars];
     }
   }
 
-  observe(series: HistogramSeries<L>, value: number): void {
+  /** One observation; `exemplar` (the message it measured) becomes its bucket's exemplar. */
+  observe(series: HistogramSeries<L>, value: number, exemplar?: { messageId: string; time: number }): void {
     const buckets = this.buckets;
     let slot = buckets.length;
     for (let i = 0; i < buckets.length; i++) {
@@ -181,6 +222,10 @@ export class HistogramFamily<L extends string> {
     series.counts[slot]! += 1;
     series.sum += value;
     series.count += 1;
+    if (exemplar !== undefined) {
+      series.exemplars ??= new Array<BucketExemplar | undefined>(series.counts.length);
+      series.exemplars[slot] = { messageId: exemplar.messageId, value, time: exemplar.time };
+    }
   }
 
   export(): HistogramFamilyState {
@@ -192,6 +237,7 @@ export class HistogramFamily<L extends string> {
         counts: [...series.counts],
         sum: series.sum,
         count: series.count,
+        ...(series.created === null ? {} : { created: series.created }),
       })),
     };
   }
@@ -206,24 +252,33 @@ export class HistogramFamily<L extends string> {
       saved.counts.forEach((value, i) => (series.counts[i] = value));
       series.sum = saved.sum;
       series.count = saved.count;
+      series.created = saved.created ?? null;
     }
     return true;
   }
 }
 
-/** The same shape prom-client's Histogram produces: cumulative buckets, +Inf, _sum, _count. */
-function histogramExposition(name: string, help: string, buckets: readonly number[], all: Iterable<HistogramSeries>): object {
-  const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+/**
+ * The same shape prom-client's Histogram produces: cumulative buckets, +Inf, _sum, _count. For
+ * OpenMetrics, buckets carry their exemplar (message_id) and _count the created time.
+ */
+function histogramExposition(name: string, help: string, buckets: readonly number[], all: Iterable<HistogramSeries>, openMetrics = false): object {
+  const values: OpenMetricsValue[] = [];
   const bucketName = `${name}_bucket`;
   for (const series of all) {
+    const exemplars = openMetrics ? series.publishedExemplars : null;
     let cumulative = 0;
-    for (let i = 0; i < buckets.length; i++) {
+    for (let i = 0; i <= buckets.length; i++) {
       cumulative += series.publishedCounts[i]!;
-      values.push({ labels: { ...series.labels, le: buckets[i]! }, value: cumulative, metricName: bucketName });
+      const value: OpenMetricsValue = { labels: { ...series.labels, le: i < buckets.length ? buckets[i]! : '+Inf' }, value: i < buckets.length ? cumulative : series.publishedCount, metricName: bucketName };
+      const exemplar = exemplars?.[i];
+      if (exemplar !== undefined) value.exemplar = { labelSet: { message_id: exemplar.messageId }, value: exemplar.value, timestamp: exemplar.time / 1000 };
+      values.push(value);
     }
-    values.push({ labels: { ...series.labels, le: '+Inf' }, value: series.publishedCount, metricName: bucketName });
     values.push({ labels: { ...series.labels }, value: series.publishedSum, metricName: `${name}_sum` });
-    values.push({ labels: { ...series.labels }, value: series.publishedCount, metricName: `${name}_count` });
+    const count: OpenMetricsValue = { labels: { ...series.labels }, value: series.publishedCount, metricName: `${name}_count` };
+    if (openMetrics && series.created !== null) count.created = series.created / 1000;
+    values.push(count);
   }
   return { name, help, type: 'histogram', aggregator: 'sum', values };
 }
@@ -234,16 +289,23 @@ function labelsOf<L extends string>(names: readonly L[], values: readonly string
   return labels;
 }
 
-/** A counter whose values are read from the caller's own fields at scrape time. */
+/**
+ * A counter whose values are read from the caller's own fields at scrape time; `created` (unix
+ * ms, null when unknown) reaches OpenMetrics only.
+ */
 export function computedCounter<L extends string>(
   registry: Registry,
   options: { name: string; help: string; labelNames?: readonly L[] },
-  read: () => Array<{ labels: Labels<L>; value: number }>,
+  read: () => Array<{ labels: Labels<L>; value: number; created?: number | null }>,
 ): void {
   class ComputedCounter extends Counter<L> {
     override get(): ReturnType<Counter<L>['get']> {
       const values = read().map((item) => ({ labels: { ...item.labels }, value: item.value }));
       return Promise.resolve({ name: options.name, help: options.help, type: 'counter', aggregator: 'sum', values } as unknown as Awaited<ReturnType<Counter<L>['get']>>);
+    }
+    getForOpenMetrics(): Promise<OpenMetricsFamily> {
+      const values = read().map((item): OpenMetricsValue => (item.created === undefined || item.created === null ? { labels: item.labels, value: item.value } : { labels: item.labels, value: item.value, created: item.created / 1000 }));
+      return Promise.resolve({ name: options.name, help: options.help, type: 'counter', values });
     }
   }
   new ComputedCounter({ name: options.name, help: options.help, labelNames: options.labelNames ?? [], registers: [registry] });

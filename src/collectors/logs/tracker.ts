@@ -126,7 +126,8 @@ export class MessageTracker {
       this.#remember(messageId);
       if (tracked === undefined || Number.isNaN(tracked.created)) continue;
       const group = this.#group(tracked.queue, tracked.destination);
-      this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000);
+      // The message is the bucket's exemplar (OpenMetrics only), timed at its final entry.
+      this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000, { messageId, time: tracked.finalTime });
       this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
       if (group.folded) this.#foldedPending += 1;
       observed += 1;
