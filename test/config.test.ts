@@ -63,6 +63,7 @@ describe('defaults', () => {
         account: { enabled: false, intervalMs: 300_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         search: { enabled: false, intervalMs: 300_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         vector: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
+        workflows: { enabled: true, intervalMs: 30_000, disabledReason: null },
       },
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },
@@ -170,20 +171,20 @@ describe('poll intervals', () => {
 
   it('one duration sets every collector', () => {
     expect(intervals(loadConfig(['--poll-interval', '30s'], TOKEN))).toEqual({
-      logs: 30_000, schedules: 30_000, account: 30_000, search: 30_000, vector: 30_000,
+      logs: 30_000, schedules: 30_000, account: 30_000, search: 30_000, vector: 30_000, workflows: 30_000,
     });
   });
 
   it('name=duration pairs set single collectors, comma-separated or repeated', () => {
     const config = loadConfig(['--poll-interval', 'logs=5s,account=10m', '--poll-interval', 'vector=2m'], TOKEN);
-    expect(intervals(config)).toEqual({ logs: 5_000, schedules: 60_000, account: 600_000, search: 300_000, vector: 120_000 });
+    expect(intervals(config)).toEqual({ logs: 5_000, schedules: 60_000, account: 600_000, search: 300_000, vector: 120_000, workflows: 30_000 });
   });
 
   it('each source overrides only the collectors it names', () => {
     const yaml = file('poll_interval:\n  logs: 1m\n  search: 1h\n');
     const config = loadConfig(['--config', yaml, '--poll-interval', 'logs=20s'], { ...TOKEN, POLL_INTERVAL: '2m' });
     // YAML logs=1m, search=1h; env sets all to 2m; the flag sets logs to 20s.
-    expect(intervals(config)).toEqual({ logs: 20_000, schedules: 120_000, account: 120_000, search: 120_000, vector: 120_000 });
+    expect(intervals(config)).toEqual({ logs: 20_000, schedules: 120_000, account: 120_000, search: 120_000, vector: 120_000, workflows: 120_000 });
   });
 
   it('YAML takes one duration too', () => {
@@ -193,7 +194,7 @@ describe('poll intervals', () => {
 
   it('rejects unknown collectors, bad durations and too-fast polling', () => {
     expect(configError(() => loadConfig([], { ...TOKEN, POLL_INTERVAL: 'log=5s' })).message).toBe(
-      'POLL_INTERVAL: "log" is not a known collector; did you mean logs? (one of logs, schedules, account, search, vector)',
+      'POLL_INTERVAL: "log" is not a known collector; did you mean logs? (one of logs, schedules, account, search, vector, workflows)',
     );
     expect(configError(() => loadConfig(['--poll-interval', 'logs=5'], TOKEN))).toMatchObject({
       key: 'poll_interval.logs',
@@ -409,7 +410,7 @@ describe('validation of single values', () => {
     ['bad log format', ['--log-format', 'text'], {}, 'log_format', '--log-format: "text" is not a known log format; use one of json, pretty'],
     ['bad listen address', ['--listen-address', '9824'], {}, 'listen_address', '--listen-address: "9824" is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)'],
     ['port out of range', [], { LISTEN_ADDRESS: '0.0.0.0:70000' }, 'listen_address', 'LISTEN_ADDRESS: "0.0.0.0:70000" is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)'],
-    ['unknown collector', ['--disable-collector', 'vectr'], {}, 'disabled_collectors', '--disable-collector: "vectr" is not a known collector; did you mean vector? (one of logs, schedules, account, search, vector)'],
+    ['unknown collector', ['--disable-collector', 'vectr'], {}, 'disabled_collectors', '--disable-collector: "vectr" is not a known collector; did you mean vector? (one of logs, schedules, account, search, vector, workflows)'],
     ['unknown opt-in label', [], { LOGS_LABELS: 'queue' }, 'logs.labels', 'LOGS_LABELS: "queue" is not a known opt-in label; use one of schedule_id, label, url'],
     ['bad stats period', ['--vector-stats-period', '2h'], {}, 'vector.stats_period', '--vector-stats-period: "2h" is not a known stats period; did you mean 1h? (one of 1h, 3h, 12h, 1d, 3d, 7d, 30d)'],
     ['not a whole number', ['--logs-max-pages', '1.5'], {}, 'logs.max_pages', '--logs-max-pages: "1.5" is not a whole number; write digits only, e.g. 1'],
@@ -426,7 +427,7 @@ describe('validation of single values', () => {
     ['missing flag value', ['--log-level'], {}, 'log_level', '--log-level needs a value: write --log-level <level>'],
     ['positional argument', ['extra'], {}, 'argv', 'unexpected argument "extra": options are written --name value; run upstash-exporter --help for the list'],
     ['value on a negated switch', ['--no-vector-discovery=true'], {}, 'vector.discovery', '--no-vector-discovery takes no value: write --no-vector-discovery or --vector-discovery=false'],
-    ['every collector off', ['--disable-collector', 'logs,schedules'], {}, 'disabled_collectors', '--disable-collector switches off every collector the credentials enable; leave at least one on'],
+    ['every collector off', ['--disable-collector', 'logs,schedules,workflows'], {}, 'disabled_collectors', '--disable-collector switches off every collector the credentials enable; leave at least one on'],
     ['empty path', [], { STATE_FILE: '' }, 'state_file', 'STATE_FILE is empty; give a file path, or none to disable the state file'],
   ])('%s', (_what, flags, env, key, message) => {
     const error = configError(() => loadConfig(flags, { ...TOKEN, ...env }));

@@ -14,6 +14,7 @@ export const COLLECTOR_CATALOGUE = [
   { name: 'account', defaultInterval: '5m', needs: 'management', load: async () => (await import('./account.js')).createAccountCollector },
   { name: 'search', defaultInterval: '5m', needs: 'management', load: async () => (await import('./search.js')).createSearchCollector },
   { name: 'vector', defaultInterval: '60s', needs: 'management', load: async () => (await import('./vector.js')).createVectorCollector },
+  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./workflows/index.js')).createWorkflowsCollector },
 ] as const;
 
 export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];

@@ -35,7 +35,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'QSTASH_TOKEN',
     valueHint: '<token>',
     defaultText: 'none',
-    help: 'QStash token; enables the logs and schedules collectors',
+    help: 'QStash token; enables the logs, schedules and workflows collectors',
     secretFile: true,
   },
   {
@@ -97,7 +97,7 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     env: 'DISABLED_COLLECTORS',
     valueHint: '<name>',
     defaultText: 'none',
-    help: 'switch a collector off although its credentials are set: logs, schedules, account, search, vector',
+    help: 'switch a collector off although its credentials are set: logs, schedules, account, search, vector, workflows',
     repeatable: true,
   },
   {

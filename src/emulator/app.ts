@@ -13,6 +13,7 @@ import { enqueueHandler, publishHandler, triggerHandler } from './routes/message
 import { queuesRouter } from './routes/queues.js';
 import { schedulesHandler } from './routes/schedules.js';
 import { topicsRouter } from './routes/topics.js';
+import { workflowsRouter } from './routes/workflows.js';
 import type { DeliveryService } from './service.js';
 
 function escapeRegExp(text: string): string {
@@ -59,6 +60,8 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.use(topicsRouter(service));
   app.use('/v2/queues', auth);
   app.use(queuesRouter(service));
+  app.use('/v2/workflows', auth);
+  app.use(workflowsRouter(service));
 
   const managementPaths = managementPathPattern(service.options.serviceNames);
   app.use(onlyWhen((req) => managementPaths.test(req.path), faultInjector(service, 'management')));

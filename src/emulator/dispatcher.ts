@@ -127,6 +127,7 @@ export class Dispatcher {
 
     if (result.ok) {
       log.append('DELIVERED', message.facts, { responseStatus: result.status });
+      message.onAttempt?.(message.id, { ok: true, status: result.status, body: result.body, final: true });
       this.sendCallback(message, message.callback, result, false);
       this.finish(message, 'SUCCESS');
       return;
@@ -143,6 +144,7 @@ export class Dispatcher {
 
     if (result.nonRetryable || message.retried >= message.retries) {
       log.append('FAILED', message.facts, { error: result.error, responseStatus: result.status });
+      message.onAttempt?.(message.id, { ok: false, status: result.status, body: result.body, final: true });
       this.sendCallback(message, message.failureCallback, result, true);
       this.finish(message, 'FAIL');
       return;
@@ -152,7 +154,9 @@ export class Dispatcher {
     const delayMs = nextRetryDelayMs(message.retried, message.retryDelay, hint);
     message.retried++;
     const dueVirtual = clock.virtualNow() + delayMs;
-    log.append('RETRY', message.facts, { nextDeliveryTime: Math.round(clock.realAt(dueVirtual)) });
+    const nextDeliveryTime = Math.round(clock.realAt(dueVirtual));
+    log.append('RETRY', message.facts, { nextDeliveryTime });
+    message.onAttempt?.(message.id, { ok: false, status: result.status, body: result.body, final: false, nextDeliveryTime });
     this.deps.timers.at(dueVirtual, () => this.makeReady(message));
   }
 

@@ -8,7 +8,7 @@ import { EmulatorInputError } from './errors.js';
 import { HttpDelivery, type RequestSigner } from './http-delivery.js';
 import { mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
 import { LogStore, type GroundTruth } from './log-store.js';
-import type { FinalOutcome } from './message.js';
+import type { AttemptOutcome, FinalOutcome } from './message.js';
 import type { MessageSpec } from './message-options.js';
 import { PLAN_DEFAULTS, type PlanDefaults, type PlanProfile, type ResolvedOptions } from './options.js';
 import { QueueStore } from './queues.js';
@@ -16,6 +16,7 @@ import { SeededRandom } from './random.js';
 import { ScheduleStore, type Schedule } from './schedules.js';
 import { createRequestSigner, SigningKeys } from './signing.js';
 import { UrlGroupStore } from './url-groups.js';
+import { WorkflowStore } from './workflows.js';
 
 export interface PublishRequest {
   destination: Destination;
@@ -27,6 +28,7 @@ export interface PublishRequest {
   workflowRunId?: string;
   extraHeaders?: Record<string, string>;
   onFinal?: (messageId: string, outcome: FinalOutcome) => void;
+  onAttempt?: (messageId: string, outcome: AttemptOutcome) => void;
 }
 
 export interface PublishResult {
@@ -42,6 +44,8 @@ export class DeliveryService {
   readonly queues: QueueStore;
   readonly groups: UrlGroupStore;
   readonly schedules: ScheduleStore;
+  /** Workflow runs started by /v2/trigger (workflows.ts). */
+  readonly workflows: WorkflowStore;
   readonly dispatcher: Dispatcher;
   /** PRNG of the fault knobs (seeded, so ratios repeat). */
   readonly random: SeededRandom;
@@ -73,6 +77,7 @@ export class DeliveryService {
     const now = (): number => this.clock.now();
     this.queues = new QueueStore(now);
     this.groups = new UrlGroupStore(now);
+    this.workflows = new WorkflowStore(now);
     this.dedup = new DedupIndex(() => this.clock.virtualNow());
     this.random = new SeededRandom(options.seed);
     this.http = new HttpDelivery(options.headerPrefix);
@@ -184,6 +189,7 @@ export class DeliveryService {
           flowControl: spec.flowControl,
           extraHeaders: request.extraHeaders,
           onFinal: request.onFinal,
+          onAttempt: request.onAttempt,
         },
         spec.delayMs,
       );
@@ -202,6 +208,7 @@ export class DeliveryService {
     this.queues.clear();
     this.dedup.clear();
     this.log.reset();
+    this.workflows.clear();
   }
 
   async close(): Promise<void> {

@@ -18,3 +18,5 @@ export {
   type TrackedState,
   type WalkState,
 } from './logs-state.js';
+export { CheckpointSection, type CheckpointSectionOptions, type SectionLoad } from './checkpoint-section.js';
+export { workflowsStateSchema, type WorkflowsState } from './workflows-state.js';
