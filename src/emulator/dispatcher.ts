@@ -41,6 +41,8 @@ export class Dispatcher {
   /** Accepts a new message: logs CREATED and delivers it after `delayMs` of virtual time. */
   submit(input: NewMessage, delayMs: number): Message {
     const message = buildMessage(input, this.generation, this.deps.clock.now());
+    // A delayed message shows when it may be delivered (ms), as the service's Message.notBefore does.
+    if (delayMs > 0 && message.facts.notBefore === undefined) message.facts.notBefore = Math.round(this.deps.clock.realAt(this.deps.clock.virtualNow() + delayMs));
     this.deps.log.append('CREATED', message.facts);
     if (message.queueName !== undefined) this.deps.queues.ensure(message.queueName).pending++;
     if (delayMs > 0) this.deps.timers.after(delayMs, () => this.makeReady(message));

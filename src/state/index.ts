@@ -20,3 +20,4 @@ export {
 } from './logs-state.js';
 export { CheckpointSection, type CheckpointSectionOptions, type SectionLoad } from './checkpoint-section.js';
 export { workflowsStateSchema, type WorkflowsState } from './workflows-state.js';
+export { waitingStateSchema, type WaitingState } from './waiting-state.js';

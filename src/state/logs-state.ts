@@ -4,6 +4,7 @@
 // strict: the file is the exporter's own, so anything unexpected is corruption.
 import { z } from 'zod';
 import { boundLabelValue } from '../metrics/cardinality.js';
+import { waitingStateSchema } from './waiting-state.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);
@@ -93,6 +94,8 @@ export const logsStateSchema = z.strictObject({
     finished: z.array(z.string()),
   }),
   daily: z.strictObject({ day: z.number().int(), count }),
+  /** Waiting-time histograms and their records (waiting-state.ts); absent before they existed. */
+  waiting: waitingStateSchema.optional(),
   self: z.strictObject({
     pages: count,
     duplicates: count,

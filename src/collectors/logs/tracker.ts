@@ -46,6 +46,8 @@ export class MessageTracker {
   readonly capacity: number;
   /** Messages dropped before they finished, all time. */
   evictions = 0;
+  /** Told at every slice completion after the tracker (the waiting times, waiting.ts). */
+  sliceListener: { finishSlice(): void } | null = null;
   readonly #messages = new Map<string, Tracked>();
   /** Ids whose final entry was counted; they leave at the next slice completion. */
   readonly #finalSeen = new Set<string>();
@@ -132,7 +134,19 @@ export class MessageTracker {
       observed += 1;
     }
     this.#finalSeen.clear();
+    this.sliceListener?.finishSlice();
     return observed;
+  }
+
+  /** Per queue, the CREATED time of the oldest message seen in flight (not finished). */
+  oldestInFlightByQueue(): Map<string, number> {
+    const oldest = new Map<string, number>();
+    for (const [id, tracked] of this.#messages) {
+      if (Number.isNaN(tracked.created) || this.#finalSeen.has(id)) continue;
+      const known = oldest.get(tracked.queue);
+      if (known === undefined || tracked.created < known) oldest.set(tracked.queue, tracked.created);
+    }
+    return oldest;
   }
 
   export(): { messages: TrackedState[]; finished: string[] } {
