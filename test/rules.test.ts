@@ -153,6 +153,9 @@ describe('alerts', () => {
         'UpstashDailyRequestQuotaRunningOut',
         'UpstashDailyRequestHardLimitNear',
         'UpstashVectorIndexFillingUp',
+        'UpstashWorkflowFailureRatioHigh',
+        'UpstashWorkflowRunsStuck',
+        'UpstashQueueWaitHigh',
       ].sort(),
     );
   });
