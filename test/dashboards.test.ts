@@ -130,7 +130,7 @@ describe('PromQL helpers', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('dashboards', () => {
-  it('are the six with stable uids, one file each', () => {
+  it('are the seven with stable uids, one file each', () => {
     expect(dashboards.map((d) => d.dashboard.uid)).toEqual([
       'upstash-overview',
       'upstash-qstash-deliveries',
@@ -138,6 +138,7 @@ describe('dashboards', () => {
       'upstash-plan-quotas',
       'upstash-indexes',
       'upstash-exporter-health',
+      'upstash-workflows',
     ]);
     for (const { file, dashboard } of dashboards) expect(file).toBe(`${dashboard.uid}.json`);
   });

@@ -6,6 +6,7 @@ import { indexesDashboard } from './indexes.js';
 import { overviewDashboard } from './overview.js';
 import { quotasDashboard } from './quotas.js';
 import { schedulesDashboard } from './schedules.js';
+import { workflowsDashboard } from './workflows.js';
 
 export interface DashboardFile {
   /** File name under dashboards/, `<uid>.json`. */
@@ -20,6 +21,7 @@ const BUILDERS: (() => Dashboard)[] = [
   quotasDashboard,
   indexesDashboard,
   exporterHealthDashboard,
+  workflowsDashboard,
 ];
 
 /** Every dashboard, built and finalised, in a fixed order. */
