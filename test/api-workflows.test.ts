@@ -43,6 +43,18 @@ describe('workflow logs page schema', () => {
     expect(caught).toBeInstanceOf(ApiSchemaDriftError);
     expect((caught as ApiSchemaDriftError).path).toBe('runs[0].workflowRunId');
   });
+
+  it('refuses the flat event shape (no runs) as drift at runs, instead of counting nothing', () => {
+    let caught: unknown;
+    try {
+      parseWith(workflowLogsPageSchema, { cursor: 'x', events: [{ time: 1, state: 'RUN_STARTED', workflowRunId: 'wfr_1' }] }, context);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ApiSchemaDriftError);
+    expect((caught as ApiSchemaDriftError).path).toBe('runs');
+    expect(parseWith(workflowLogsPageSchema, {}, context)).toEqual({ runs: [] });
+  });
 });
 
 describe('DeliveryClient.workflowLogsPage', () => {

@@ -34,6 +34,13 @@ export const workflowLogsPageSchema = z
     cursor: optional(z.union([z.string(), z.number()])),
     runs: optional(z.array(workflowRunSchema)),
   })
+  .superRefine((page, ctx) => {
+    // The OpenAPI's "event mode" (flat WorkflowEvent entries) is not read: counting runs needs
+    // runs. Refused as drift at `runs`, so the poll fails visibly instead of counting nothing.
+    if (page.runs === undefined && (Array.isArray(page.events) || Array.isArray(page.logs))) {
+      ctx.addIssue({ code: 'custom', path: ['runs'], message: 'runs (workflow runs; the flat event shape is not read)' });
+    }
+  })
   .transform((page) => {
     const cursor = page.cursor === undefined || page.cursor === '' ? undefined : String(page.cursor);
     return { ...(cursor === undefined ? {} : { cursor }), runs: page.runs ?? [] };
