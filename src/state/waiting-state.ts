@@ -1,5 +1,5 @@
 // The optional `waiting` section of the logs checkpoint: the waiting-time histograms and the
-// per-message records behind them (src/collectors/logs/waiting.ts). Files written before it
+// waiting times of the messages the tracker holds (src/collectors/logs/waiting.ts, tracker.ts). Files written before it
 // existed load without it (the histograms then start at 0).
 import { z } from 'zod';
 
@@ -12,8 +12,8 @@ export const histogramFamilySchema = z.strictObject({
   series: z.array(z.strictObject({ labels: z.array(z.string()), counts: z.array(count), sum: finite, count })),
 });
 
-/** [messageId, queue, created ms | null, notBefore ms | null, ACTIVE times, RETRY nextDeliveryTimes, final seen] */
-const waitingMessageSchema = z.tuple([z.string(), z.string(), finite.nullable(), finite.nullable(), z.array(finite), z.array(finite), z.boolean()]);
+/** [messageId, notBefore ms | null, first ACTIVE ms | null, other ACTIVE times, RETRY nextDeliveryTimes] of tracked messages */
+const waitingMessageSchema = z.tuple([z.string(), finite.nullable(), finite.nullable(), z.array(finite), z.array(finite)]);
 
 export const waitingStateSchema = z.strictObject({
   queueWait: histogramFamilySchema,

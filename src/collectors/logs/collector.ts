@@ -254,7 +254,7 @@ export class LogsCollector implements Collector {
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
       tracker: counter.tracker.export(),
       daily: { day: counter.daily.day, count: counter.daily.count },
-      waiting: counter.waiting.export(),
+      waiting: { queueWait: counter.waiting.queueWait.export(), lateness: counter.waiting.lateness.export(), messages: counter.tracker.exportWaiting() },
       self: {
         pages: this.#pages,
         duplicates: counter.duplicates,
@@ -300,6 +300,7 @@ export class LogsCollector implements Collector {
     counter.tracker.evictions = state.self.evictions;
     counter.daily.restore(state.daily);
     const waiting = state.waiting === undefined || counter.waiting.restore(state.waiting);
+    if (state.waiting !== undefined) counter.tracker.restoreWaiting(state.waiting.messages);
     counter.lastEventTime = state.lastEventTime;
     counter.duplicates = state.self.duplicates;
     this.#pages = state.self.pages;

@@ -75,8 +75,8 @@ export class LogCounter {
     const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
     this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
     this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
-    this.waiting = new WaitingTimes({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
-    this.tracker.sliceListener = this.waiting;
+    this.waiting = new WaitingTimes({ registry: options.registry, seriesLimit: options.seriesLimit, ...dropped });
+    this.tracker.waiting = this.waiting;
     registerOldestInFlightGauge(options.registry, () => this.#oldestInFlight, options.now ?? Date.now, options.seriesLimit);
   }
 
@@ -119,8 +119,7 @@ export class LogCounter {
       events.countEvent(target, state);
       if (state === ERROR) events.countError(target, errorReasonOf(entry.responseStatus, entry.error));
       else if (state === CREATED) this.daily.observeCreated(time);
-      tracker.observe(entry.messageId, state, time, target.queue, target.destination);
-      this.waiting.observe(entry.messageId, state, time, target.queue, entry.notBefore, entry.nextDeliveryTime);
+      tracker.observe(entry.messageId, state, time, target.queue, target.destination, entry);
       if (time > this.lastEventTime) this.lastEventTime = time;
       if (time < tally.oldestCounted) tally.oldestCounted = time;
       if (time > tally.newestCounted) tally.newestCounted = time;
