@@ -21,6 +21,8 @@ let emu: EmulatorHandle;
 let server: Destination;
 let stateDir: string;
 const clients: DeliveryClient[] = [];
+/** Status code (or error) of every request the clients made. */
+const codes: string[] = [];
 
 beforeAll(async () => {
   emu = await createEmulator({ knobs: { timeScale: 100 } });
@@ -43,6 +45,7 @@ function client(): DeliveryClient {
     baseUrl: emu.url,
     token: emu.credentials.token,
     retry: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 100, maxRateLimitWaitMs: 1000 },
+    onRequest: (report) => codes.push(report.code),
     timeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 5000, bodyTimeoutMs: 5000 },
   });
   clients.push(made);
@@ -133,6 +136,34 @@ describe('workflows collector', () => {
     await under.poll(pollContext(captureLogger().logger));
     await sleep(400);
     await under.poll(pollContext(captureLogger().logger));
+    expect(sorted(countsOf(await familiesOf(under.registry)))).toEqual(sorted(truth()));
+  });
+
+  it('stays exact through 5xx answers, malformed and truncated pages and a repeated cursor on the workflow logs', async () => {
+    const { collector: under } = collector(null);
+    await sleep(200);
+    await mixedRuns(10);
+    codes.length = 0;
+    emu.setKnobs({ faultScope: ['workflows'], errorRatio: 0.25, malformedRatio: 0.1, truncatedRatio: 0.1, repeatCursorNext: 2 });
+    let failures = 0;
+    try {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        try {
+          await under.poll(pollContext(captureLogger().logger));
+        } catch {
+          failures += 1;
+        }
+        const expected = truth();
+        if (expected.inProgress === 0 && JSON.stringify(sorted(countsOf(await familiesOf(under.registry)))) === JSON.stringify(sorted(expected))) break;
+        if (Date.now() > deadline) break;
+        await sleep(50);
+      }
+    } finally {
+      emu.setKnobs({ faultScope: ['logs', 'schedules', 'management'], errorRatio: 0, malformedRatio: 0, truncatedRatio: 0, repeatCursorNext: 0 });
+    }
+    // Faults were served (most are retried by the client; what is not fails the poll and is read again).
+    expect(codes.filter((code) => code !== '200').length, `polls failed: ${failures}`).toBeGreaterThan(3);
     expect(sorted(countsOf(await familiesOf(under.registry)))).toEqual(sorted(truth()));
   });
 

@@ -60,7 +60,8 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.use(topicsRouter(service));
   app.use('/v2/queues', auth);
   app.use(queuesRouter(service));
-  app.use('/v2/workflows', auth);
+  // Workflow logs are faulted only when the `workflows` scope is asked for (not by default).
+  app.use('/v2/workflows', onlyWhen((req) => req.method === 'GET', faultInjector(service, 'workflows')), auth);
   app.use(workflowsRouter(service));
 
   const managementPaths = managementPathPattern(service.options.serviceNames);

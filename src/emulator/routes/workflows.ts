@@ -67,9 +67,12 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
 export function workflowsRouter(service: DeliveryService): Router {
   const router = Router();
   router.get('/v2/workflows/logs', (req, res) => {
-    const page = service.workflows.page(parseRunQuery(rawQuery(req)));
+    const query = parseRunQuery(rawQuery(req));
+    const page = service.workflows.page(query);
     const body: Record<string, unknown> = {};
-    if (page.nextBeforeSeq !== undefined) body.cursor = `wr-${page.nextBeforeSeq}`;
+    // Fault (knob repeatCursorNext): the service hands back the cursor it was given.
+    if (query.beforeSeq !== undefined && service.takeOneShot('repeatCursorNext')) body.cursor = `wr-${query.beforeSeq}`;
+    else if (page.nextBeforeSeq !== undefined) body.cursor = `wr-${page.nextBeforeSeq}`;
     body.runs = page.runs.map(toRunJson);
     res.json(body);
   });
