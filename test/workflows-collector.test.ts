@@ -3,9 +3,11 @@
 // the emulator's ground truth: with pages of 2 runs (page edges), runs still in progress across
 // polls (followed until they end), a failing workflow, a restart on the same state file, and a
 // state file shared with the logs collector (older files without the section still load).
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
 import { LogsCollector } from '../src/collectors/logs/index.js';
@@ -225,5 +227,33 @@ describe('workflows collector', () => {
     const logsAfter = captureLogger();
     new LogsCollector({ source: client(), settings: TEST_SETTINGS, stateFile, upstream, logger: logsAfter.logger });
     expect(logsAfter.text()).toContain('state restored');
+  });
+});
+
+describe('docs/metrics.md, workflow runs and steps', () => {
+  it('lists exactly the families the workflows collector registers, with their types and labels', () => {
+    const text = readFileSync(fileURLToPath(new URL('../docs/metrics.md', import.meta.url)), 'utf8');
+    const block = text.split(/^## /m).find((section) => section.startsWith('Workflow runs and steps'))!;
+    const documented = new Map<string, { type: string; labels: string[] }>();
+    for (const row of block.split('\n').filter((line) => line.startsWith('| `'))) {
+      const [metric = '', type = '', labels = ''] = row.replace(/^\||\|$/g, '').split('|').map((cell) => cell.trim());
+      const labelNames = [...labels.replace(/\([^)]*\)/g, '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+      documented.set(/^`([a-z_]+)/.exec(metric)![1]!, { type, labels: labelNames.sort() });
+    }
+    const registry = new WorkflowsCollector({
+      client: { workflowLogsPage: () => Promise.reject(new Error('unused')) },
+      settings: { ingestionDelayMs: 1000, overlapMs: 1000, maxPagesPerCycle: 1 },
+      stateFile: null,
+      upstream: 'docs',
+      logger: captureLogger().logger,
+    }).registry;
+    const registered = new Map(
+      registry.getMetricsAsArray().map((metric) => {
+        const m = metric as unknown as { name: string; type: string; labelNames: string[] };
+        return [m.name, { type: m.type, labels: [...m.labelNames].sort() }];
+      }),
+    );
+    expect(documented.size).toBe(9);
+    expect(Object.fromEntries(registered)).toEqual(Object.fromEntries(documented));
   });
 });
