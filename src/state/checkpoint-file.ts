@@ -219,8 +219,9 @@ export class CheckpointFile<T> {
     if (envelope.data.upstream !== this.#upstream) {
       return { ok: false, reason: 'foreign', detail: 'written for another QStash URL or token' };
     }
+    // Other collectors' sections as written (an upgrade of the owner's payload may not carry them).
+    keepSections(this.path, envelope.data.payload);
     const { rest, empty } = withoutSections(raw);
-    keepSections(this.path, raw);
     if (empty) return { ok: false, reason: 'sections-only', detail: '' };
     const payload = this.#schema.safeParse(rest);
     if (!payload.success) return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
