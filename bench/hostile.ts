@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type HostileEndpoint = 'logs' | 'schedules' | 'account' | 'search' | 'vectorList' | 'vectorStats' | 'other';
+export type HostileEndpoint = 'logs' | 'schedules' | 'account' | 'search' | 'vectorList' | 'vectorStats' | 'workflows' | 'other';
 export type Verdict = 'good' | 'either' | 'bad';
 
 export interface HostileReply {
@@ -46,6 +46,7 @@ export function endpointOf(path: string): HostileEndpoint {
   if (path === '/v2/search') return 'search';
   if (path === '/v2/vector/index') return 'vectorList';
   if (/^\/v2\/vector\/index\/[^/]+\/stats$/.test(path)) return 'vectorStats';
+  if (path === '/v2/workflows/logs') return 'workflows';
   return 'other';
 }
 
@@ -54,6 +55,28 @@ const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(ran
 const int = (random: Random, below: number): number => Math.floor(random() * below);
 
 // ---- valid answers ---------------------------------------------------------------------------
+
+const RUN_STATES = ['RUN_STARTED', 'RUN_SUCCESS', 'RUN_FAILED', 'RUN_CANCELED'];
+const STEP_STATES = ['STEP_SUCCESS', 'STEP_RETRY', 'STEP_FAILED', 'STEP_PROGRESS', 'STEP_CANCELED'];
+
+/** A page of workflow runs, newest first, each with a few steps. */
+function validWorkflows(random: Random, query: URLSearchParams): Record<string, unknown> {
+  const to = Number(query.get('toDate') ?? Date.now());
+  let time = Number.isFinite(to) ? to : Date.now();
+  const runs: Array<Record<string, unknown>> = [];
+  for (let i = int(random, 12); i > 0; i--) {
+    time -= int(random, 500);
+    const state = pick(random, RUN_STATES);
+    const steps = Array.from({ length: int(random, 4) }, (_, n) => ({
+      type: 'sequential',
+      steps: [{ stepId: n + 1, stepName: `step-${n + 1}`, stepType: pick(random, ['Run', 'Call', 'SleepFor', 'Wait']), state: pick(random, STEP_STATES), createdAt: time + n * 10, messageId: `msg_${int(random, 5000)}` }],
+    }));
+    const run: Record<string, unknown> = { workflowRunId: `wfr_${int(random, 5000)}`, workflowUrl: 'http://127.0.0.1:4000/wf', workflowState: state, workflowRunCreatedAt: time, steps };
+    if (state !== 'RUN_STARTED') run.workflowRunCompletedAt = time + int(random, 5000);
+    runs.push(run);
+  }
+  return random() < 0.3 ? { cursor: `wr-${int(random, 1000)}`, runs } : { runs };
+}
 
 function validLogs(random: Random, query: URLSearchParams): Record<string, unknown> {
   const to = Number(query.get('toDate') ?? Date.now());
@@ -179,6 +202,8 @@ function validBody(endpoint: HostileEndpoint, random: Random, query: URLSearchPa
       return validVectorList(random);
     case 'vectorStats':
       return validVectorStats(random);
+    case 'workflows':
+      return validWorkflows(random, query);
     case 'other':
       return {};
   }
@@ -235,6 +260,14 @@ function breakRequired(endpoint: HostileEndpoint, random: Random, body: unknown)
     }
     case 'vectorStats':
       return { current_vector_count: '10' };
+    case 'workflows': {
+      const page = body as { runs: Array<Record<string, unknown>> };
+      const run = page.runs[0];
+      if (!run) return { runs: 'not a list' };
+      if (random() < 0.5) run.workflowRunCreatedAt = pick(random, ['yesterday', null, {}, [1]]);
+      else run.workflowRunId = pick(random, [42, null, ['wfr'], { id: 1 }]);
+      return page;
+    }
     case 'other':
       return undefined;
   }

@@ -70,6 +70,7 @@ describe('defaults', () => {
         search: { enabled: false, intervalMs: 300_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         vector: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         usage: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
+        workflows: { enabled: true, intervalMs: 30_000, disabledReason: null },
       },
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },

@@ -139,6 +139,7 @@ describe('dashboards', () => {
       'upstash-plan-quotas',
       'upstash-indexes',
       'upstash-exporter-health',
+      'upstash-workflows',
     ]);
     for (const { file, dashboard } of dashboards) expect(file).toBe(`${dashboard.uid}.json`);
   });

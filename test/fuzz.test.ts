@@ -3,7 +3,7 @@
 // are not HTTP, wrong types, MBs of text, 10,000 levels of nesting, NaN / -1 / 1e308 / 1e309,
 // unknown states, missing lists, cursors that repeat, error statuses) go to
 //   - the real DeliveryClient and ManagementClient, called directly, one call at a time each;
-//   - the real collectors (logs, schedules, account, search, vector) built by buildCollectors
+//   - the real collectors (logs, schedules, account, search, vector, workflows) built by buildCollectors
 //     and polled back to back;
 //   - a whole exporter (startExporter) polling every second, whose /metrics is scraped all along.
 // Nothing may crash or reject unhandled; a call that resolves never rests on a bad response; a
@@ -238,7 +238,7 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
       await Promise.all([
         ...[0, 1, 2, 3].map(deliveryDriver),
         ...[0, 1, 2].map(managementDriver),
-        ...(['logs', 'schedules', 'account', 'search', 'vector'] as const).map(collectorDriver),
+        ...(['logs', 'schedules', 'account', 'search', 'vector', 'workflows'] as const).map(collectorDriver),
         scraper(),
       ]);
     } finally {

@@ -160,6 +160,9 @@ describe('alerts', () => {
         'UpstashDlqNearLimit',
         'UpstashFlowControlWaitlistGrowing',
         'UpstashParallelismSaturated',
+        'UpstashWorkflowFailureRatioHigh',
+        'UpstashWorkflowRunsStuck',
+        'UpstashQueueWaitHigh',
       ].sort(),
     );
   });

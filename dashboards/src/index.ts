@@ -7,6 +7,7 @@ import { overviewDashboard } from './overview.js';
 import { queuesDashboard } from './queues.js';
 import { quotasDashboard } from './quotas.js';
 import { schedulesDashboard } from './schedules.js';
+import { workflowsDashboard } from './workflows.js';
 
 export interface DashboardFile {
   /** File name under dashboards/, `<uid>.json`. */
@@ -22,6 +23,7 @@ const BUILDERS: (() => Dashboard)[] = [
   quotasDashboard,
   indexesDashboard,
   exporterHealthDashboard,
+  workflowsDashboard,
 ];
 
 /** Every dashboard, built and finalised, in a fixed order. */

@@ -17,10 +17,13 @@ import type { LogsPage } from './schemas/logs.js';
 import { enqueueResponseSchema, triggerResultSchema } from './schemas/publish.js';
 import type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 import { scheduleListSchema } from './schemas/schedules.js';
+import { workflowLogsPageSchema } from './schemas/workflows.js';
+import type { WorkflowLogsPage, WorkflowLogsQuery } from './schemas/workflows.js';
 import type { Schedule } from './schemas/schedules.js';
 
 export type { LogEntry, LogsPage, MessageState } from './schemas/logs.js';
 export type { Schedule } from './schemas/schedules.js';
+export type { WorkflowLogsPage, WorkflowLogsQuery, WorkflowRun, WorkflowStep } from './schemas/workflows.js';
 export type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 export { logsSearchParams, MAX_LOGS_PAGE_SIZE } from './delivery-wire.js';
 export type { FlowControl, LogsQuery } from './delivery-wire.js';
@@ -36,6 +39,8 @@ export const DEFAULT_LOGS_MAX_PAGE_BYTES = 32 * 1024 * 1024;
 export const LOGS_MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
 /** String values of log entries that are dropped while a page streams in. */
 export const LOG_BODY_KEYS: readonly string[] = ['body', 'responseBody'];
+/** Body-like values of workflow runs and steps, dropped while a page streams in. */
+export const WORKFLOW_BODY_KEYS: readonly string[] = ['out', 'callBody', 'callResponseBody', 'workflowRunResponse', 'body', 'responseBody', 'failResponse'];
 /** What every SDK calls; `/v2/logs` (the OpenAPI's) is the other one tried on a 404. */
 export const DEFAULT_LOGS_PATH = '/v2/events';
 
@@ -107,6 +112,7 @@ const ENDPOINTS = {
   resume: '/v2/schedules/:id/resume',
   enqueue: '/v2/enqueue/:queue/:destination',
   trigger: '/v2/trigger/:url',
+  workflowLogs: '/v2/workflows/logs',
 } as const;
 
 export class DeliveryClient {
@@ -145,6 +151,11 @@ export class DeliveryClient {
   /** How long the next log page request would wait for its rate-limit window (0: none). */
   pendingLogsWaitMs(): number {
     return this.http.pendingRateLimitWaitMs(this.logsPath);
+  }
+
+  /** How long the next workflow logs request would wait for its rate-limit window (0: none). */
+  pendingWorkflowLogsWaitMs(): number {
+    return this.http.pendingRateLimitWaitMs(ENDPOINTS.workflowLogs);
   }
 
   /**
@@ -188,6 +199,28 @@ export class DeliveryClient {
       seen.add(page.cursor);
       cursor = page.cursor;
     }
+  }
+
+  /** One page of workflow runs, newest first (by creation time), without bodies (trimBody=-1). */
+  async workflowLogsPage(query: WorkflowLogsQuery = {}, call: CallOptions = {}): Promise<WorkflowLogsPage> {
+    const params = new URLSearchParams();
+    if (query.runs !== undefined) params.set('workflowRuns', query.runs.map((run) => `${run.id}@${run.createdAt}`).join(','));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    if (query.count !== undefined) params.set('count', String(query.count));
+    if (query.fromDate !== undefined) params.set('fromDate', String(query.fromDate));
+    if (query.toDate !== undefined) params.set('toDate', String(query.toDate));
+    if (query.state !== undefined) params.set('state', query.state);
+    params.set('trimBody', '-1');
+    const data = await this.http.request({
+      method: 'GET',
+      endpoint: ENDPOINTS.workflowLogs,
+      path: ENDPOINTS.workflowLogs,
+      query: params,
+      response: 'json',
+      skim: { skipKeys: WORKFLOW_BODY_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
+      ...signalOf(call),
+    });
+    return parseWith(workflowLogsPageSchema, data, this.context('GET', ENDPOINTS.workflowLogs));
   }
 
   async listSchedules(call: CallOptions = {}): Promise<Schedule[]> {

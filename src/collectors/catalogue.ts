@@ -21,6 +21,7 @@ export const COLLECTOR_CATALOGUE = [
   { name: 'vector', defaultInterval: '60s', needs: 'management', load: async () => (await import('./vector.js')).createVectorCollector },
   // Official QStash usage (GET /v2/qstash/stats/{id}): today's requests against the daily limits.
   { name: 'usage', defaultInterval: '60s', needs: 'management', load: async () => (await import('./usage.js')).createUsageCollector },
+  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./workflows/index.js')).createWorkflowsCollector },
 ] as const;
 
 export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];

@@ -28,10 +28,27 @@ function reply(res: ServerResponse, status: number, body: object): void {
   res.end(JSON.stringify(body));
 }
 
+/** Steps of the demo's workflows: /workflow/<name>/steps-<n> runs n steps (3 by default). */
+const WORKFLOW_STEP_TYPES = ['Run', 'Call', 'SleepFor'] as const;
+
+/**
+ * The healthy destination also serves workflows (/workflow/...), answering each step delivery as
+ * the emulator's workflow protocol asks: a step while steps remain, then a plain result.
+ */
+function workflowStep(req: IncomingMessage, res: ServerResponse): void {
+  const step = Number(req.headers['upstash-workflow-step'] ?? '1');
+  const steps = Number(/steps-(\d+)/.exec(req.url ?? '')?.[1] ?? '3');
+  if (step > steps) {
+    reply(res, 200, { result: 'done' });
+    return;
+  }
+  reply(res, 200, { step: { name: `step-${step}`, type: WORKFLOW_STEP_TYPES[(step - 1) % WORKFLOW_STEP_TYPES.length] } });
+}
+
 function handlers(seed: number): Record<DestinationKind, Handler> {
   const random = new SeededRandom(seed);
   return {
-    healthy: (_req, res) => reply(res, 200, { ok: true }),
+    healthy: (req, res) => ((req.url ?? '').startsWith('/workflow/') ? workflowStep(req, res) : reply(res, 200, { ok: true })),
     flaky: (_req, res) => {
       if (random.chance(FLAKY_ERROR_RATIO)) reply(res, 500, { error: 'demo: flaky destination failed this time' });
       else reply(res, 200, { ok: true });

@@ -1,7 +1,8 @@
-// The demo's traffic: sets up three queues (one paused), a URL group of three endpoints and three schedules on
-// the emulator, then publishes a steady mix of messages, all through the emulator's real HTTP
-// API (what a QStash client sends: /v2/publish, /v2/enqueue, /v2/topics, /v2/queues,
-// /v2/schedules). Plain undici requests, so the demo runs from a production install.
+// The demo's traffic: sets up three queues (one paused), a URL group of three endpoints and three
+// schedules on the emulator, then publishes a steady mix of messages and triggers workflows (one of
+// which always fails), all through the emulator's real HTTP API (what a QStash client sends:
+// /v2/publish, /v2/enqueue, /v2/trigger, /v2/topics, /v2/queues, /v2/schedules). Plain undici
+// requests, so the demo runs from a production install.
 import { Agent, request } from 'undici';
 import type { Logger } from '../logging/index.js';
 import { SLOW_TIMEOUT_MS, type DestinationKind } from './destinations.js';
@@ -91,6 +92,11 @@ function publications(urls: Record<DestinationKind, string>): Publication[] {
       headers: { Label: 'tenant-sync', 'Flow-Control-Key': DEMO_FLOW_CONTROL_KEY, 'Flow-Control-Value': 'parallelism=1, rate=20, period=1s' },
       everyRounds: 1,
     })),
+    // Workflows (Upstash Workflow): the healthy destination runs their steps; the one on the
+    // failing destination fails its first step after a retry, so its runs end RUN_FAILED.
+    { path: `/v2/trigger/${urls.healthy}/workflow/onboarding/steps-3`, headers: { Label: 'onboarding' }, everyRounds: 2 },
+    { path: `/v2/trigger/${urls.healthy}/workflow/report/steps-5`, headers: { Label: 'report' }, everyRounds: 3 },
+    { path: `/v2/trigger/${urls.failing}/workflow/sync`, headers: { Label: 'partner-sync-workflow', Retries: '1', 'Retry-Delay': RETRY_DELAY }, everyRounds: 4 },
   ];
 }
 

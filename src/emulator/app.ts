@@ -15,6 +15,7 @@ import { enqueueHandler, publishHandler, triggerHandler } from './routes/message
 import { queuesRouter } from './routes/queues.js';
 import { schedulesHandler } from './routes/schedules.js';
 import { topicsRouter } from './routes/topics.js';
+import { workflowsRouter } from './routes/workflows.js';
 import type { DeliveryService } from './service.js';
 
 function escapeRegExp(text: string): string {
@@ -70,6 +71,9 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.use(dlqRouter(service));
   app.use(['/v2/flowControl', '/v2/globalParallelism'], auth);
   app.use(flowControlRouter(service));
+  // Workflow logs are faulted only when the `workflows` scope is asked for (not by default).
+  app.use('/v2/workflows', onlyWhen((req) => req.method === 'GET', faultInjector(service, 'workflows')), auth);
+  app.use(workflowsRouter(service));
 
   const managementPaths = managementPathPattern(service.options.serviceNames);
   app.use(onlyWhen((req) => managementPaths.test(req.path), faultInjector(service, 'management')));

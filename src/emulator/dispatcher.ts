@@ -48,6 +48,8 @@ export class Dispatcher {
   /** Accepts a new message: logs CREATED and delivers it after `delayMs` of virtual time. */
   submit(input: NewMessage, delayMs: number): Message {
     const message = buildMessage(input, this.generation, this.deps.clock.now());
+    // A delayed message shows when it may be delivered (ms), as the service's Message.notBefore does.
+    if (delayMs > 0 && message.facts.notBefore === undefined) message.facts.notBefore = Math.round(this.deps.clock.realAt(this.deps.clock.virtualNow() + delayMs));
     this.deps.log.append('CREATED', message.facts);
     if (message.queueName !== undefined) this.deps.queues.ensure(message.queueName).pending++;
     if (message.flowControl !== undefined) this.deps.flowControl.apply(message.flowControl);
@@ -191,6 +193,7 @@ export class Dispatcher {
 
     if (result.ok) {
       log.append('DELIVERED', message.facts, { responseStatus: result.status });
+      message.onAttempt?.(message.id, { ok: true, status: result.status, body: result.body, final: true });
       this.sendCallback(message, message.callback, result);
       this.finish(message, 'SUCCESS');
       return;
@@ -207,6 +210,7 @@ export class Dispatcher {
 
     if (result.nonRetryable || message.retried >= message.retries) {
       log.append('FAILED', message.facts, { error: result.error, responseStatus: result.status });
+      message.onAttempt?.(message.id, { ok: false, status: result.status, body: result.body, final: true });
       // Callbacks are the service's own messages: only a user's message lands in the DLQ.
       const dlqId =
         message.kind === 'message'
@@ -221,7 +225,9 @@ export class Dispatcher {
     const delayMs = nextRetryDelayMs(message.retried, message.retryDelay, hint);
     message.retried++;
     const dueVirtual = clock.virtualNow() + delayMs;
-    log.append('RETRY', message.facts, { nextDeliveryTime: Math.round(clock.realAt(dueVirtual)) });
+    const nextDeliveryTime = Math.round(clock.realAt(dueVirtual));
+    log.append('RETRY', message.facts, { nextDeliveryTime });
+    message.onAttempt?.(message.id, { ok: false, status: result.status, body: result.body, final: false, nextDeliveryTime });
     this.deps.timers.at(dueVirtual, () => this.makeReady(message));
   }
 

@@ -1,5 +1,6 @@
-// Fault injection on the read endpoints a poller uses (logs, schedules, management), and on the
-// writes (enqueue, publish, trigger) when the `publish` scope is asked for: added
+// Fault injection on the read endpoints a poller uses (logs, schedules, management; workflow
+// logs when the `workflows` scope is asked for), and on the writes (enqueue, publish, trigger)
+// when the `publish` scope is asked for: added
 // latency, the daily-limit 429 (`RateLimit-*` headers, one-shot knob), a per-second burst rate
 // limit answered 429 with `Burst-RateLimit-*` headers (sent on successful answers too), 5xx answers, malformed bodies (200 with text that is not JSON) and
 // truncated bodies (the connection closes halfway through the declared length).

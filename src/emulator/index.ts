@@ -10,12 +10,14 @@ import { createManagement, type ManagementState } from './management/index.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
 import { DeliveryService } from './service.js';
 import type { SigningKeyPair } from './signing.js';
+import type { WorkflowGroundTruth } from './workflows.js';
 
 export type { EmulatorOptions, PlanProfile } from './options.js';
 export { DEV_CREDENTIALS, PLAN_DEFAULTS } from './options.js';
 export type { FaultScope, Knobs } from './knobs.js';
 export type { GroundTruth, GroundTruthSeries, LogState } from './log-store.js';
 export { DEV_SIGNING_KEYS, type SigningKeyPair } from './signing.js';
+export type { WorkflowGroundTruth } from './workflows.js';
 
 export interface EmulatorHandle {
   /** http://127.0.0.1:PORT — both interfaces on one address. */
@@ -26,6 +28,8 @@ export interface EmulatorHandle {
   /** The knobs in force. */
   knobs(): Knobs;
   groundTruth(): GroundTruth;
+  /** Workflow runs and steps as the exporter's workflow counters must count them. */
+  workflowGroundTruth(): WorkflowGroundTruth;
   /** Forgets messages, schedules, URL Groups, queues, de-duplication ids and the log; knobs stay. */
   reset(): void;
   /** The management interface's data (account, indexes, statistics), to read and change in process. */
@@ -89,6 +93,7 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     },
     knobs: () => service.knobs,
     groundTruth: () => service.groundTruth(),
+    workflowGroundTruth: () => service.workflows.groundTruth(),
     reset: () => service.reset(),
     management: management.state,
     signingKeys: () => service.signingKeys.get(),

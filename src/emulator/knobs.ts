@@ -9,7 +9,7 @@ import { EmulatorKnobError } from './errors.js';
  * Groups of endpoints the fault knobs apply to: the read endpoints a poller uses, and `publish`
  * (enqueue, publish, trigger: what an active probe measures), which is off unless asked for.
  */
-export const FAULT_SCOPES = ['logs', 'schedules', 'management', 'publish', 'inventory'] as const;
+export const FAULT_SCOPES = ['logs', 'schedules', 'management', 'publish', 'inventory', 'workflows'] as const;
 export type FaultScope = (typeof FAULT_SCOPES)[number];
 /**
  * Scopes faulted by default: the read endpoints; writes stay clean unless `publish` is asked for,

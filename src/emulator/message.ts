@@ -33,6 +33,18 @@ interface MessageSpec {
   flowControl?: FlowControlSpec;
   /** Told once the message reaches DELIVERED or FAILED. */
   onFinal?: (messageId: string, outcome: FinalOutcome) => void;
+  /** Told after every attempt (workflow steps read the answer): final, or the retry's due time. */
+  onAttempt?: (messageId: string, result: AttemptOutcome) => void;
+}
+
+/** One attempt as a workflow run sees it. */
+export interface AttemptOutcome {
+  ok: boolean;
+  status?: number;
+  body: Buffer;
+  /** No further attempt follows. */
+  final: boolean;
+  nextDeliveryTime?: number;
 }
 
 export interface Message extends MessageSpec {
@@ -123,5 +135,6 @@ export function buildMessage(input: NewMessage, generation: number, now: number)
     extraHeaders: input.extraHeaders ?? {},
     facts,
     onFinal: input.onFinal,
+    onAttempt: input.onAttempt,
   };
 }

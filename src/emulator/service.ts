@@ -11,7 +11,7 @@ import { HttpDelivery, type RequestSigner } from './http-delivery.js';
 import { ACCOUNT_LIMITS } from './management/plans.js';
 import { mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
 import { LogStore, type GroundTruth } from './log-store.js';
-import type { FinalOutcome } from './message.js';
+import type { AttemptOutcome, FinalOutcome } from './message.js';
 import type { MessageSpec } from './message-options.js';
 import { PLAN_DEFAULTS, type PlanDefaults, type PlanProfile, type ResolvedOptions } from './options.js';
 import { QueueStore } from './queues.js';
@@ -19,6 +19,7 @@ import { SeededRandom } from './random.js';
 import { ScheduleStore, type Schedule } from './schedules.js';
 import { createRequestSigner, SigningKeys } from './signing.js';
 import { UrlGroupStore } from './url-groups.js';
+import { WorkflowStore } from './workflows.js';
 
 export interface PublishRequest {
   destination: Destination;
@@ -30,6 +31,7 @@ export interface PublishRequest {
   workflowRunId?: string;
   extraHeaders?: Record<string, string>;
   onFinal?: (messageId: string, outcome: FinalOutcome) => void;
+  onAttempt?: (messageId: string, outcome: AttemptOutcome) => void;
 }
 
 export interface PublishResult {
@@ -48,6 +50,8 @@ export class DeliveryService {
   readonly flowControl: FlowControlStore;
   /** Messages that failed for good; as many as the plan's max_dlq_size. */
   readonly dlq: DlqStore;
+  /** Workflow runs started by /v2/trigger (workflows.ts). */
+  readonly workflows: WorkflowStore;
   readonly dispatcher: Dispatcher;
   /** PRNG of the fault knobs (seeded, so ratios repeat). */
   readonly random: SeededRandom;
@@ -81,6 +85,7 @@ export class DeliveryService {
     this.groups = new UrlGroupStore(now);
     this.flowControl = new FlowControlStore(this.clock);
     this.dlq = new DlqStore(now, () => ACCOUNT_LIMITS[this.planSource()].max_dlq_size);
+    this.workflows = new WorkflowStore(now);
     this.dedup = new DedupIndex(() => this.clock.virtualNow());
     this.random = new SeededRandom(options.seed);
     this.http = new HttpDelivery(options.headerPrefix);
@@ -194,6 +199,7 @@ export class DeliveryService {
           flowControl: spec.flowControl,
           extraHeaders: request.extraHeaders,
           onFinal: request.onFinal,
+          onAttempt: request.onAttempt,
         },
         spec.delayMs,
       );
@@ -214,6 +220,7 @@ export class DeliveryService {
     this.queues.clear();
     this.dedup.clear();
     this.log.reset();
+    this.workflows.clear();
   }
 
   async close(): Promise<void> {

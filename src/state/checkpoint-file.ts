@@ -53,6 +53,86 @@ const envelopeSchema = z.object({
   payload: z.unknown(),
 });
 
+/**
+ * Optional top-level sections of the payload that belong to other collectors than the file's
+ * owner (the logs collector): each is written and read by its own CheckpointSection
+ * (checkpoint-section.ts). The owner's schema never sees them; its writes carry their newest values.
+ */
+export const OPTIONAL_SECTIONS: readonly string[] = ['workflows'];
+
+/** What every writer of one path in this process shares: the newest payload parts and the write queue. */
+interface SharedFile {
+  /** The owner's payload as last written or read (sections stripped); null before either. */
+  main: Record<string, unknown> | null;
+  /** The owner's CheckpointFile exists in this process (it will write). */
+  owned: boolean;
+  readonly sections: Map<string, unknown>;
+  queue: Promise<void>;
+  writes: number;
+}
+
+const SHARED_FILES = new Map<string, SharedFile>();
+
+export function sharedFileOf(path: string): SharedFile {
+  let shared = SHARED_FILES.get(path);
+  if (shared === undefined) {
+    shared = { main: null, owned: false, sections: new Map(), queue: Promise.resolve(), writes: 0 };
+    SHARED_FILES.set(path, shared);
+  }
+  return shared;
+}
+
+/**
+ * Writes the envelope with the owner's payload and every section, atomically, after the writes
+ * queued before it (so the last write always holds the newest of every part).
+ */
+export function writeShared(path: string, upstream: string, now: () => number): Promise<void> {
+  const shared = sharedFileOf(path);
+  const write = shared.queue.then(async () => {
+    const payload = { ...(shared.main ?? {}), ...Object.fromEntries(shared.sections) };
+    const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, upstream, savedAt: now(), payload });
+    const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${++shared.writes}`);
+    try {
+      const handle = await open(temp, 'w', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, path);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      throw new StateFileError(`cannot write the state file ${path}: ${errnoText(error)}`, { cause: error });
+    }
+    syncDirectory(dirname(path));
+  });
+  shared.queue = write.catch(() => undefined);
+  return write;
+}
+
+/** The payload without the optional sections; `empty` when only sections were in it. */
+export function withoutSections(payload: unknown): { rest: unknown; empty: boolean } {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return { rest: payload, empty: false };
+  const rest: Record<string, unknown> = {};
+  let sections = 0;
+  for (const [key, value] of Object.entries(payload)) {
+    if (OPTIONAL_SECTIONS.includes(key)) sections += 1;
+    else rest[key] = value;
+  }
+  return { rest, empty: sections > 0 && Object.keys(rest).length === 0 };
+}
+
+/** Sections found in the file are kept for the owner's writes until their collector saves its own. */
+export function keepSections(path: string, payload: unknown): void {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return;
+  const shared = sharedFileOf(path);
+  for (const name of OPTIONAL_SECTIONS) {
+    const value = (payload as Record<string, unknown>)[name];
+    if (value !== undefined && !shared.sections.has(name)) shared.sections.set(name, value);
+  }
+}
+
 export interface CheckpointFileOptions<T> {
   path: string;
   /** upstreamIdentity() of the configured upstream. */
@@ -74,7 +154,6 @@ export class CheckpointFile<T> {
   readonly #schema: z.ZodType<T>;
   readonly #now: () => number;
   readonly #migrate: ((version: number, payload: unknown) => unknown) | undefined;
-  #writes = 0;
 
   constructor(options: CheckpointFileOptions<T>) {
     this.path = options.path;
@@ -82,6 +161,7 @@ export class CheckpointFile<T> {
     this.#schema = options.schema;
     this.#now = options.now ?? Date.now;
     this.#migrate = options.migrate;
+    sharedFileOf(this.path).owned = true;
   }
 
   /**
@@ -100,32 +180,25 @@ export class CheckpointFile<T> {
       return { status: 'set-aside', reason: 'corrupt', detail: `cannot read: ${errnoText(error)}`, movedTo: null };
     }
     const verdict = this.#check(text);
-    if (verdict.ok) return { status: 'loaded', payload: verdict.payload, savedAt: verdict.savedAt };
+    if (verdict.ok) {
+      sharedFileOf(this.path).main ??= verdict.payload as Record<string, unknown>;
+      return { status: 'loaded', payload: verdict.payload, savedAt: verdict.savedAt };
+    }
+    // Only other collectors' sections (this one never wrote): nothing of its own yet.
+    if (verdict.reason === 'sections-only') return { status: 'missing' };
     return { status: 'set-aside', reason: verdict.reason, detail: verdict.detail, movedTo: this.#setAside(verdict.reason) };
   }
 
-  /** Writes a checkpoint atomically. Rejects with StateFileError; the previous file stays intact. */
+  /**
+   * Writes a checkpoint atomically, with the newest optional sections of other collectors.
+   * Rejects with StateFileError; the previous file stays intact.
+   */
   async save(payload: T): Promise<void> {
-    const envelope = { format: STATE_FORMAT, version: STATE_VERSION, upstream: this.#upstream, savedAt: this.#now(), payload };
-    const text = JSON.stringify(envelope);
-    const temp = join(dirname(this.path), `.${basename(this.path)}.tmp-${process.pid}-${++this.#writes}`);
-    try {
-      const handle = await open(temp, 'w', 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.path);
-    } catch (error) {
-      await rm(temp, { force: true }).catch(() => undefined);
-      throw new StateFileError(`cannot write the state file ${this.path}: ${errnoText(error)}`, { cause: error });
-    }
-    syncDirectory(dirname(this.path));
+    sharedFileOf(this.path).main = payload as Record<string, unknown>;
+    await writeShared(this.path, this.#upstream, this.#now);
   }
 
-  #check(text: string): { ok: true; payload: T; savedAt: number } | { ok: false; reason: SetAsideReason; detail: string } {
+  #check(text: string): { ok: true; payload: T; savedAt: number } | { ok: false; reason: SetAsideReason | 'sections-only'; detail: string } {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -146,7 +219,11 @@ export class CheckpointFile<T> {
     if (envelope.data.upstream !== this.#upstream) {
       return { ok: false, reason: 'foreign', detail: 'written for another QStash URL or token' };
     }
-    const payload = this.#schema.safeParse(raw);
+    // Other collectors' sections as written (an upgrade of the owner's payload may not carry them).
+    keepSections(this.path, envelope.data.payload);
+    const { rest, empty } = withoutSections(raw);
+    if (empty) return { ok: false, reason: 'sections-only', detail: '' };
+    const payload = this.#schema.safeParse(rest);
     if (!payload.success) return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
     return { ok: true, payload: payload.data, savedAt: envelope.data.savedAt };
   }
@@ -163,7 +240,7 @@ export class CheckpointFile<T> {
     }
   }
 
-  #setAside(reason: SetAsideReason): string | null {
+  #setAside(reason: SetAsideReason | 'sections-only'): string | null {
     const suffix = reason === 'foreign' ? 'foreign' : 'corrupt';
     const target = `${this.path}.${suffix}-${this.#now()}`;
     try {

@@ -18,3 +18,6 @@ export {
   type TrackedState,
   type WalkState,
 } from './logs-state.js';
+export { CheckpointSection, type CheckpointSectionOptions, type SectionLoad } from './checkpoint-section.js';
+export { workflowsStateSchema, type WorkflowsState } from './workflows-state.js';
+export { waitingStateSchema, type WaitingState } from './waiting-state.js';

@@ -4,36 +4,11 @@
 // strict: the file is the exporter's own, so anything unexpected is corruption.
 import { z } from 'zod';
 import { boundLabelValue } from '../metrics/cardinality.js';
+import { counterFamilySchema, histogramFamilySchema } from './family-schemas.js';
+import { waitingStateSchema } from './waiting-state.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);
-const labelValues = z.array(z.string());
-
-const counterFamilySchema = z.strictObject({
-  labelNames: z.array(z.string()),
-  /**
-   * [label values in labelNames order, value, created (unix ms)]. The created time is optional
-   * (no version bump): files written before it existed load without one, and their series get
-   * no `_created` sample in OpenMetrics (see src/metrics/openmetrics.ts).
-   */
-  series: z.array(z.tuple([labelValues, count, finite.optional()])),
-});
-
-const histogramFamilySchema = z.strictObject({
-  labelNames: z.array(z.string()),
-  buckets: z.array(finite),
-  series: z.array(
-    z.strictObject({
-      labels: labelValues,
-      /** Per bucket (not cumulative), then the +Inf overflow: buckets.length + 1 numbers. */
-      counts: z.array(count),
-      sum: finite,
-      count,
-      /** When the series was created, unix ms; optional like the counters' (older files). */
-      created: finite.optional(),
-    }),
-  ),
-});
 
 const walkSchema = z.strictObject({
   /** State filter of a per-state walk, null for the plain walk. */
@@ -99,6 +74,8 @@ export const logsStateSchema = z.strictObject({
     finished: z.array(z.string()),
   }),
   daily: z.strictObject({ day: z.number().int(), count }),
+  /** Waiting-time histograms and their records (waiting-state.ts); absent before they existed. */
+  waiting: waitingStateSchema.optional(),
   self: z.strictObject({
     pages: count,
     duplicates: count,

@@ -87,6 +87,7 @@ export class LogsCollector implements Collector {
       seriesLimit: settings.seriesLimit,
       optIn: settings.labels,
       trackerCapacity: settings.messageTrackerSize,
+      now: this.#now,
       ...(options.dropped ? { dropped: options.dropped } : {}),
       ...(options.truncated ? { truncated: options.truncated } : {}),
     });
@@ -253,6 +254,7 @@ export class LogsCollector implements Collector {
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
       tracker: counter.tracker.export(),
       daily: { day: counter.daily.day, count: counter.daily.count },
+      waiting: { queueWait: counter.waiting.queueWait.export(), lateness: counter.waiting.lateness.export(), messages: counter.tracker.exportWaiting() },
       self: {
         pages: this.#pages,
         duplicates: counter.duplicates,
@@ -297,6 +299,8 @@ export class LogsCollector implements Collector {
     counter.tracker.restore(state.tracker);
     counter.tracker.evictions = state.self.evictions;
     counter.daily.restore(state.daily);
+    const waiting = state.waiting === undefined || counter.waiting.restore(state.waiting);
+    if (state.waiting !== undefined) counter.tracker.restoreWaiting(state.waiting.messages);
     counter.lastEventTime = state.lastEventTime;
     counter.duplicates = state.self.duplicates;
     this.#pages = state.self.pages;
@@ -306,7 +310,7 @@ export class LogsCollector implements Collector {
     this.#late = state.self.late;
     this.#restoredMissedLate = state.self.missedLate;
     for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
-    if (!restored.events || !restored.errors || !durations || !attempts) {
+    if (!restored.events || !restored.errors || !durations || !attempts || !waiting) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
     }
     this.#logger.info(

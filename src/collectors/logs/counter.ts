@@ -10,6 +10,7 @@ import { EventCounters, type OptInLabel } from './event-counters.js';
 import { errorReasonOf } from './labels.js';
 import { CREATED, ERROR, StateTable } from './states.js';
 import { MessageTracker } from './tracker.js';
+import { registerOldestInFlightGauge, WaitingTimes } from './waiting.js';
 
 /** What one page contributed; reset by the caller before each page. */
 export class PageTally {
@@ -50,6 +51,8 @@ export interface LogCounterOptions {
   trackerCapacity: number;
   dropped?: Counter<'metric'>;
   truncated?: Counter<'metric'>;
+  /** Wall clock of the in-flight age gauge (default Date.now). */
+  now?: () => number;
 }
 
 export class LogCounter {
@@ -57,11 +60,14 @@ export class LogCounter {
   readonly dedup = new DedupWindow();
   readonly events: EventCounters;
   readonly tracker: MessageTracker;
+  readonly waiting: WaitingTimes;
   readonly daily = new DailyMessages();
   /** Newest event time counted, unix ms (0: none yet). */
   lastEventTime = 0;
   /** Entries seen again and not counted, all time. */
   duplicates = 0;
+  /** Oldest CREATED in flight per queue, as of the last publish(). */
+  #oldestInFlight: ReadonlyMap<string, number> = new Map();
   /** Told of every counted entry's time (the late-entry audit's ledger). */
   ledger: { record(time: number): void } | null = null;
 
@@ -69,6 +75,9 @@ export class LogCounter {
     const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
     this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
     this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
+    this.waiting = new WaitingTimes({ registry: options.registry, seriesLimit: options.seriesLimit, ...dropped });
+    this.tracker.waiting = this.waiting;
+    registerOldestInFlightGauge(options.registry, () => this.#oldestInFlight, options.now ?? Date.now, options.seriesLimit);
   }
 
   /**
@@ -110,7 +119,7 @@ export class LogCounter {
       events.countEvent(target, state);
       if (state === ERROR) events.countError(target, errorReasonOf(entry.responseStatus, entry.error));
       else if (state === CREATED) this.daily.observeCreated(time);
-      tracker.observe(entry.messageId, state, time, target.queue, target.destination);
+      tracker.observe(entry.messageId, state, time, target.queue, target.destination, entry);
       if (time > this.lastEventTime) this.lastEventTime = time;
       if (time < tally.oldestCounted) tally.oldestCounted = time;
       if (time > tally.newestCounted) tally.newestCounted = time;
@@ -125,6 +134,8 @@ export class LogCounter {
     this.events.errors.publish();
     this.tracker.durations.publish();
     this.tracker.attempts.publish();
+    this.waiting.publish();
+    this.#oldestInFlight = this.tracker.oldestInFlightByQueue();
     this.events.flushFolded();
     this.tracker.flushFolded();
   }

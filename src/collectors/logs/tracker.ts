@@ -9,8 +9,9 @@
 import type { Counter, Registry } from 'prom-client';
 import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
 import { HistogramFamily, type HistogramSeries, type Labels } from './families.js';
-import { ACTIVE, CREATED, OUTCOMES, outcomeOf } from './states.js';
-import type { TrackedState } from '../../state/index.js';
+import { ACTIVE, CREATED, OUTCOMES, RETRY, outcomeOf } from './states.js';
+import type { TrackedState, WaitingState } from '../../state/index.js';
+import { MAX_WAIT_TIMES, notBeforeMs, type WaitExtra, type WaitFacts, type WaitingTimes } from './waiting.js';
 
 export const DURATION_METRIC = 'upstash_qstash_message_duration_seconds';
 export const ATTEMPTS_METRIC = 'upstash_qstash_message_attempts';
@@ -23,7 +24,7 @@ export const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30];
 /** Finished ids remembered so a late entry of a finished message does not start a new life. */
 const FINISHED_MEMORY = 10_000;
 
-interface Tracked {
+interface Tracked extends WaitFacts {
   created: number;
   attempts: number;
   finalTime: number;
@@ -46,6 +47,8 @@ export class MessageTracker {
   readonly capacity: number;
   /** Messages dropped before they finished, all time. */
   evictions = 0;
+  /** Observes the waiting times of finished messages (waiting.ts); absent in pure use. */
+  waiting: WaitingTimes | null = null;
   readonly #messages = new Map<string, Tracked>();
   /** Ids whose final entry was counted; they leave at the next slice completion. */
   readonly #finalSeen = new Set<string>();
@@ -94,19 +97,36 @@ export class MessageTracker {
     return this.#messages.size;
   }
 
-  /** One counted entry of a message (hot path). */
-  observe(messageId: string, stateIndex: number, time: number, queue: string, destination: string): void {
+  /**
+   * One counted entry of a message (hot path). `entry` gives the waiting times their fields,
+   * read only where they matter: notBefore of CREATED, nextDeliveryTime of RETRY.
+   */
+  observe(messageId: string, stateIndex: number, time: number, queue: string, destination: string, entry?: { notBefore?: unknown; nextDeliveryTime?: unknown }): void {
     let tracked = this.#messages.get(messageId);
     if (tracked === undefined) {
       if (this.#finished.has(messageId)) return;
       if (this.#messages.size >= this.capacity) this.#evictOldest();
-      tracked = { created: Number.NaN, attempts: 0, finalTime: Number.NaN, outcome: -1, queue, destination };
+      tracked = { created: Number.NaN, attempts: 0, finalTime: Number.NaN, outcome: -1, queue, destination, firstActive: Number.NaN, waitExtra: null };
       this.#messages.set(messageId, tracked);
     }
     if (stateIndex === CREATED) {
       if (!(tracked.created <= time)) tracked.created = time;
+      const notBefore = entry?.notBefore;
+      if (notBefore !== undefined) extraOf(tracked).notBefore = notBeforeMs(notBefore);
     } else if (stateIndex === ACTIVE) {
       tracked.attempts += 1;
+      // Entries come newest first: keep the earliest apart, the others in a list made on demand.
+      const first = tracked.firstActive;
+      if (Number.isNaN(first)) tracked.firstActive = time;
+      else if (time < first) {
+        tracked.firstActive = time;
+        addTime(extraOf(tracked).laterActives, first);
+      } else {
+        addTime(extraOf(tracked).laterActives, time);
+      }
+    } else if (stateIndex === RETRY) {
+      const next = entry?.nextDeliveryTime;
+      if (typeof next === 'number') addTime(extraOf(tracked).nexts, next);
     } else {
       const outcome = outcomeOf(stateIndex);
       if (outcome >= 0) {
@@ -129,11 +149,23 @@ export class MessageTracker {
       // The message is the bucket's exemplar (OpenMetrics only), timed at its final entry.
       this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000, { messageId, time: tracked.finalTime });
       this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
+      this.waiting?.observeFinished(tracked.queue, tracked);
       if (group.folded) this.#foldedPending += 1;
       observed += 1;
     }
     this.#finalSeen.clear();
     return observed;
+  }
+
+  /** Per queue, the CREATED time of the oldest message seen in flight (not finished). */
+  oldestInFlightByQueue(): Map<string, number> {
+    const oldest = new Map<string, number>();
+    for (const [id, tracked] of this.#messages) {
+      if (Number.isNaN(tracked.created) || this.#finalSeen.has(id)) continue;
+      const known = oldest.get(tracked.queue);
+      if (known === undefined || tracked.created < known) oldest.set(tracked.queue, tracked.created);
+    }
+    return oldest;
   }
 
   export(): { messages: TrackedState[]; finished: string[] } {
@@ -151,8 +183,29 @@ export class MessageTracker {
     for (const id of state.finished) this.#remember(id);
     for (const [id, created, attempts, finalTime, outcome, queue, destination] of state.messages) {
       if (this.#messages.size >= this.capacity) break;
-      this.#messages.set(id, { created: created ?? Number.NaN, attempts, finalTime: finalTime ?? Number.NaN, outcome, queue, destination });
+      this.#messages.set(id, { created: created ?? Number.NaN, attempts, finalTime: finalTime ?? Number.NaN, outcome, queue, destination, firstActive: Number.NaN, waitExtra: null });
       if (outcome >= 0 && finalTime !== null) this.#finalSeen.add(id);
+    }
+  }
+
+  /** The waiting times of the messages held, for the checkpoint's `waiting` section (only messages with any). */
+  exportWaiting(): WaitingState['messages'] {
+    const out: WaitingState['messages'] = [];
+    for (const [id, t] of this.#messages) {
+      const extra = t.waitExtra;
+      if (Number.isNaN(t.firstActive) && extra === null) continue;
+      out.push([id, extra === null ? null : nullIfNaN(extra.notBefore), nullIfNaN(t.firstActive), extra === null ? [] : [...extra.laterActives], extra === null ? [] : [...extra.nexts]]);
+    }
+    return out;
+  }
+
+  /** After restore(): the waiting times of the messages held. */
+  restoreWaiting(messages: WaitingState['messages']): void {
+    for (const [id, notBefore, firstActive, later, nexts] of messages) {
+      const tracked = this.#messages.get(id);
+      if (tracked === undefined) continue;
+      tracked.firstActive = firstActive ?? Number.NaN;
+      tracked.waitExtra = notBefore === null && later.length === 0 && nexts.length === 0 ? null : { notBefore: notBefore ?? Number.NaN, laterActives: [...later], nexts: [...nexts] };
     }
   }
 
@@ -241,6 +294,16 @@ function admit(guard: SeriesGuard<string>, family: HistogramFamily<string>, sets
   }
   if (guard.size + missing <= guard.limit) return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };
   return { series: sets.map((set) => family.series(guard.overflowOf(set))), folded: true };
+}
+
+/** A message's rarer waiting facts, made on first need. */
+function extraOf(tracked: Tracked): WaitExtra {
+  return (tracked.waitExtra ??= { notBefore: Number.NaN, laterActives: [], nexts: [] });
+}
+
+/** Adds a time to a bounded list. */
+function addTime(times: number[], time: number): void {
+  if (times.length < MAX_WAIT_TIMES) times.push(time);
 }
 
 function nullIfNaN(value: number): number | null {

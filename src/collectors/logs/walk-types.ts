@@ -1,6 +1,7 @@
 // The walk's vocabulary: its settings, its persisted position, what a cycle reports, the
 // hooks the collector gives it, the source it reads from, and the sizes it works with.
-import type { LogsPage, LogsQuery } from '../../api/delivery.js';
+import type { LogEntry, LogsPage, LogsQuery } from '../../api/delivery.js';
+import type { PageTally } from './counter.js';
 import type { SliceState } from '../../state/index.js';
 
 /** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
@@ -15,6 +16,18 @@ export interface LogsSource {
   readonly rateLimitWaitedMs?: number;
   /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
   pendingLogsWaitMs?(): number;
+}
+
+/**
+ * What the walk needs of its counter: LogCounter (counter.ts) for the delivery logs; the
+ * workflows collector (src/collectors/workflows) gives its own, counting runs.
+ */
+export interface WalkCounter {
+  readonly states: { indexOf(raw: string): number };
+  readonly dedup: { readonly stamp: number; beginWalk(): void; prune(from: number): void };
+  readonly tracker: { finishSlice(): unknown };
+  readonly lastEventTime: number;
+  countPage(entries: readonly LogEntry[], filterState: number, basis: number, tally: PageTally): void;
 }
 
 export interface WalkSettings {

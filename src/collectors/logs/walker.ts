@@ -18,13 +18,13 @@
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import type { SliceState, WalkState } from '../../state/index.js';
-import { PageTally, type LogCounter } from './counter.js';
+import { PageTally } from './counter.js';
 import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
 import { adaptedSliceMs, estimateGap, isRejectedRequest, newWalk, pageSignature, stateWalks } from './slice.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
 import { INITIAL_SLICE_MS } from './walk-types.js';
-import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
+import type { CycleReport, GapReport, LogsSource, WalkCounter, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
 
@@ -36,7 +36,7 @@ const RATE_WEIGHT = 0.3;
 export class LogWalker {
   position: WalkPosition;
   readonly #source: LogsSource;
-  readonly #counter: LogCounter;
+  readonly #counter: WalkCounter;
   readonly #settings: WalkSettings;
   readonly #logger: Logger;
   readonly #hooks: WalkerHooks;
@@ -57,7 +57,7 @@ export class LogWalker {
   /** The rate limit bounds the walk (kept to log its changes). */
   #rateLimitBound = false;
 
-  constructor(options: { source: LogsSource; counter: LogCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
+  constructor(options: { source: LogsSource; counter: WalkCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
     this.#source = options.source;
     this.#counter = options.counter;
     this.#settings = options.settings;

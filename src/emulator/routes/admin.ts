@@ -1,5 +1,6 @@
 // The reserved admin path /__emulator/ (no auth: the emulator is a loopback test tool):
-// GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, POST /__emulator/reset.
+// GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, GET /__emulator/workflows/ground-truth,
+// POST /__emulator/reset.
 import { Router } from 'express';
 import { readJsonBody } from '../http-util.js';
 import type { DeliveryService } from '../service.js';
@@ -20,6 +21,10 @@ export function adminRouter(service: DeliveryService): Router {
 
   router.get('/ground-truth', (_req, res) => {
     res.json(service.groundTruth());
+  });
+
+  router.get('/workflows/ground-truth', (_req, res) => {
+    res.json(service.workflows.groundTruth());
   });
 
   router.post('/reset', (_req, res) => {

@@ -5,7 +5,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { parseDestination, parseName, splitRawTarget, type RawRequestTarget } from '../destination.js';
 import { EmulatorInputError } from '../errors.js';
 import { callerIpOf, readRawBody } from '../http-util.js';
-import { parseMessageSpec, RequestHeaders } from '../message-options.js';
+import { parseMessageSpec, RequestHeaders, type MessageSpec } from '../message-options.js';
 import { TRIGGER_DEFAULT_RETRIES } from '../options.js';
 import { makeId } from '../random.js';
 import type { DeliveryService, PublishResult } from '../service.js';
@@ -90,14 +90,25 @@ export function triggerHandler(service: DeliveryService): RequestHandler {
     }
     const workflowRunId = givenRunId || makeId('wfr');
     const workflowCreatedAt = service.clock.now();
-    service.publish({
-      destination,
-      spec,
-      body,
-      callerIP: callerIpOf(req),
-      workflowRunId,
-      extraHeaders: { [runIdField]: workflowRunId },
-    });
+    const run = service.workflows.start(workflowRunId, destination.url, workflowCreatedAt, spec.labels[0]);
+    const callerIP = callerIpOf(req);
+    // Each step is its own message: the first one waits the asked delay, the next ones go at once.
+    const deliverStep = (stepNumber: number, stepSpec: MessageSpec): void => {
+      service.publish({
+        destination,
+        spec: stepSpec,
+        body,
+        callerIP,
+        workflowRunId,
+        extraHeaders: { [runIdField]: workflowRunId, [`${prefix}Workflow-Step`]: String(stepNumber) },
+        onAttempt: (messageId, outcome) => {
+          if (service.workflows.answer(run, messageId, outcome)) {
+            deliverStep(stepNumber + 1, { ...stepSpec, delayMs: 0, notBeforeMs: undefined, deduplicationId: undefined, contentBasedDeduplication: false });
+          }
+        },
+      });
+    };
+    deliverStep(1, spec);
     res.status(200).json({ workflowRunId, workflowCreatedAt });
   };
 }

@@ -1,0 +1,288 @@
+// The workflows collector: Upstash Workflow runs and steps from GET /v2/workflows/logs, counted
+// exactly once with the walk of the delivery logs (src/collectors/logs/walker.ts: watermark,
+// slices, cursor chains, overlap, de-duplication window, retention gaps, restarts), fed with
+// runs ordered by creation time (runs.ts). Runs still in progress are followed: asked for again
+// by id (`workflowRuns=ID@TS,...`) each cycle until they end. Its position, the runs it follows
+// and its counters live in the `workflows` section of the checkpoint file, published (shown on
+// /metrics) only once written, like the logs collector's.
+import type { Registry } from 'prom-client';
+import type { LogsPage, LogsQuery, WorkflowLogsPage, WorkflowLogsQuery } from '../../api/delivery.js';
+import type { Logger } from '../../logging/index.js';
+import { createRegistry } from '../../metrics/snapshot.js';
+import { CheckpointSection, workflowsStateSchema, type WorkflowsState } from '../../state/index.js';
+import type { Collector, PollContext } from '../collector.js';
+import { computedCounter, computedGauge } from '../logs/families.js';
+import { LogWalker, type LogsSource, type WalkPosition, type WalkSettings } from '../logs/walker.js';
+import { RunCounter, runEntry, runKey } from './runs.js';
+
+/** Runs asked for in one follow-up request (the OpenAPI's cap of run-mode pages). */
+export const FOLLOW_BATCH = 10;
+/** Follow-up requests per cycle at most; the next cycle goes on where this one stopped. */
+export const MAX_FOLLOW_REQUESTS = 20;
+/** A followed run missing from this many follow-up answers in a row is dropped (aged out). */
+export const FOLLOW_MISSES = 3;
+
+export interface WorkflowRunsClient {
+  workflowLogsPage(query: WorkflowLogsQuery, call?: { signal?: AbortSignal }): Promise<WorkflowLogsPage>;
+  readonly rateLimitWaitedMs?: number;
+  pendingWorkflowLogsWaitMs?(): number;
+}
+
+export interface WorkflowsCollectorOptions {
+  client: WorkflowRunsClient;
+  settings: WalkSettings;
+  /** Path of the state file; null disables persistence. */
+  stateFile: string | null;
+  upstream: string;
+  logger: Logger;
+  now?: () => number;
+  nextPollAt?: (now: number) => number;
+}
+
+/** The walk's source: pages of runs, each run an entry at its creation time. */
+function runsSource(client: WorkflowRunsClient): LogsSource {
+  return {
+    async logsPage(query: LogsQuery, call?: { signal?: AbortSignal }): Promise<LogsPage> {
+      const asked: WorkflowLogsQuery = {};
+      if (query.fromDate !== undefined) asked.fromDate = epochMsOf(query.fromDate);
+      if (query.toDate !== undefined) asked.toDate = epochMsOf(query.toDate);
+      if (query.count !== undefined) asked.count = query.count;
+      if (query.cursor !== undefined) asked.cursor = query.cursor;
+      const page = await client.workflowLogsPage(asked, call);
+      return { ...(page.cursor === undefined ? {} : { cursor: page.cursor }), logs: page.runs.map(runEntry) };
+    },
+    get rateLimitWaitedMs() {
+      return client.rateLimitWaitedMs ?? 0;
+    },
+    pendingLogsWaitMs: () => client.pendingWorkflowLogsWaitMs?.() ?? 0,
+  };
+}
+
+function epochMsOf(value: number | Date): number {
+  return typeof value === 'number' ? value : value.getTime();
+}
+
+interface Published {
+  pages: number;
+  followPages: number;
+  evictions: number;
+  watermark: number;
+  inProgress: number;
+  oldestCreated: number | null;
+}
+
+export class WorkflowsCollector implements Collector {
+  readonly name = 'workflows' as const;
+  readonly registry: Registry = createRegistry();
+  readonly #client: WorkflowRunsClient;
+  readonly #counter: RunCounter;
+  readonly #walker: LogWalker;
+  readonly #section: CheckpointSection<WorkflowsState> | null;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  readonly #nextPollAt: ((now: number) => number) | undefined;
+  readonly #misses = new Map<string, number>();
+  #pages = 0;
+  #followPages = 0;
+  #gaps = 0;
+  #late = 0;
+  /** Where the next follow-up round starts in the list of followed runs. */
+  #followFrom = 0;
+  #dirty = false;
+  #saveFailing = false;
+  readonly #published: Published = { pages: 0, followPages: 0, evictions: 0, watermark: 0, inProgress: 0, oldestCreated: null };
+
+  constructor(options: WorkflowsCollectorOptions) {
+    this.#client = options.client;
+    this.#logger = options.logger;
+    this.#now = options.now ?? Date.now;
+    this.#nextPollAt = options.nextPollAt;
+    this.#counter = new RunCounter(this.registry);
+    this.#section = options.stateFile === null ? null : new CheckpointSection({ path: options.stateFile, upstream: options.upstream, name: 'workflows', schema: workflowsStateSchema, now: this.#now });
+    const position = this.#restore();
+    this.#walker = new LogWalker({
+      source: runsSource(options.client),
+      counter: this.#counter,
+      settings: options.settings,
+      logger: this.#logger,
+      now: this.#now,
+      hooks: {
+        onPage: () => {
+          this.#pages += 1;
+          this.#dirty = true;
+        },
+        checkpoint: () => this.#checkpoint(),
+        onGap: (gap) => {
+          this.#gaps += gap.estimatedEvents;
+          this.#logger.warn({ since: new Date(gap.since).toISOString(), until: new Date(gap.until).toISOString(), estimatedRuns: gap.estimatedEvents }, 'workflow runs aged out before they were read; counts miss about this many runs');
+        },
+        onLate: (count) => {
+          this.#late += count;
+        },
+      },
+      ...(position ? { position } : {}),
+    });
+    this.#registerSelf();
+    this.#publish();
+  }
+
+  /** The walk position (tests). */
+  get position(): Readonly<WalkPosition> {
+    return this.#walker.position;
+  }
+
+  async poll(ctx: PollContext): Promise<void> {
+    const deadline = this.#nextPollAt?.(this.#now()) ?? null;
+    try {
+      await this.#walker.cycle(ctx.signal, deadline);
+      await this.#follow(ctx.signal);
+    } finally {
+      await this.#checkpoint();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#checkpoint();
+  }
+
+  /** Asks for the runs in progress again (a bounded round per cycle, in turn) and counts what changed. */
+  async #follow(signal: AbortSignal): Promise<void> {
+    const counter = this.#counter;
+    const followed = [...counter.following.values()];
+    if (followed.length === 0) return;
+    if (this.#followFrom >= followed.length) this.#followFrom = 0;
+    const round = [...followed.slice(this.#followFrom), ...followed.slice(0, this.#followFrom)].slice(0, FOLLOW_BATCH * MAX_FOLLOW_REQUESTS);
+    for (let i = 0; i < round.length; i += FOLLOW_BATCH) {
+      const batch = round.slice(i, i + FOLLOW_BATCH).map((run) => ({ id: run.id, createdAt: run.createdAt }));
+      const page = await this.#client.workflowLogsPage({ runs: batch, count: batch.length }, { signal });
+      this.#followPages += 1;
+      this.#dirty = true;
+      const answered = new Set<string>();
+      for (const run of page.runs) {
+        const key = runKey(run);
+        answered.add(key);
+        counter.apply(run, false);
+      }
+      for (const run of batch) {
+        const key = `${run.id}@${run.createdAt}`;
+        if (answered.has(key)) {
+          this.#misses.delete(key);
+          continue;
+        }
+        const misses = (this.#misses.get(key) ?? 0) + 1;
+        if (misses < FOLLOW_MISSES) this.#misses.set(key, misses);
+        else {
+          this.#misses.delete(key);
+          counter.drop(key);
+          this.#logger.debug({ workflowRunId: run.id }, 'a followed workflow run is no longer served; dropped');
+        }
+      }
+    }
+    this.#followFrom += round.length;
+  }
+
+  async #checkpoint(): Promise<void> {
+    if (!this.#dirty) return;
+    this.#dirty = false;
+    if (this.#section !== null) {
+      try {
+        await this.#section.save(this.#snapshot());
+        this.#saveFailing = false;
+      } catch (error) {
+        this.#dirty = true;
+        if (!this.#saveFailing) this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; workflow counts survive only while the process runs');
+        this.#saveFailing = true;
+      }
+    }
+    this.#publish();
+  }
+
+  #publish(): void {
+    const counter = this.#counter;
+    counter.publish();
+    const published = this.#published;
+    published.pages = this.#pages;
+    published.followPages = this.#followPages;
+    published.evictions = counter.evictions;
+    published.watermark = this.#walker.position.watermark;
+    published.inProgress = counter.following.size;
+    published.oldestCreated = counter.oldestFollowed();
+  }
+
+  #registerSelf(): void {
+    const p = this.#published;
+    computedGauge(this.registry, { name: 'upstash_workflow_runs_in_progress', help: 'Workflow runs seen started and not yet ended (followed until they end)' }, () => p.inProgress);
+    computedGauge(
+      this.registry,
+      { name: 'upstash_workflow_oldest_run_age_seconds', help: 'Age of the oldest workflow run still in progress (0: none); a run stuck in progress makes it grow' },
+      () => (p.oldestCreated === null ? 0 : Math.max(0, this.#now() - p.oldestCreated) / 1000),
+    );
+    computedCounter(this.registry, { name: 'upstash_exporter_workflow_pages_total', help: 'Pages of workflow runs read: by the walk (walk) and asking for runs in progress again (follow)', labelNames: ['kind'] }, () => [
+      { labels: { kind: 'walk' }, value: p.pages },
+      { labels: { kind: 'follow' }, value: p.followPages },
+    ]);
+    computedCounter(this.registry, { name: 'upstash_exporter_workflow_runs_dropped_total', help: 'Runs in progress no longer followed (too many followed, or no longer served): their end is not counted' }, () => [
+      { labels: {}, value: p.evictions },
+    ]);
+    computedGauge(this.registry, { name: 'upstash_exporter_workflow_watermark_timestamp_seconds', help: 'Creation time up to which every workflow run is counted' }, () => p.watermark / 1000);
+  }
+
+  #snapshot(): WorkflowsState {
+    const position = this.#walker.position;
+    const counter = this.#counter;
+    return {
+      watermark: position.watermark,
+      watermarkReadAt: position.watermarkReadAt,
+      dedupFrom: position.dedupFrom,
+      anchorTime: position.anchorTime,
+      lastEventTime: counter.lastEventTime,
+      sliceMs: position.sliceMs,
+      gapSince: position.gapSince,
+      rateEwma: position.rateEwma,
+      slice: position.slice,
+      dedup: counter.dedup.export(),
+      counters: { runs: counter.runs.export(), steps: counter.steps.export() },
+      histograms: { runDuration: counter.runDuration.export(), stepDuration: counter.stepDuration.export() },
+      following: counter.exportFollowing(),
+      self: { pages: this.#pages, followPages: this.#followPages, gaps: this.#gaps, late: this.#late, evictions: counter.evictions },
+    };
+  }
+
+  #restore(): WalkPosition | undefined {
+    if (this.#section === null) return undefined;
+    const result = this.#section.loadSync();
+    if (result.status === 'missing') {
+      this.#logger.info({ path: this.#section.path }, 'no workflows section in the state file yet: counting runs created from now on');
+      return undefined;
+    }
+    if (result.status === 'ignored') {
+      this.#logger.warn({ path: this.#section.path, detail: result.detail }, 'workflows section of the state file unusable: counting runs created from now on');
+      return undefined;
+    }
+    const state = result.value;
+    const counter = this.#counter;
+    counter.dedup.restore(state.dedup);
+    const restored = [counter.runs.restore(state.counters.runs), counter.steps.restore(state.counters.steps), counter.runDuration.restore(state.histograms.runDuration), counter.stepDuration.restore(state.histograms.stepDuration)];
+    if (restored.includes(false)) this.#logger.warn('workflow label names or buckets changed since the state file was written: those metrics start again from 0');
+    counter.admitRestoredNames();
+    counter.restoreFollowing(state.following);
+    counter.lastEventTime = state.lastEventTime;
+    counter.evictions = state.self.evictions;
+    this.#pages = state.self.pages;
+    this.#followPages = state.self.followPages;
+    this.#gaps = state.self.gaps;
+    this.#late = state.self.late;
+    this.#logger.info({ path: this.#section.path, watermark: new Date(state.watermark).toISOString(), following: state.following.length }, 'workflows state restored');
+    return {
+      watermark: state.watermark,
+      watermarkReadAt: state.watermarkReadAt,
+      dedupFrom: state.dedupFrom,
+      anchorTime: state.anchorTime,
+      sliceMs: state.sliceMs,
+      stateWalk: false,
+      gapSince: state.gapSince,
+      rateEwma: state.rateEwma,
+      slice: state.slice,
+    };
+  }
+}
