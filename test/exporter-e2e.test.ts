@@ -379,6 +379,13 @@ describe('exporter end to end against the emulator', () => {
     }
     expect(metrics).not.toContain(CANARY.email);
   });
+
+  it('the landing page says which regional QStash user the account collector reads', async () => {
+    // The emulator's delivery token belongs to its eu-central-1 user.
+    const landing = (await stack.get('/')).text;
+    expect(landing).toContain('<th>seen</th>');
+    expect(landing).toContain('region eu-central-1, QStash user chosen by token');
+  });
 });
 
 describe('readiness', () => {

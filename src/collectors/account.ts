@@ -153,6 +153,7 @@ export class AccountCollector extends SnapshotCollector<'account', QStashUser> {
   readonly #client: Pick<ManagementClient, 'qstashUser'>;
   readonly #source: string;
   #lastSelection: string | undefined;
+  #summary: string | undefined;
 
   constructor(options: AccountCollectorOptions) {
     super('account', options.intervalMs, options.bounds);
@@ -171,7 +172,13 @@ export class AccountCollector extends SnapshotCollector<'account', QStashUser> {
     return user;
   }
 
+  /** The landing page's line: the user's region and how it was chosen. */
+  summary(): string | undefined {
+    return this.#summary;
+  }
+
   protected fill(registry: Registry, { account, selectedBy }: QStashUser, _logger: Logger): void {
+    this.#summary = `region ${account.region ?? 'unknown (legacy record)'}, QStash user chosen by ${selectedBy}`;
     const infoSpec: GaugeSpec<'state' | 'plan' | 'reserved_plan' | 'region' | 'selected_by'> = {
       name: 'upstash_qstash_account_info',
       meaning:

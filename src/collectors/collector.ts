@@ -47,4 +47,6 @@ export interface Collector {
   poll(ctx: PollContext): Promise<void>;
   /** Shutdown hook after the last poll (the logs collector writes its checkpoint here). */
   close?(): Promise<void>;
+  /** One short line on what the last successful poll saw, for the landing page (never a secret). */
+  summary?(): string | undefined;
 }

@@ -30,6 +30,8 @@ export interface CollectorStatus {
   intervalMs: number | null;
   /** The cron expression scheduling it; null when disabled. */
   schedule: string | null;
+  /** The collector's own line on what its last successful poll saw (Collector.summary), null if none. */
+  summary: string | null;
   /** Result of the last finished poll; null before the first one ends. */
   lastOutcome: 'success' | 'failure' | null;
   /** When the last successful poll ended, unix ms. */
@@ -52,6 +54,7 @@ const NO_POLL_YET = {
   lastErrorAt: null,
   lastDuration: null,
   everSucceeded: false,
+  summary: null,
 } as const satisfies Partial<CollectorStatus>;
 
 export interface CollectorRunnerOptions {
@@ -177,7 +180,7 @@ export class CollectorRunner {
   status(): CollectorStatus[] {
     return COLLECTOR_NAMES.map((name) => {
       const slot = this.#slots.get(name);
-      if (slot !== undefined) return { ...slot.status, running: slot.inFlight !== undefined };
+      if (slot !== undefined) return { ...slot.status, running: slot.inFlight !== undefined, summary: slot.collector.summary?.() ?? null };
       return {
         ...NO_POLL_YET,
         name,

@@ -41,6 +41,7 @@ export function renderLanding(input: LandingInput): string {
         s.enabled ? when(s.lastSuccess, input.now) : '',
         s.lastDuration === null ? '' : `${s.lastDuration.toFixed(3)} s`,
         s.lastError === null ? '' : `${s.lastError} (${when(s.lastErrorAt, input.now)})`,
+        s.summary ?? '',
       ];
       const cls = !s.enabled ? 'off' : s.lastOutcome === 'failure' ? 'bad' : s.lastOutcome === 'success' ? 'ok' : 'wait';
       return `<tr class="${cls}">${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`;
@@ -71,7 +72,7 @@ tr.off td { color: #888; }
 </ul>
 <h2>Collectors</h2>
 <table>
-<thead><tr><th>collector</th><th>state</th><th>interval</th><th>last success</th><th>last duration</th><th>last error</th></tr></thead>
+<thead><tr><th>collector</th><th>state</th><th>interval</th><th>last success</th><th>last duration</th><th>last error</th><th>seen</th></tr></thead>
 <tbody>
 ${rows}
 </tbody>
