@@ -30,6 +30,8 @@ export * from './walk-types.js';
 
 /** A long walk checkpoints at least this often, so a crash loses little work. */
 const MID_WALK_CHECKPOINT_MS = 2_000;
+/** The overlap re-read folded into a slice's walk covers at least this much (#overlapReadEnough). */
+export const MIN_FOLDED_OVERLAP_MS = 1_000;
 /** Weight of the newest slice in the smoothed event rate. */
 const RATE_WEIGHT = 0.3;
 
@@ -255,7 +257,7 @@ export class LogWalker {
           this.#switchToStateWalk(slice);
           return 'switched';
         }
-        if (page.cursor === undefined) {
+        if (page.cursor === undefined || this.#overlapReadEnough(slice, lowest, orderBroken)) {
           walk.done = true;
           walk.cursor = null;
           walk.chainTo = null;
@@ -280,6 +282,20 @@ export class LogWalker {
       this.#logger.info({ reason: stall, resumeTo: walk.resumeTo }, 'log walk stalled; walking again from the last entry read');
       restartFloor = lowest;
     }
+  }
+
+  /**
+   * The re-read folded into the slice's own walk (docs/counting.md, "Ingestion delay and
+   * overlap"): once a page has reached below the watermark the slice started from, every new
+   * entry is read, and what is left of the chain is the overlap re-read. While the service shows
+   * no late entries (the overlap at its configured length) and one walk reads the slice, the
+   * re-read takes what the pages of new entries leave room for, at least MIN_FOLDED_OVERLAP_MS:
+   * a request is not spent on re-read entries alone. A grown overlap is read in full.
+   */
+  #overlapReadEnough(slice: SliceState, lowest: number, orderBroken: boolean): boolean {
+    if (orderBroken || slice.walks.length !== 1 || this.#overlap.grown) return false;
+    const floor = Math.max(slice.from, slice.basis - Math.min(MIN_FOLDED_OVERLAP_MS, this.#overlap.currentMs));
+    return lowest < floor;
   }
 
   #absorb(slice: SliceState, tally: PageTally): void {
