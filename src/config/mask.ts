@@ -83,6 +83,7 @@ export function renderConfigYaml(config: ExporterConfig): string {
       retry_base_delay: formatDuration(http.retry.baseDelayMs),
       retry_max_delay: formatDuration(http.retry.maxDelayMs),
       max_rate_limit_wait: formatDuration(http.retry.maxRateLimitWaitMs),
+      rate_limit_share: http.retry.rateLimitShare,
     },
     logs: {
       path: qstash.logsPath,

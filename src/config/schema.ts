@@ -67,6 +67,7 @@ export const ExporterConfigSchema = z.strictObject({
       baseDelayMs: durationMs,
       maxDelayMs: durationMs,
       maxRateLimitWaitMs: durationMs,
+      rateLimitShare: z.number().gt(0).max(1),
     }),
   }),
   logs: z.strictObject({

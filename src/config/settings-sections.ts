@@ -59,6 +59,14 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: '30s',
     help: 'longest wait a 429 response, or a spent Burst-RateLimit budget the client paces on, may ask for; a longer one fails the request until the next poll',
   },
+  {
+    key: 'http.rate_limit_share',
+    flag: 'rate-limit-share',
+    env: 'RATE_LIMIT_SHARE',
+    valueHint: '<share>',
+    defaultText: '0.5',
+    help: 'part of the announced Burst-RateLimit-Limit (per endpoint, per second) the exporter may use, above 0 and at most 1; the rest is left to the application and its own API calls',
+  },
   // Walking the delivery logs.
   {
     key: 'logs.path',

@@ -48,6 +48,7 @@ export class SelfMetrics {
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
   readonly apiRequestDuration: Histogram<'api' | 'endpoint'>;
   readonly rateLimitRemaining: Gauge<'api'>;
+  readonly rateLimit: Gauge<'api'>;
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
   readonly seriesDropped: Counter<'metric'>;
   /** Label values cut to LABEL_VALUE_MAX_BYTES by a SeriesGuard. */
@@ -114,6 +115,12 @@ export class SelfMetrics {
     this.rateLimitRemaining = new Gauge({
       name: 'upstash_exporter_rate_limit_remaining',
       help: 'Last Burst-RateLimit-Remaining header seen from the upstream API',
+      labelNames: ['api'] as const,
+      registers,
+    });
+    this.rateLimit = new Gauge({
+      name: 'upstash_exporter_rate_limit',
+      help: 'Last Burst-RateLimit-Limit header seen from the upstream API (requests per second; the exporter uses http.rate_limit_share of it)',
       labelNames: ['api'] as const,
       registers,
     });
@@ -186,6 +193,9 @@ export class SelfMetrics {
     this.apiRequestDuration.observe({ api: report.api, endpoint: report.endpoint }, report.durationSeconds);
     if (report.rateLimitRemaining !== undefined && Number.isFinite(report.rateLimitRemaining)) {
       this.rateLimitRemaining.set({ api: report.api }, report.rateLimitRemaining);
+    }
+    if (report.rateLimitLimit !== undefined && Number.isFinite(report.rateLimitLimit)) {
+      this.rateLimit.set({ api: report.api }, report.rateLimitLimit);
     }
   };
 }

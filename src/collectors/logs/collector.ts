@@ -231,6 +231,7 @@ export class LogsCollector implements Collector {
     published.inFlight = counter.tracker.inFlight;
     published.stateWalk = this.#walker.position.stateWalk;
     published.pageSize = this.#walker.pageSize;
+    published.allowedRequestsPerSecond = this.#source.logsRateLimit?.()?.allowedPerSecond ?? null;
     published.daily = { day: counter.daily.day, count: counter.daily.count };
   }
 

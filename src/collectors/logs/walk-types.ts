@@ -15,6 +15,12 @@ export interface LogsSource {
   readonly rateLimitWaitedMs?: number;
   /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
   pendingLogsWaitMs?(): number;
+  /**
+   * The logs endpoint's announced burst limit and the requests per second the source allows
+   * itself there (its share of the limit); undefined while no limit was announced. Absent: the
+   * source knows of none.
+   */
+  logsRateLimit?(): { limit: number; allowedPerSecond: number } | undefined;
 }
 
 export interface WalkSettings {
