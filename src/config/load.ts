@@ -156,6 +156,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     ingestionDelayMs: duration('logs.ingestion_delay'),
     overlapMs: duration('logs.overlap'),
     maxPagesPerCycle: count('logs.max_pages', 1),
+    maxParallelSlices: count('logs.parallel_slices', 1, 32),
     pageSize: count('logs.page_size', 1, 1000),
     maxPageBytes: count('logs.max_page_mib', 1, 4096) * 1024 * 1024,
     labels,

@@ -90,6 +90,7 @@ export function renderConfigYaml(config: ExporterConfig): string {
       ingestion_delay: formatDuration(logs.ingestionDelayMs),
       overlap: formatDuration(logs.overlapMs),
       max_pages: logs.maxPagesPerCycle,
+      parallel_slices: logs.maxParallelSlices,
       page_size: logs.pageSize,
       max_page_mib: logs.maxPageBytes / (1024 * 1024),
       labels: logs.labels,

@@ -74,6 +74,7 @@ export const ExporterConfigSchema = z.strictObject({
     ingestionDelayMs: durationMs,
     overlapMs: durationMs,
     maxPagesPerCycle: z.number().int().min(1),
+    maxParallelSlices: z.number().int().min(1).max(32),
     pageSize: z.number().int().min(1).max(1000),
     maxPageBytes: z.number().int().min(1),
     labels: z.array(z.enum(OPT_IN_LOG_LABELS)),

@@ -117,6 +117,14 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     help: 'most log pages read in one cycle; the rest is read on the next cycles',
   },
   {
+    key: 'logs.parallel_slices',
+    flag: 'logs-parallel-slices',
+    env: 'LOGS_PARALLEL_SLICES',
+    valueHint: '<count>',
+    defaultText: '4',
+    help: 'most time slices of the log walked at once, each by its own cursor chain (1-32); more than one only when the range to read holds several slices (a backlog, or more than one slice between polls)',
+  },
+  {
     key: 'logs.labels',
     flag: 'logs-label',
     env: 'LOGS_LABELS',

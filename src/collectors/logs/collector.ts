@@ -29,6 +29,8 @@ export interface LogsSettings {
   auditIntervalMs?: number;
   /** Most the overlap grows to while late entries show (default 1 minute; tests lower it). */
   maxGrownOverlapMs?: number;
+  /** Most time slices walked at once, each by its own cursor chain (default 4). */
+  maxParallelSlices?: number;
 }
 
 export interface LogsCollectorOptions {
@@ -248,7 +250,7 @@ export class LogsCollector implements Collector {
       stateWalk: position.stateWalk,
       gapSince: position.gapSince,
       rateEwma: position.rateEwma,
-      slice: position.slice,
+      slices: position.slices,
       dedup: counter.dedup.export(),
       counters: { events: counter.events.events.export(), errors: counter.events.errors.export() },
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
@@ -323,7 +325,7 @@ export class LogsCollector implements Collector {
       stateWalk: state.stateWalk,
       gapSince: state.gapSince,
       rateEwma: state.rateEwma,
-      slice: state.slice,
+      slices: state.slices,
     };
   }
 

@@ -31,7 +31,11 @@ export interface WalkSettings {
   pageSize?: number;
   /** Most the overlap grows to while late entries show (default MAX_GROWN_OVERLAP_MS; tests lower it). */
   maxGrownOverlapMs?: number;
+  /** Most time slices walked at once, each by its own cursor chain (default DEFAULT_PARALLEL_SLICES). */
+  maxParallelSlices?: number;
 }
+
+export const DEFAULT_PARALLEL_SLICES = 4;
 
 export interface WalkPosition {
   watermark: number;
@@ -44,7 +48,12 @@ export interface WalkPosition {
   stateWalk: boolean;
   gapSince: number | null;
   rateEwma: number | null;
-  slice: SliceState | null;
+  /**
+   * The slices in progress, oldest first and adjacent (each starts after the previous one's
+   * top); the first starts at the watermark. A slice is complete when all its walks are done;
+   * the watermark moves over the complete ones at the front only.
+   */
+  slices: SliceState[];
 }
 
 export interface GapReport {

@@ -12,6 +12,12 @@
 // counted millisecond (the anchor, whose disappearance betrays a retention overrun). Entries
 // found at or before W are late: they are counted, reported, and make the overlap grow
 // (overlap.ts).//
+// Parallel slices: when the range to read holds more than one slice (a backlog, or an event
+// rate above what one cursor chain reads between polls), up to `maxParallelSlices` adjacent
+// slices are walked at once, each by its own chain, counting into the same window and counters.
+// The watermark moves only over the complete slices at the front; the checkpoint holds every
+// slice in progress, so a crash anywhere resumes each chain where it was.
+//
 // Modules: walk-types.ts (settings, position, reports, hooks), slice.ts (pure slice and chain
 // helpers), counter.ts (counting a page), cycle-clock.ts (time and rate-limit budget),
 // overlap.ts (the adaptive overlap).
@@ -23,7 +29,7 @@ import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
 import { adaptedSliceMs, estimateGap, isRejectedRequest, newWalk, pageSignature, stateWalks } from './slice.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
-import { INITIAL_SLICE_MS } from './walk-types.js';
+import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, MIN_SLICE_MS } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
@@ -47,15 +53,19 @@ export class LogWalker {
   readonly #pageSizer: PageSizer;
   #pagesLeft = 0;
   #lastCheckpoint = 0;
-  /** Dedup walk stamp of the cursor chain this process is following (-1: none). */
-  #chainStamp = -1;
+  /** Dedup walk stamp of each cursor chain this process started (a chain it did not start gets a new one). */
+  readonly #chainStamps = new WeakMap<WalkState, number>();
+  /** The checkpoint being written (parallel chains ask for one at the same time: one write at a time). */
+  #checkpointing: Promise<void> | null = null;
   readonly #overlap: AdaptiveOverlap;
   readonly #clock = new CycleClock();
-  /** Late entries of the slice in progress (since this process started it). */
+  /** Late entries since the last completed slice (only the slice at the watermark can find them). */
   #sliceLate = 0;
   /** The watermark when the cycle started, and the frontier it reads up to. */
   #cycleBasis = 0;
   #cycleFrontier = 0;
+  /** The length slices are cut to in this cycle (#splitLength). */
+  #splitMs = Number.POSITIVE_INFINITY;
   /** The rate limit bounds the walk (kept to log its changes). */
   #rateLimitBound = false;
 
@@ -93,13 +103,19 @@ export class LogWalker {
       stateWalk: false,
       gapSince: null,
       rateEwma: null,
-      slice: null,
+      slices: [],
     };
+  }
+
+  /** Most slices walked at once. */
+  get #parallel(): number {
+    return this.position.stateWalk ? 1 : Math.max(1, this.#settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
   }
 
   /**
    * One cycle: walk slices up to the frontier, or until the page budget is spent, or until the
    * next request could not finish before `deadline` (when the next poll is due; null: none).
+   * Up to `maxParallelSlices` slices are walked at once when the range holds that many.
    */
   async cycle(signal: AbortSignal, deadline: number | null = null): Promise<CycleReport> {
     const report: CycleReport = { pages: 0, slicesCompleted: 0, late: 0, stopped: null, gaps: [] };
@@ -110,42 +126,99 @@ export class LogWalker {
     this.#cycleFrontier = frontier;
     this.#pagesLeft = this.#settings.maxPagesPerCycle;
     this.#lastCheckpoint = this.#now();
-    const position = this.position;
-    try {
-      for (;;) {
-        if (position.slice === null) {
-          if (frontier <= position.watermark) break;
-          position.slice = this.#planSlice(frontier);
+    this.#splitMs = this.#splitLength(frontier, startedAt, deadline);
+    // One chain failing stops the others (their progress so far is kept), then the error is thrown.
+    const failed = new AbortController();
+    const chains = AbortSignal.any([signal, failed.signal]);
+    const busy = new Set<SliceState>();
+    let failure: { error: unknown } | null = null;
+    const nextSlice = (): SliceState | null => {
+      const slices = this.position.slices;
+      const waiting = slices.find((slice) => !busy.has(slice) && !sliceComplete(slice));
+      if (waiting !== undefined) return waiting;
+      if (slices.length >= this.#parallel) return null;
+      const basis = slices.at(-1)?.top ?? this.position.watermark;
+      if (frontier <= basis) return null;
+      const planned = this.#planSlice(frontier, basis, slices.length === 0);
+      slices.push(planned);
+      return planned;
+    };
+    const chain = async (): Promise<void> => {
+      while (report.stopped === null && failure === null) {
+        const slice = nextSlice();
+        if (slice === null) return;
+        busy.add(slice);
+        let outcome: WalkOutcome;
+        try {
+          outcome = await this.#walkSlice(slice, chains);
+        } catch (error) {
+          if (failure === null) failure = { error };
+          failed.abort();
+          return;
+        } finally {
+          busy.delete(slice);
         }
-        const outcome = await this.#walkSlice(position.slice, signal);
         if (outcome === 'switched') continue;
         if (outcome !== 'done') {
-          report.stopped = outcome;
-          break;
+          report.stopped ??= outcome;
+          return;
         }
-        report.late += this.#sliceLate;
-        const gap = this.#completeSlice(position.slice);
-        if (gap) report.gaps.push(gap);
-        report.slicesCompleted += 1;
+        this.#completeFront(report);
         await this.#checkpoint();
       }
+    };
+    try {
+      // Started one after another: each takes a slice the ones before did not.
+      const running: Array<Promise<void>> = [];
+      for (let i = 0; i < this.#parallel; i++) running.push(chain());
+      await Promise.all(running);
+      // A slice completed by one chain while the one before it was still walked.
+      this.#completeFront(report);
     } finally {
       report.pages = this.#settings.maxPagesPerCycle - this.#pagesLeft;
     }
+    if (failure !== null) throw (failure as { error: unknown }).error;
     return report;
   }
 
-  #planSlice(frontier: number): SliceState {
+  /**
+   * The length slices are cut to this cycle so that the range left to read is walked by up to
+   * `maxParallelSlices` chains at once: when more than two cycles' worth is left (a backlog, or a
+   * walk that fell behind), the range divided by that number (at least MIN_SLICE_MS); otherwise
+   * no cut (one slice, one chain, as long as it takes fewer than about 50 pages). A cycle's
+   * length is the time between the last two, or until the next poll is due.
+   */
+  #splitLength(frontier: number, startedAt: number, deadline: number | null): number {
+    const parallel = this.#parallel;
+    const cycleMs = this.#clock.spacingMs > 0 ? this.#clock.spacingMs : deadline === null ? 0 : deadline - startedAt;
+    const left = frontier - (this.position.slices.at(-1)?.top ?? this.position.watermark);
+    if (parallel === 1 || cycleMs <= 0 || left <= 2 * cycleMs) return Number.POSITIVE_INFINITY;
+    return Math.max(MIN_SLICE_MS, Math.ceil(left / parallel));
+  }
+
+  /** Completes the complete slices at the front, in order: the watermark moves over them. */
+  #completeFront(report: CycleReport): void {
+    const slices = this.position.slices;
+    while (slices.length > 0 && sliceComplete(slices[0]!)) {
+      const slice = slices.shift()!;
+      report.late += this.#sliceLate;
+      const gap = this.#completeSlice(slice);
+      if (gap) report.gaps.push(gap);
+      report.slicesCompleted += 1;
+    }
+  }
+
+  /** A slice from `basis` up; the first (at the watermark) starts at the window's start (the re-read). */
+  #planSlice(frontier: number, basis: number, atWatermark: boolean): SliceState {
     const position = this.position;
-    const top = Math.min(frontier, position.watermark + position.sliceMs);
-    this.#sliceLate = 0;
+    const top = Math.min(frontier, basis + Math.min(position.sliceMs, this.#splitMs));
     return {
-      from: position.dedupFrom,
+      from: atWatermark ? position.dedupFrom : basis + 1,
       top,
       startedAt: this.#now(),
       atFrontier: top === frontier,
-      basis: position.watermark,
-      hadAnchor: position.anchorTime > 0,
+      basis,
+      hadAnchor: atWatermark && position.anchorTime > 0,
       pages: 0,
       counted: 0,
       oldestCounted: null,
@@ -158,10 +231,12 @@ export class LogWalker {
   }
 
   async #walkSlice(slice: SliceState, signal: AbortSignal): Promise<WalkOutcome> {
-    for (const walk of slice.walks) {
+    const walks = slice.walks;
+    for (const walk of walks) {
       if (walk.done) continue;
       const outcome = await this.#walk(slice, walk, signal);
       if (outcome !== 'done') return outcome;
+      if (slice.walks !== walks) return 'switched';
     }
     return 'done';
   }
@@ -180,9 +255,11 @@ export class LogWalker {
       // Continue the stored chain (same walk, unless this process never saw its start), or
       // start a new one below everything read.
       const continuing = walk.cursor !== null && walk.chainTo !== null;
-      if (!continuing || this.#chainStamp !== this.#counter.dedup.stamp) {
+      let stamp = this.#chainStamps.get(walk);
+      if (!continuing || stamp === undefined) {
         this.#counter.dedup.beginWalk();
-        this.#chainStamp = this.#counter.dedup.stamp;
+        stamp = this.#counter.dedup.stamp;
+        this.#chainStamps.set(walk, stamp);
       }
       if (!continuing) {
         walk.cursor = null;
@@ -199,6 +276,8 @@ export class LogWalker {
       let stall = '';
       let count = this.#pageSizer.chainStart();
       for (;;) {
+        // Another chain switched the slices to one walk per state: this walk is gone.
+        if (!slice.walks.includes(walk)) return 'switched';
         if (this.#pagesLeft <= 0) return 'budget';
         const pendingWaitMs = this.#source.pendingLogsWaitMs?.() ?? 0;
         if (!this.#clock.allows(this.#now(), pendingWaitMs)) return 'time';
@@ -222,6 +301,10 @@ export class LogWalker {
           count = smaller;
           continue;
         }
+        // Nothing is counted while a checkpoint is written: /metrics shows, after the write, the
+        // values of the snapshot it wrote, and a page counted meanwhile would show in them.
+        while (this.#checkpointing !== null) await this.#checkpointing;
+        if (!slice.walks.includes(walk)) return 'switched';
         this.#pageSizer.observe(count, page);
         count = Math.min(count, this.#pageSizer.size);
         this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
@@ -237,6 +320,7 @@ export class LogWalker {
 
         const tally = this.#tally;
         tally.reset(lowest);
+        this.#counter.dedup.useWalk(stamp);
         this.#counter.countPage(page.logs, filterState, slice.basis, tally);
         this.#absorb(slice, tally);
         this.#clock.page(page.logs.length, tally.counted);
@@ -309,16 +393,19 @@ export class LogWalker {
     }
   }
 
-  /** Entries without `state`: walk the slice again, one filtered walk per state. */
+  /** Entries without `state`: walk the slices in progress again, one filtered walk per state. */
   #switchToStateWalk(slice: SliceState): void {
     this.position.stateWalk = true;
+    for (const other of this.position.slices) other.walks = stateWalks();
     slice.walks = stateWalks();
     this.#logger.warn('log entries come without a state field: switching to one filtered walk per state');
   }
 
   #completeSlice(slice: SliceState): GapReport | null {
     const position = this.position;
-    this.#counter.tracker.finishSlice();
+    // A message is observed once its slice is complete: with slices in progress after this one,
+    // some of its entries may be in them (not read yet).
+    if (position.slices.length === 0) this.#counter.tracker.finishSlice();
 
     // Retention overrun: entries counted at or before the watermark (the anchor) are gone, so
     // the service dropped everything up to some point after it.
@@ -343,9 +430,11 @@ export class LogWalker {
 
     position.watermark = slice.top;
     position.watermarkReadAt = slice.startedAt;
-    if (slice.counted > 0) position.anchorTime = this.#counter.lastEventTime;
+    // The newest entry counted at or before the new watermark (slices ahead may hold newer ones).
+    if (slice.counted > 0) position.anchorTime = Math.max(anchorGone ? 0 : position.anchorTime, Math.min(slice.top, this.#counter.lastEventTime, slice.newestCounted ?? slice.top));
     else if (anchorGone) position.anchorTime = 0;
     if (slice.atFrontier) this.#overlap.afterSlice(this.#sliceLate);
+    this.#sliceLate = 0;
     position.dedupFrom = this.#nextFrom();
     this.#counter.dedup.prune(position.dedupFrom);
     this.#adaptSliceLength(slice);
@@ -354,7 +443,6 @@ export class LogWalker {
       position.stateWalk = false;
       this.#logger.info('log entries carry a state field again: back to one walk');
     }
-    position.slice = null;
     if (gap) this.#hooks.onGap(gap);
     return gap;
   }
@@ -409,8 +497,21 @@ export class LogWalker {
     return estimateGap(since, slice, this.position.rateEwma);
   }
 
+  /** Writes a checkpoint; one asked while another is written waits for it and writes again (the state moved on). */
   async #checkpoint(): Promise<void> {
+    while (this.#checkpointing !== null) await this.#checkpointing;
     this.#lastCheckpoint = this.#now();
-    await this.#hooks.checkpoint();
+    const writing = this.#hooks.checkpoint();
+    this.#checkpointing = writing;
+    try {
+      await writing;
+    } finally {
+      this.#checkpointing = null;
+    }
   }
+}
+
+/** All walks of the slice are done. */
+function sliceComplete(slice: SliceState): boolean {
+  return slice.walks.every((walk) => walk.done);
 }
