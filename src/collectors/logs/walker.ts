@@ -1,35 +1,31 @@
 // The incremental walk of the delivery logs (docs/counting.md has the reasoning).
 //
 // Position: the watermark W (every entry at or before W is counted) and the de-duplication
-// window, complete from `dedupFrom` on. Each cycle reads up to the frontier, now minus the
-// ingestion delay, in time slices oldest first; a slice [dedupFrom, top] is walked newest first
-// by cursor, 100 entries a page. After every page the walk knows everything above the lowest
-// time it has seen is read, so it can stop anywhere (page budget, the next poll due, a repeated
-// cursor, a page with no progress, an error, a crash) and resume later with toDate = that
-// time: entries read twice are recognised by the window. A complete slice moves W to its top;
-// the window then keeps only what the next slice will re-read: the overlap before W (while W is
-// near the frontier and the rate limit leaves room for it: cycle-clock.ts) and the newest
-// counted millisecond (the anchor, whose disappearance betrays a retention overrun). Entries
-// found at or before W are late: they are counted, reported, and make the overlap grow
-// (overlap.ts).//
-// Parallel slices: when the range to read holds more than one slice (a backlog, or an event
-// rate above what one cursor chain reads between polls), up to `maxParallelSlices` adjacent
-// slices are walked at once, each by its own chain, counting into the same window and counters.
-// The watermark moves only over the complete slices at the front; the checkpoint holds every
-// slice in progress, so a crash anywhere resumes each chain where it was.
+// window, complete from `dedupFrom` on. Each cycle reads up to the frontier (now minus the
+// ingestion delay) in time slices oldest first, each walked newest first by cursor. After every
+// page everything above the lowest time seen is read, so a walk can stop anywhere (page budget,
+// the next poll due, a stall, an error, a crash) and resume with toDate = that time: entries
+// read twice are recognised by the window. A complete slice moves W to its top; the window then
+// keeps what the next slice re-reads: the overlap before W (cycle-clock.ts decides when) and the
+// anchor's millisecond (its disappearance betrays a retention overrun). Entries found at or
+// before W are late: counted, reported, and they make the overlap grow (overlap.ts). When the
+// walk is behind, up to `maxParallelSlices` adjacent slices are walked at once, each by its own
+// chain (chains.ts); W moves only over the complete slices at the front, and the checkpoint
+// holds every slice in progress.
 //
-// Modules: walk-types.ts (settings, position, reports, hooks), slice.ts (pure slice and chain
-// helpers), counter.ts (counting a page), cycle-clock.ts (time and rate-limit budget),
-// overlap.ts (the adaptive overlap).
+// Modules: walk-types.ts (settings, position, reports, hooks), slice.ts (pure slice helpers),
+// chains.ts (parallel chains), counter.ts (counting a page), cycle-clock.ts (time and rate-limit
+// budget), overlap.ts (the adaptive overlap), page-size.ts (the page size).
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import type { SliceState, WalkState } from '../../state/index.js';
 import { PageTally, type LogCounter } from './counter.js';
 import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
-import { adaptedSliceMs, estimateGap, isRejectedRequest, newWalk, pageSignature, stateWalks } from './slice.js';
+import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, stateWalks } from './slice.js';
+import { runChains } from './chains.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
-import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, MIN_SLICE_MS } from './walk-types.js';
+import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
@@ -38,8 +34,6 @@ export * from './walk-types.js';
 const MID_WALK_CHECKPOINT_MS = 2_000;
 /** The overlap re-read folded into a slice's walk covers at least this much (#overlapReadEnough). */
 export const MIN_FOLDED_OVERLAP_MS = 1_000;
-/** Weight of the newest slice in the smoothed event rate. */
-const RATE_WEIGHT = 0.3;
 
 export class LogWalker {
   position: WalkPosition;
@@ -126,74 +120,38 @@ export class LogWalker {
     this.#cycleFrontier = frontier;
     this.#pagesLeft = this.#settings.maxPagesPerCycle;
     this.#lastCheckpoint = this.#now();
-    this.#splitMs = this.#splitLength(frontier, startedAt, deadline);
-    // One chain failing stops the others (their progress so far is kept), then the error is thrown.
-    const failed = new AbortController();
-    const chains = AbortSignal.any([signal, failed.signal]);
-    const busy = new Set<SliceState>();
-    let failure: { error: unknown } | null = null;
-    const nextSlice = (): SliceState | null => {
-      const slices = this.position.slices;
-      const waiting = slices.find((slice) => !busy.has(slice) && !sliceComplete(slice));
-      if (waiting !== undefined) return waiting;
-      if (slices.length >= this.#parallel) return null;
-      const basis = slices.at(-1)?.top ?? this.position.watermark;
-      if (frontier <= basis) return null;
-      const planned = this.#planSlice(frontier, basis, slices.length === 0);
-      slices.push(planned);
-      return planned;
-    };
-    const chain = async (): Promise<void> => {
-      while (report.stopped === null && failure === null) {
-        const slice = nextSlice();
-        if (slice === null) return;
-        busy.add(slice);
-        let outcome: WalkOutcome;
-        try {
-          outcome = await this.#walkSlice(slice, chains);
-        } catch (error) {
-          if (failure === null) failure = { error };
-          failed.abort();
-          return;
-        } finally {
-          busy.delete(slice);
-        }
-        if (outcome === 'switched') continue;
-        if (outcome !== 'done') {
-          report.stopped ??= outcome;
-          return;
-        }
-        this.#completeFront(report);
-        await this.#checkpoint();
-      }
-    };
-    try {
-      // Started one after another: each takes a slice the ones before did not.
-      const running: Array<Promise<void>> = [];
-      for (let i = 0; i < this.#parallel; i++) running.push(chain());
-      await Promise.all(running);
-      // A slice completed by one chain while the one before it was still walked.
-      this.#completeFront(report);
-    } finally {
-      report.pages = this.#settings.maxPagesPerCycle - this.#pagesLeft;
-    }
-    if (failure !== null) throw (failure as { error: unknown }).error;
-    return report;
-  }
-
-  /**
-   * The length slices are cut to this cycle so that the range left to read is walked by up to
-   * `maxParallelSlices` chains at once: when more than two cycles' worth is left (a backlog, or a
-   * walk that fell behind), the range divided by that number (at least MIN_SLICE_MS); otherwise
-   * no cut (one slice, one chain, as long as it takes fewer than about 50 pages). A cycle's
-   * length is the time between the last two, or until the next poll is due.
-   */
-  #splitLength(frontier: number, startedAt: number, deadline: number | null): number {
-    const parallel = this.#parallel;
     const cycleMs = this.#clock.spacingMs > 0 ? this.#clock.spacingMs : deadline === null ? 0 : deadline - startedAt;
     const left = frontier - (this.position.slices.at(-1)?.top ?? this.position.watermark);
-    if (parallel === 1 || cycleMs <= 0 || left <= 2 * cycleMs) return Number.POSITIVE_INFINITY;
-    return Math.max(MIN_SLICE_MS, Math.ceil(left / parallel));
+    this.#splitMs = splitLength(left, cycleMs, this.#parallel);
+    const slices = this.position.slices;
+    try {
+      report.stopped = await runChains({
+        parallel: this.#parallel,
+        signal,
+        // A slice left waiting (stopped in an earlier cycle, or switched to per-state walks),
+        // else a new one after the last, while fewer than `parallel` are in progress.
+        next: (busy) => {
+          const waiting = slices.find((slice) => !busy.has(slice) && !sliceComplete(slice));
+          if (waiting !== undefined) return waiting;
+          if (slices.length >= this.#parallel) return null;
+          const basis = slices.at(-1)?.top ?? this.position.watermark;
+          if (frontier <= basis) return null;
+          const planned = this.#planSlice(frontier, basis, slices.length === 0);
+          slices.push(planned);
+          return planned;
+        },
+        walk: (slice, chainSignal) => this.#walkSlice(slice, chainSignal),
+        done: async () => {
+          this.#completeFront(report);
+          await this.#checkpoint();
+        },
+      });
+    } finally {
+      // A slice completed by one chain while the one before it was still walked.
+      this.#completeFront(report);
+      report.pages = this.#settings.maxPagesPerCycle - this.#pagesLeft;
+    }
+    return report;
   }
 
   /** Completes the complete slices at the front, in order: the watermark moves over them. */
@@ -208,26 +166,11 @@ export class LogWalker {
     }
   }
 
-  /** A slice from `basis` up; the first (at the watermark) starts at the window's start (the re-read). */
+  /** A slice from `basis` up, cut to this cycle's split length. */
   #planSlice(frontier: number, basis: number, atWatermark: boolean): SliceState {
     const position = this.position;
     const top = Math.min(frontier, basis + Math.min(position.sliceMs, this.#splitMs));
-    return {
-      from: atWatermark ? position.dedupFrom : basis + 1,
-      top,
-      startedAt: this.#now(),
-      atFrontier: top === frontier,
-      basis,
-      hadAnchor: atWatermark && position.anchorTime > 0,
-      pages: 0,
-      counted: 0,
-      oldestCounted: null,
-      newestCounted: null,
-      sawBoundary: false,
-      sawStateless: false,
-      sawStateField: false,
-      walks: position.stateWalk ? stateWalks() : [newWalk(null)],
-    };
+    return newSlice({ from: atWatermark ? position.dedupFrom : basis + 1, top, basis, startedAt: this.#now(), atFrontier: top === frontier, hadAnchor: atWatermark && position.anchorTime > 0, stateWalk: position.stateWalk });
   }
 
   async #walkSlice(slice: SliceState, signal: AbortSignal): Promise<WalkOutcome> {
@@ -407,37 +350,14 @@ export class LogWalker {
     // some of its entries may be in them (not read yet).
     if (position.slices.length === 0) this.#counter.tracker.finishSlice();
 
-    // Retention overrun: entries counted at or before the watermark (the anchor) are gone, so
-    // the service dropped everything up to some point after it.
-    const anchorGone = slice.hadAnchor && !slice.sawBoundary;
-    if (anchorGone && position.gapSince === null) position.gapSince = slice.basis;
-    let gap: GapReport | null = null;
-    if (position.gapSince !== null) {
-      if (slice.oldestCounted !== null) {
-        gap = this.#estimateGap(position.gapSince, slice);
-        position.gapSince = null;
-      } else if (slice.atFrontier) {
-        // Up to the frontier and nothing there: the anchor aged out of a quiet log, nothing lost.
-        position.gapSince = null;
-      }
-    }
-
-    const span = slice.top - slice.basis;
-    if (gap === null && span > 0) {
-      const rate = slice.counted / span;
-      position.rateEwma = position.rateEwma === null ? rate : RATE_WEIGHT * rate + (1 - RATE_WEIGHT) * position.rateEwma;
-    }
-
-    position.watermark = slice.top;
-    position.watermarkReadAt = slice.startedAt;
+    const { gap, anchorGone } = advancePosition(position, slice);
     // The newest entry counted at or before the new watermark (slices ahead may hold newer ones).
     if (slice.counted > 0) position.anchorTime = Math.max(anchorGone ? 0 : position.anchorTime, Math.min(slice.top, this.#counter.lastEventTime, slice.newestCounted ?? slice.top));
     else if (anchorGone) position.anchorTime = 0;
     if (slice.atFrontier) this.#overlap.afterSlice(this.#sliceLate);
     this.#sliceLate = 0;
-    position.dedupFrom = this.#nextFrom();
+    position.dedupFrom = nextFrom(position, this.#settings.ingestionDelayMs, this.#rateLimitBounds() ? 0 : this.#overlap.currentMs);
     this.#counter.dedup.prune(position.dedupFrom);
-    this.#adaptSliceLength(slice);
 
     if (position.stateWalk && slice.sawStateField && !slice.sawStateless) {
       position.stateWalk = false;
@@ -448,26 +368,8 @@ export class LogWalker {
   }
 
   /**
-   * Where the next slice starts reading. Near the frontier, the overlap before the watermark:
-   * entries written late (after the ingestion delay) are caught there. Deep in a backlog the
-   * entries were long visible when read, and while the rate limit bounds the walk every
-   * request is kept for new entries: then only the watermark's millisecond is re-read. The
-   * anchor's millisecond is always re-read (retention check), and never anything below the
-   * window's start.
-   */
-  #nextFrom(): number {
-    const { watermark, watermarkReadAt, anchorTime, dedupFrom } = this.position;
-    const { ingestionDelayMs } = this.#settings;
-    const overlapMs = this.#rateLimitBounds() ? 0 : this.#overlap.currentMs;
-    const settled = Math.min(watermark, watermarkReadAt - ingestionDelayMs - overlapMs);
-    const base = Math.max(watermark - overlapMs, settled);
-    const from = anchorTime > 0 ? Math.min(base, anchorTime) : base;
-    return Math.max(from, dedupFrom);
-  }
-
-  /**
    * Whether the rate limit bounds the walk (CycleClock). A slow upstream or a busy CPU is not
-   * this case: then the walk falls behind and the re-read shrinks by itself (#nextFrom).
+   * this case: then the walk falls behind and the re-read shrinks by itself (nextFrom).
    */
   #rateLimitBounds(): boolean {
     // Judged when the cycle reaches its frontier (its whole work is known then); a slice left
@@ -487,16 +389,6 @@ export class LogWalker {
     return bound;
   }
 
-  /** Sizes the next slice so it takes about TARGET_PAGES_PER_SLICE pages per walk. */
-  #adaptSliceLength(slice: SliceState): void {
-    const sliceMs = adaptedSliceMs(slice);
-    if (sliceMs !== null) this.position.sliceMs = sliceMs;
-  }
-
-  #estimateGap(since: number, slice: SliceState): GapReport {
-    return estimateGap(since, slice, this.position.rateEwma);
-  }
-
   /** Writes a checkpoint; one asked while another is written waits for it and writes again (the state moved on). */
   async #checkpoint(): Promise<void> {
     while (this.#checkpointing !== null) await this.#checkpointing;
@@ -509,9 +401,4 @@ export class LogWalker {
       this.#checkpointing = null;
     }
   }
-}
-
-/** All walks of the slice are done. */
-function sliceComplete(slice: SliceState): boolean {
-  return slice.walks.every((walk) => walk.done);
 }
