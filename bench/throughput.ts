@@ -9,8 +9,7 @@
 //    for six intervals after a warm-up, caught up after the traffic, counts = ground truth), and
 //    the exporter's CPU per 1000 events (/proc, over the judged window). Pages of 100 (the
 //    OpenAPI's cap): one chain at 50 ms reads 20 pages a second, so the budget of 50 needs
-//    parallel chains. `--logs-max-pages` is raised: 200 pages of 100 a cycle would cap the walk
-//    at 1,300 events a second (docs/counting.md).
+//    parallel chains.
 // 2. Catch-up: the exporter was down for an hour while 1,000 events a second arrived (its state
 //    file says so: written by the collector's own code with the watermark an hour back) and
 //    restarts; the time until its lag is back to what a walk that keeps up shows (delay + one
@@ -125,7 +124,7 @@ async function liveStep(options: LiveSustainedOptions, eventsPerSecond: number, 
   const startAt = Date.now() + 2_000;
   const endAt = startAt + trafficMs;
   const log = await startLiveLog({ ratePerSecond: eventsPerSecond, startAt, endAt, rateLimitPerSecond: options.rateLimitPerSecond, latencyMs: options.latencyMs, maxPageSize: options.maxPageSize });
-  const exporter = await startExporter(log, null, 5_000);
+  const exporter = await startExporter(log, null, setting('logs.max_pages'));
   try {
     await exporter.ready();
     let lagMax = 0;

@@ -71,7 +71,7 @@ describe('defaults', () => {
       logs: {
         ingestionDelayMs: 15_000,
         overlapMs: 5_000,
-        maxPagesPerCycle: 200,
+        maxPagesPerCycle: 1000,
         maxParallelSlices: 4,
         pageSize: 1000,
         maxPageBytes: 32 * 1024 * 1024,

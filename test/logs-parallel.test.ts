@@ -11,7 +11,7 @@ import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.j
 import type { LogsSource } from '../src/collectors/logs/walker.js';
 import { upstreamIdentity } from '../src/state/index.js';
 import { captureLogger, pollContext, valueOf } from './exporter-e2e-helpers.js';
-import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, settle, startWorld, truthEventSeries, TEST_SETTINGS, type World } from './logs-helpers.js';
+import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, settle, startWorld, sumOf, truthEventSeries, TEST_SETTINGS, type World } from './logs-helpers.js';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 
@@ -96,6 +96,8 @@ describe('parallel slices', () => {
     const families = await familiesOfCollector(collector);
     expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
     expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
+    // Every finished message observed once, from its CREATED: none before all its entries were read.
+    expect(sumOf(families, 'upstash_qstash_message_duration_seconds', (l) => l.le === '+Inf')).toBe(truth.byState.DELIVERED + truth.byState.FAILED);
     expect(source.maxInFlight).toBeGreaterThanOrEqual(2);
     expect(mostSlices).toBeGreaterThanOrEqual(2);
     expect(mostSavedSlices).toBeGreaterThanOrEqual(2);

@@ -113,8 +113,8 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     flag: 'logs-max-pages',
     env: 'LOGS_MAX_PAGES',
     valueHint: '<count>',
-    defaultText: '200',
-    help: 'most log pages read in one cycle; the rest is read on the next cycles',
+    defaultText: '1000',
+    help: 'most log pages read in one cycle; the rest is read on the next cycles (the rate limit share and the next poll also end a cycle)',
   },
   {
     key: 'logs.parallel_slices',

@@ -346,9 +346,9 @@ export class LogWalker {
 
   #completeSlice(slice: SliceState): GapReport | null {
     const position = this.position;
-    // A message is observed once its slice is complete: with slices in progress after this one,
-    // some of its entries may be in them (not read yet).
-    if (position.slices.length === 0) this.#counter.tracker.finishSlice();
+    // A message is observed once all its entries are read: its final entry at or before the new
+    // watermark (slices ahead may hold final entries of messages with entries not read yet).
+    this.#counter.tracker.finishSlice(position.slices.length === 0 ? Number.POSITIVE_INFINITY : slice.top);
 
     const { gap, anchorGone } = advancePosition(position, slice);
     // The newest entry counted at or before the new watermark (slices ahead may hold newer ones).
