@@ -30,6 +30,8 @@ import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, Walk
 
 export * from './walk-types.js';
 
+/** Slices kept at once (complete ones waiting for the front included), per parallel chain. */
+const MAX_SLICES_PER_CHAIN = 4;
 /** A long walk checkpoints at least this often, so a crash loses little work. */
 const MID_WALK_CHECKPOINT_MS = 2_000;
 /** The overlap re-read folded into a slice's walk covers at least this much (#overlapReadEnough). */
@@ -133,7 +135,10 @@ export class LogWalker {
         next: (busy) => {
           const waiting = slices.find((slice) => !busy.has(slice) && !sliceComplete(slice));
           if (waiting !== undefined) return waiting;
-          if (slices.length >= this.#parallel) return null;
+          // Complete slices behind an unfinished one do not hold a chain back, up to a bound on
+          // the slices (and their window entries) kept.
+          const open = slices.filter((slice) => !sliceComplete(slice)).length;
+          if (open >= this.#parallel || slices.length >= MAX_SLICES_PER_CHAIN * this.#parallel) return null;
           const basis = slices.at(-1)?.top ?? this.position.watermark;
           if (frontier <= basis) return null;
           const planned = this.#planSlice(frontier, basis, slices.length === 0);
