@@ -135,3 +135,22 @@ export function nextFrom(position: WalkPosition, ingestionDelayMs: number, overl
   const from = anchorTime > 0 ? Math.min(base, anchorTime) : base;
   return Math.max(from, dedupFrom);
 }
+
+/**
+ * Splits the unread part of a slice being walked (everything below `lowest`, the lowest time
+ * its chain has read) in two: the returned slice takes the older half with the slice's start,
+ * watermark and anchor check (all of the slice at or before its basis); `slice` keeps the newer
+ * half and must start a new chain from its resume point (its cursor belongs to the old bounds).
+ * No millisecond is in both. Null when the unread part after the basis is too short.
+ */
+export function splitUnread(slice: SliceState, lowest: number): SliceState | null {
+  // The older half keeps everything at or before the watermark (the re-read, the anchor).
+  const mid = Math.max(slice.basis + 1, lowest - Math.floor((lowest - slice.from) / 2));
+  if (mid >= lowest) return null;
+  // The retention check goes with the older half, unless an entry at or before the watermark was seen already.
+  const older = newSlice({ from: slice.from, top: mid - 1, basis: slice.basis, startedAt: slice.startedAt, atFrontier: false, hadAnchor: slice.hadAnchor && !slice.sawBoundary, stateWalk: false });
+  slice.from = mid;
+  slice.basis = mid - 1;
+  slice.hadAnchor = false;
+  return older;
+}

@@ -22,7 +22,7 @@ import type { SliceState, WalkState } from '../../state/index.js';
 import { PageTally, type LogCounter } from './counter.js';
 import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
-import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, stateWalks } from './slice.js';
+import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
 import { runChains } from './chains.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
 import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS } from './walk-types.js';
@@ -30,6 +30,9 @@ import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, Walk
 
 export * from './walk-types.js';
 
+/** A walk is split for a waiting chain when at least twice this many pages, and this much log time, are left. */
+const MIN_SPLIT_PAGES = 4;
+const MIN_SPLIT_MS = 50;
 /** Slices kept at once (complete ones waiting for the front included), per parallel chain. */
 const MAX_SLICES_PER_CHAIN = 4;
 /** A long walk checkpoints at least this often, so a crash loses little work. */
@@ -60,6 +63,8 @@ export class LogWalker {
   /** The watermark when the cycle started, and the frontier it reads up to. */
   #cycleBasis = 0;
   #cycleFrontier = 0;
+  /** The chains of the running cycle: idle ones wait for a split (null: none running). */
+  #chains: { idle(): number; wake(): void } | null = null;
   /** The length slices are cut to in this cycle (#splitLength). */
   #splitMs = Number.POSITIVE_INFINITY;
   /** The rate limit bounds the walk (kept to log its changes). */
@@ -146,6 +151,7 @@ export class LogWalker {
           return planned;
         },
         walk: (slice, chainSignal) => this.#walkSlice(slice, chainSignal),
+        controls: (controls) => (this.#chains = controls),
         done: async () => {
           this.#completeFront(report);
           await this.#checkpoint();
@@ -155,6 +161,7 @@ export class LogWalker {
       // A slice completed by one chain while the one before it was still walked.
       this.#completeFront(report);
       report.pages = this.#settings.maxPagesPerCycle - this.#pagesLeft;
+      this.#chains = null;
     }
     return report;
   }
@@ -223,6 +230,7 @@ export class LogWalker {
       let orderBroken = false;
       let stall = '';
       let count = this.#pageSizer.chainStart();
+      let chainPages = 0;
       for (;;) {
         // Another chain switched the slices to one walk per state: this walk is gone.
         if (!slice.walks.includes(walk)) return 'switched';
@@ -258,6 +266,7 @@ export class LogWalker {
         this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
         this.#pagesLeft -= 1;
         slice.pages += 1;
+        chainPages += 1;
         this.#hooks.onPage();
         // The same page again (under a new cursor): its entries would read as twins. Not counted.
         const signature = pageSignature(page);
@@ -298,6 +307,7 @@ export class LogWalker {
         if (followed.has(page.cursor)) stall = 'the service returned a cursor already followed';
         else if (page.logs.length === 0) stall = 'the service returned an empty page with a cursor';
         if (stall !== '') break;
+        if (!orderBroken && this.#splitForIdle(slice, lowest, toDate, chainPages)) break;
         followed.add(page.cursor);
         cursor = page.cursor;
         if (!orderBroken) walk.cursor = cursor;
@@ -328,6 +338,26 @@ export class LogWalker {
     if (orderBroken || slice.walks.length !== 1 || this.#overlap.grown) return false;
     const floor = Math.max(slice.from, slice.basis - Math.min(MIN_FOLDED_OVERLAP_MS, this.#overlap.currentMs));
     return lowest < floor;
+  }
+
+  /**
+   * A chain waits for work and this walk has many pages left below `lowest` (estimated from the
+   * pages read since `chainTop`): the unread part is split (slice.ts, splitUnread), the older
+   * half goes to the waiting chain, and this walk starts a new chain on the newer half.
+   */
+  #splitForIdle(slice: SliceState, lowest: number, chainTop: number, chainPages: number): boolean {
+    const leftMs = lowest - slice.from;
+    const readMs = chainTop - lowest;
+    if (this.#chains === null || this.#chains.idle() === 0 || slice.walks.length !== 1 || leftMs < 2 * MIN_SPLIT_MS || readMs <= 0) return false;
+    if ((chainPages * leftMs) / readMs < 2 * MIN_SPLIT_PAGES) return false;
+    const slices = this.position.slices;
+    const index = slices.indexOf(slice);
+    if (index < 0 || slices.length >= MAX_SLICES_PER_CHAIN * this.#parallel) return false;
+    const older = splitUnread(slice, lowest);
+    if (older === null) return false;
+    slices.splice(index, 0, older);
+    this.#chains.wake();
+    return true;
   }
 
   #absorb(slice: SliceState, tally: PageTally): void {
