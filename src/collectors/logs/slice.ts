@@ -54,12 +54,12 @@ export function splitLength(leftMs: number, cycleMs: number, parallel: number): 
   return Math.max(MIN_SLICE_MS, Math.ceil(leftMs / parallel));
 }
 
-/** The length of the next slice so it takes about TARGET_PAGES_PER_SLICE pages per walk (null: keep). */
-export function adaptedSliceMs(slice: SliceState): number | null {
+/** The length of the next slice so it takes about `targetPages` pages per walk (null: keep). */
+export function adaptedSliceMs(slice: SliceState, targetPages = TARGET_PAGES_PER_SLICE): number | null {
   const pagesPerWalk = slice.pages / slice.walks.length;
   const span = slice.top - slice.basis;
   if (pagesPerWalk < 1 || span <= 0) return null;
-  const wanted = (span * TARGET_PAGES_PER_SLICE) / pagesPerWalk;
+  const wanted = (span * targetPages) / pagesPerWalk;
   return Math.round(Math.min(MAX_SLICE_MS, Math.max(MIN_SLICE_MS, wanted)));
 }
 
@@ -94,7 +94,7 @@ export function pageSignature(page: LogsPage): string {
  * After `slice` completed (the front one): the retention check (docs/counting.md, "Gaps"), the
  * smoothed event rate, the watermark and the next slice's length. The anchor is the caller's.
  */
-export function advancePosition(position: WalkPosition, slice: SliceState): { gap: GapReport | null; anchorGone: boolean } {
+export function advancePosition(position: WalkPosition, slice: SliceState, targetPages = TARGET_PAGES_PER_SLICE): { gap: GapReport | null; anchorGone: boolean } {
   // Retention overrun: entries counted at or before the watermark (the anchor) are gone, so
   // the service dropped everything up to some point after it.
   const anchorGone = slice.hadAnchor && !slice.sawBoundary;
@@ -116,7 +116,7 @@ export function advancePosition(position: WalkPosition, slice: SliceState): { ga
   }
   position.watermark = slice.top;
   position.watermarkReadAt = slice.startedAt;
-  const sliceMs = adaptedSliceMs(slice);
+  const sliceMs = adaptedSliceMs(slice, targetPages);
   if (sliceMs !== null) position.sliceMs = sliceMs;
   return { gap, anchorGone };
 }

@@ -25,16 +25,16 @@ import { AdaptiveOverlap } from './overlap.js';
 import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
 import { runChains } from './chains.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
-import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS } from './walk-types.js';
+import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, TARGET_PAGES_PER_SLICE } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
 
-/** A walk is split for a waiting chain when at least twice this many pages, and this much log time, are left. */
-const MIN_SPLIT_PAGES = 4;
+/** A walk is split for a waiting chain when twice its slice's target pages (at least this many), and this much log time, are left. */
+const MIN_SPLIT_PAGES = 8;
 const MIN_SPLIT_MS = 50;
 /** Slices kept at once (complete ones waiting for the front included), per parallel chain. */
-const MAX_SLICES_PER_CHAIN = 4;
+const MAX_SLICES_PER_CHAIN = 2;
 /** A long walk checkpoints at least this often, so a crash loses little work. */
 const MID_WALK_CHECKPOINT_MS = 2_000;
 /** The overlap re-read folded into a slice's walk covers at least this much (#overlapReadEnough). */
@@ -106,6 +106,14 @@ export class LogWalker {
       rateEwma: null,
       slices: [],
     };
+  }
+
+  /**
+   * Pages a slice aims at: TARGET_PAGES_PER_SLICE shared by the chains (at least
+   * MIN_SPLIT_PAGES), so the window holds about as much with parallel chains as with one.
+   */
+  get #targetPages(): number {
+    return Math.max(MIN_SPLIT_PAGES, Math.round(TARGET_PAGES_PER_SLICE / this.#parallel));
   }
 
   /** Most slices walked at once. */
@@ -349,7 +357,7 @@ export class LogWalker {
     const leftMs = lowest - slice.from;
     const readMs = chainTop - lowest;
     if (this.#chains === null || this.#chains.idle() === 0 || slice.walks.length !== 1 || leftMs < 2 * MIN_SPLIT_MS || readMs <= 0) return false;
-    if ((chainPages * leftMs) / readMs < 2 * MIN_SPLIT_PAGES) return false;
+    if ((chainPages * leftMs) / readMs < 2 * this.#targetPages) return false;
     const slices = this.position.slices;
     const index = slices.indexOf(slice);
     if (index < 0 || slices.length >= MAX_SLICES_PER_CHAIN * this.#parallel) return false;
@@ -385,7 +393,7 @@ export class LogWalker {
     // watermark (slices ahead may hold final entries of messages with entries not read yet).
     this.#counter.tracker.finishSlice(position.slices.length === 0 ? Number.POSITIVE_INFINITY : slice.top);
 
-    const { gap, anchorGone } = advancePosition(position, slice);
+    const { gap, anchorGone } = advancePosition(position, slice, this.#targetPages);
     // The newest entry counted at or before the new watermark (slices ahead may hold newer ones).
     if (slice.counted > 0) position.anchorTime = Math.max(anchorGone ? 0 : position.anchorTime, Math.min(slice.top, this.#counter.lastEventTime, slice.newestCounted ?? slice.top));
     else if (anchorGone) position.anchorTime = 0;
