@@ -27,8 +27,9 @@ import { measureInFlightMemory } from './memory.js';
 import { compareWithNaivePoller } from './naive.js';
 import { measureRender, type RenderPoint } from './render.js';
 import { DEFAULT_SUSTAINED, measureSustainedRate } from './sustained.js';
+import { measureCatchUp, measureLiveSustained, type CatchUpResult, type LiveSustainedResult } from './throughput.js';
 
-const PARTS = ['speed', 'render', 'memory', 'inflight', 'cycles', 'sustained', 'naive'] as const;
+const PARTS = ['speed', 'render', 'memory', 'inflight', 'cycles', 'sustained', 'live', 'catchup', 'naive'] as const;
 type Part = (typeof PARTS)[number];
 const CHILD_PARTS: ReadonlySet<Part> = new Set(['memory', 'inflight']);
 const RESULT_PREFIX = 'BENCH_RESULT ';
@@ -42,6 +43,8 @@ interface Args {
   intervalMs?: number;
   delayMs?: number;
   overlapMs?: number;
+  /** Outage of the catch-up part (default 1 hour). */
+  outageMs?: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -67,8 +70,10 @@ function parseArgs(argv: readonly string[]): Args {
       args.intervalMs = parseDuration(value());
     } else if (flag === '--delay') {
       args.delayMs = parseDuration(value());
+    } else if (flag === '--outage') {
+      args.outageMs = parseDuration(value());
     } else {
-      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --delay <duration>, --overlap <duration>`);
+      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --delay <duration>, --overlap <duration>, --outage <duration>`);
     }
   }
   return args;
@@ -140,6 +145,10 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
     }
     case 'sustained':
       return measureSustainedRate({ steps: args.steps, ...logsOverrides(args), log });
+    case 'live':
+      return measureLiveSustained({ steps: args.steps, log });
+    case 'catchup':
+      return measureCatchUp({ ...(args.outageMs === undefined ? {} : { outageSeconds: args.outageMs / 1000 }), log });
     case 'naive':
       return compareWithNaivePoller(logsOverrides(args));
   }
@@ -167,6 +176,7 @@ const TARGETS = {
   rssFlat: { text: '<= 1.1', met: (ratio: number) => ratio <= 1.1 },
   requestsPerCycle: { text: '<= 1.1', met: (ratio: number) => ratio <= 1.1 },
   sustained: { text: '>= 0.97', met: (ratio: number) => ratio >= 0.97 },
+  liveSustained: { text: '>= 0.9', met: (ratio: number) => ratio >= 0.9 },
 } as const;
 
 function verdict(target: { met: (value: number) => boolean }, value: number): string {
@@ -213,6 +223,17 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
   if (sustained) {
     const { pollIntervalMs, ingestionDelayMs, overlapMs } = sustained.settings;
     rows.push({ figure: `sustained rate, zero gaps (interval ${formatDuration(pollIntervalMs)}, delay ${formatDuration(ingestionDelayMs)}, overlap ${formatDuration(overlapMs)}), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: TARGETS.sustained.text, met: verdict(TARGETS.sustained, sustained.ratio) });
+  }
+  const live = results.live as LiveSustainedResult | undefined;
+  if (live) {
+    rows.push({ figure: `sustained rate, zero gaps, limit ${live.rateLimitPerSecond} req/s x share ${live.share}, 50 ms, pages of ${live.pageSize}, events/s`, exporter: fmt(live.sustainedEventsPerSecond), baseline: `${fmt(live.budgetEventsPerSecond)} budget`, ratio: fmt(live.ratio, 2), target: TARGETS.liveSustained.text, met: verdict(TARGETS.liveSustained, live.ratio) });
+    rows.push({ figure: 'CPU ms per 1000 events at that rate (exporter child)', exporter: fmt(live.cpuMsPerThousandEvents), baseline: '', ratio: '', target: '', met: '' });
+  }
+  const catchup = results.catchup as CatchUpResult | undefined;
+  if (catchup) {
+    const exact = catchup.counted === catchup.truth && catchup.gaps === 0;
+    rows.push({ figure: `catch-up after ${formatDuration(catchup.outageSeconds * 1000)} down at ${fmt(catchup.ratePerSecond)} events/s (${fmt(catchup.backlogEvents)} events), s to zero lag`, exporter: catchup.secondsToZeroLag === null ? 'not reached' : fmt(catchup.secondsToZeroLag), baseline: `${fmt(catchup.counted)} of ${fmt(catchup.truth)} counted`, ratio: '', target: 'exact', met: exact ? 'met' : 'short' });
+    rows.push({ figure: 'CPU ms per 1000 events in the catch-up (exporter child)', exporter: fmt(catchup.cpuMsPerThousandEvents), baseline: `${fmt(catchup.requests)} requests, ${catchup.rateLimited} 429`, ratio: '', target: '', met: '' });
   }
   const naive = results.naive as { exporter: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number }; naive: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number } } | undefined;
   if (naive) {

@@ -5,9 +5,11 @@
 // not contaminate each other.
 //
 // The limit those settings impose on any poller (docs/performance.md):
-//   limit = min( (rateLimitPerSecond - otherRequestsPerSecond) x 100,
+//   limit = min( (rateLimitPerSecond x share - otherRequestsPerSecond) x 100,
 //                retention / (pollInterval + ingestionDelay) )
-// The first term: each log request returns at most 100 entries (the emulator is set to the OpenAPI's cap). The second: an entry must
+// The first term: the exporter uses its share of the limit (http.rate_limit_share, 0.5 by
+// default), and each log request returns at most 100 entries (the emulator is set to the
+// OpenAPI's cap). The second: an entry must
 // still be retained when the poll that reads it comes, up to interval + delay after it was
 // written (the retention / interval is the case of no ingestion delay).
 //
@@ -92,20 +94,22 @@ export interface SustainedResult {
 }
 
 /** The limit of the module comment, events per second. */
-export function imposedLimit(options: Pick<SustainedOptions, 'rateLimitPerSecond' | 'retention' | 'pollIntervalMs' | 'ingestionDelayMs'>, otherRequestsPerSecond = 0): { limit: number; by: 'rate limit' | 'retention' } {
-  const byRate = Math.max(0, options.rateLimitPerSecond - otherRequestsPerSecond) * 100;
+export function imposedLimit(options: Pick<SustainedOptions, 'rateLimitPerSecond' | 'retention' | 'pollIntervalMs' | 'ingestionDelayMs'>, otherRequestsPerSecond = 0, share = 1): { limit: number; by: 'rate limit' | 'retention' } {
+  const byRate = Math.max(0, options.rateLimitPerSecond * share - otherRequestsPerSecond) * 100;
   const byRetention = options.retention / ((options.pollIntervalMs + options.ingestionDelayMs) / 1000);
   return byRate <= byRetention ? { limit: byRate, by: 'rate limit' } : { limit: byRetention, by: 'retention' };
 }
 
 const LOGS_ENDPOINT = '/v2/events';
+const RATE_LIMIT_SHARE = Number(settingByKey('http.rate_limit_share').defaultText);
 
 export async function measureSustainedRate(partial: Partial<SustainedOptions> = {}): Promise<SustainedResult> {
   const options = { ...DEFAULT_SUSTAINED, ...partial };
   // The exporter here polls only the logs (no management credentials, the other QStash collectors off), and the
   // emulator limits each endpoint group on its own: no other request shares the logs budget.
   const otherRequestsPerSecond = 0;
-  const { limit, by } = imposedLimit(options, otherRequestsPerSecond);
+  // The exporter uses its share of the limit (http.rate_limit_share, its default unless the flags say otherwise).
+  const { limit, by } = imposedLimit(options, otherRequestsPerSecond, RATE_LIMIT_SHARE);
   const destinations = await startDestinations();
   const emulator = await createEmulator({
     // Pages of 100 (the OpenAPI's cap), so each request reads at most 100 entries, as the limit formula says.

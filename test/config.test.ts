@@ -74,12 +74,13 @@ describe('defaults', () => {
       },
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },
-        retry: { maxRetries: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxRateLimitWaitMs: 30_000 },
+        retry: { maxRetries: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxRateLimitWaitMs: 30_000, rateLimitShare: 0.5 },
       },
       logs: {
         ingestionDelayMs: 15_000,
         overlapMs: 5_000,
-        maxPagesPerCycle: 200,
+        maxPagesPerCycle: 1000,
+        maxParallelSlices: 4,
         pageSize: 1000,
         maxPageBytes: 32 * 1024 * 1024,
         labels: [],
@@ -214,6 +215,25 @@ describe('poll intervals', () => {
     const yaml = file('poll_interval:\n  logs: 15\n');
     expect(configError(() => loadConfig(['--config', yaml], TOKEN)).message).toBe(
       `poll_interval.logs in ${yaml}: 15 has no unit; write a number and a unit, e.g. 15s`,
+    );
+  });
+});
+
+describe('rate limit share', () => {
+  it('takes a number above 0 and at most 1, from a flag, the environment or YAML, and refuses anything else naming the key', () => {
+    expect(loadConfig(['--rate-limit-share', '1'], TOKEN).http.retry.rateLimitShare).toBe(1);
+    expect(loadConfig([], { ...TOKEN, RATE_LIMIT_SHARE: '.3' }).http.retry.rateLimitShare).toBe(0.3);
+    for (const bad of ['0', '1.5', '50%', 'half', '-0.5', '']) {
+      const error = configError(() => loadConfig(['--rate-limit-share', bad], TOKEN));
+      expect(error.key).toBe('http.rate_limit_share');
+      expect(error.message).toMatch(/^--rate-limit-share: /);
+    }
+    expect(configError(() => loadConfig(['--rate-limit-share', '0'], TOKEN)).message).toBe(
+      '--rate-limit-share: 0 is out of range; use a number above 0 and at most 1, e.g. 0.5',
+    );
+    const yaml = file('http: { rate_limit_share: 2 }\n');
+    expect(configError(() => loadConfig(['--config', yaml], TOKEN)).message).toBe(
+      `http.rate_limit_share in ${yaml}: 2 is out of range; use a number above 0 and at most 1, e.g. 0.5`,
     );
   });
 });
@@ -376,7 +396,7 @@ describe('YAML file', () => {
         'log_format: pretty',
         'header_prefix: Svc-',
         'account_path: /v2/svc/user',
-        'http: { headers_timeout: 2s, body_timeout: 3s, retry_base_delay: 1s, retry_max_delay: 2s, max_rate_limit_wait: 0 }',
+        'http: { headers_timeout: 2s, body_timeout: 3s, retry_base_delay: 1s, retry_max_delay: 2s, max_rate_limit_wait: 0, rate_limit_share: 0.25 }',
         'logs: { path: /v2/logs, ingestion_delay: 0s, overlap: 30s, max_pages: 5, page_size: 100, max_page_mib: 8, labels: [url, schedule_id, url], series_limit: 10, message_tracker_size: 50 }',
         'vector: { index_ids: [a, b, a], stats_period: 7d }',
       ].join('\n'),
@@ -388,9 +408,9 @@ describe('YAML file', () => {
     expect(config.qstash).toMatchObject({ headerPrefix: 'Svc-', logsPath: '/v2/logs' });
     expect(config.management.accountPath).toBe('/v2/svc/user');
     expect(config.http.timeouts).toEqual({ connectMs: 5_000, headersMs: 2_000, bodyMs: 3_000 });
-    expect(config.http.retry).toEqual({ maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 });
+    expect(config.http.retry).toEqual({ maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 2_000, maxRateLimitWaitMs: 0, rateLimitShare: 0.25 });
     expect(config.logs).toEqual({
-      ingestionDelayMs: 0, overlapMs: 30_000, maxPagesPerCycle: 5, pageSize: 100, maxPageBytes: 8 * 1024 * 1024, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
+      ingestionDelayMs: 0, overlapMs: 30_000, maxPagesPerCycle: 5, maxParallelSlices: 4, pageSize: 100, maxPageBytes: 8 * 1024 * 1024, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
     });
     expect(config.vector).toEqual({ indexIds: ['a', 'b'], discovery: true, statsPeriod: '7d' });
   });

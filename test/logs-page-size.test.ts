@@ -53,7 +53,8 @@ function collectorFor(server: LogServer, pageSize: number, client: Partial<Const
   const log = captureLogger('debug');
   const collector = new LogsCollector({
     source: delivery,
-    settings: { ...TEST_SETTINGS, ingestionDelayMs: 0, overlapMs: 0, maxPagesPerCycle: 10_000, pageSize },
+    // One chain: the requests are the page arithmetic alone (parallel chains split walks, a request each).
+    settings: { ...TEST_SETTINGS, ingestionDelayMs: 0, overlapMs: 0, maxPagesPerCycle: 10_000, pageSize, maxParallelSlices: 1 },
     stateFile,
     upstream: upstreamIdentity(server.server.url, 'scripted'),
     logger: log.logger,

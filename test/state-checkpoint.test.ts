@@ -161,5 +161,59 @@ describe('state file', () => {
     await logs.save({ ...state, self: { ...state.self, late: 9 } });
     expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: STATE_VERSION, payload: { self: { late: 9 } } });
     expect(migrateLogsState(STATE_VERSION + 1, v1)).toBeUndefined();
+    expect(state.slices).toEqual([]);
+  });
+
+  it('upgrades a version 2 logs checkpoint: its slice in progress becomes the one slice of the list, cursor kept', async () => {
+    const slice = {
+      from: 1_699_999_999_000,
+      top: 1_700_000_060_000,
+      startedAt: 1_700_000_075_000,
+      atFrontier: true,
+      basis: 1_700_000_000_000,
+      hadAnchor: true,
+      pages: 2,
+      counted: 150,
+      oldestCounted: 1_700_000_010_000,
+      newestCounted: 1_700_000_059_000,
+      sawBoundary: false,
+      sawStateless: false,
+      sawStateField: true,
+      walks: [{ state: null, resumeTo: 1_700_000_010_000, cursor: 'cursor-3', chainTo: 1_700_000_060_000, done: false }],
+    };
+    const v2 = {
+      watermark: 1_700_000_000_000,
+      watermarkReadAt: 1_700_000_000_500,
+      dedupFrom: 1_699_999_999_000,
+      anchorTime: 1_700_000_000_000,
+      lastEventTime: 1_700_000_059_000,
+      sliceMs: 60_000,
+      stateWalk: false,
+      gapSince: null,
+      rateEwma: 0.5,
+      slice,
+      dedup: { keys: ['k1'], repeats: [] },
+      counters: { events: { labelNames: ['state'], series: [[['CREATED'], 5]] }, errors: { labelNames: ['reason'], series: [] } },
+      histograms: {
+        duration: { labelNames: ['outcome'], buckets: [1], series: [] },
+        attempts: { labelNames: ['outcome'], buckets: [1], series: [] },
+      },
+      tracker: { messages: [], finished: [] },
+      daily: { day: 19_675, count: 7 },
+      self: { pages: 3, duplicates: 1, gaps: 0, evictions: 0, checkpointsSuccess: 4, checkpointsError: 0, late: 2, missedLate: 0, walkErrors: {}, folded: {} },
+    };
+    const path = join(dir, 'state-v2.json');
+    for (const [payload, slices] of [[v2, [slice]], [{ ...v2, slice: null }, []]] as const) {
+      await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version: 2, upstream: UPSTREAM, savedAt: 1, payload }));
+      const logs = new CheckpointFile({ path, upstream: UPSTREAM, schema: logsStateSchema, migrate: migrateLogsState });
+      const result = logs.loadSync();
+      if (result.status !== 'loaded') throw new Error(`not loaded: ${JSON.stringify(result)}`);
+      expect(result.payload.slices).toEqual(slices);
+      expect(result.payload).not.toHaveProperty('slice');
+      expect(result.payload.self).toEqual(v2.self);
+      await logs.save(result.payload);
+      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 3, payload: { slices } });
+    }
+    expect(STATE_VERSION).toBe(3);
   });
 });

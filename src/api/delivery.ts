@@ -158,6 +158,11 @@ export class DeliveryClient {
     return this.http.pendingRateLimitWaitMs(ENDPOINTS.workflowLogs);
   }
 
+  /** The logs endpoint's announced burst limit and this client's share of it (undefined: none announced yet). */
+  logsRateLimit(): { limit: number; allowedPerSecond: number } | undefined {
+    return this.http.rateLimitOf(this.logsPath);
+  }
+
   /**
    * One page of logs, newest first. The page has no `cursor` when it is the last one. Entries
    * come without `body` and `responseBody` (asked trimmed with `trimBody=0`, and dropped while

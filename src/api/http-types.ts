@@ -14,6 +14,8 @@ export interface RequestReport {
   durationSeconds: number;
   /** From Burst-RateLimit-Remaining when the answer carried it. */
   rateLimitRemaining?: number;
+  /** From Burst-RateLimit-Limit when the answer carried it. */
+  rateLimitLimit?: number;
 }
 
 export interface TimeoutOptions {
@@ -84,6 +86,8 @@ export interface CommonClientOptions {
   userAgent?: string;
   /** Connections kept to the upstream origin. */
   connections?: number;
+  /** Part of the announced burst limit this client may use, 0 < share <= 1 (default 1; rate-budget.ts). */
+  rateLimitShare?: number;
   /** Source of randomness for the backoff jitter, [0, 1). */
   random?: () => number;
 }

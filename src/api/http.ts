@@ -40,7 +40,7 @@ export class HttpClient {
   private readonly options: HttpClientOptions;
   private readonly maxResponseBytes: number;
   private readonly random: () => number;
-  private readonly budget = new RateBudget();
+  private readonly budget: RateBudget;
   #rateLimitWaitedMs = 0;
 
   constructor(options: HttpClientOptions) {
@@ -50,6 +50,7 @@ export class HttpClient {
     this.retry = { ...DEFAULT_RETRY, ...definedOnly(options.retry) };
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.random = options.random ?? Math.random;
+    this.budget = new RateBudget(options.rateLimitShare ?? 1);
 
     const base = new URL(options.baseUrl);
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
@@ -90,6 +91,12 @@ export class HttpClient {
     if (!this.retry.paceRateLimit) return 0;
     const waitMs = this.budget.pending(endpoint, Date.now());
     return waitMs > this.retry.maxRateLimitWaitMs ? 0 : waitMs;
+  }
+
+  /** The last announced burst limit of `endpoint` and the requests per second this client allows itself there. */
+  rateLimitOf(endpoint: string): { limit: number; allowedPerSecond: number } | undefined {
+    const limit = this.budget.limit(endpoint);
+    return limit === undefined ? undefined : { limit, allowedPerSecond: limit * this.budget.share };
   }
 
   /** Send a request with retries; resolves the parsed JSON (or undefined for 'none'). */
@@ -145,6 +152,11 @@ export class HttpClient {
    */
   private async pace(request: ApiRequest, signal: AbortSignal | undefined, details: ApiErrorDetails): Promise<void> {
     if (!this.retry.paceRateLimit) return;
+    // The share of the limit kept for others: this request's own slot first.
+    const slotMs = this.budget.takeSlot(request.endpoint, Date.now());
+    if (slotMs > 0 && slotMs <= this.retry.maxRateLimitWaitMs) {
+      await this.wait(slotMs, signal, true, 'request aborted while waiting for the rate-limit window', details);
+    }
     for (;;) {
       const waitMs = this.budget.reserve(request.endpoint, Date.now());
       if (waitMs <= 0 || waitMs > this.retry.maxRateLimitWaitMs) return;
@@ -196,6 +208,8 @@ export class HttpClient {
       attempts: attemptNumber,
       ...extra,
     });
+    /** Burst-RateLimit-Limit of the answer, once it is in. */
+    const announced: { limit?: number } = {};
     const report = (code: string, rateLimitRemaining?: number): void => {
       this.report({
         api: this.api,
@@ -204,6 +218,7 @@ export class HttpClient {
         code,
         durationSeconds: (performance.now() - started) / 1000,
         ...(rateLimitRemaining === undefined ? {} : { rateLimitRemaining }),
+        ...(announced.limit === undefined ? {} : { rateLimitLimit: announced.limit }),
       });
     };
 
@@ -227,7 +242,9 @@ export class HttpClient {
 
     const status = response.statusCode;
     const remaining = numericHeader(response.headers['burst-ratelimit-remaining']);
-    this.budget.observe(request.endpoint, status, remaining, resetTime(response.headers, Date.now()));
+    const limit = numericHeader(response.headers['burst-ratelimit-limit']);
+    if (limit !== undefined) announced.limit = limit;
+    this.budget.observe(request.endpoint, status, remaining, resetTime(response.headers, Date.now()), limit);
 
     if (status >= 200 && status < 300) {
       let raw: Buffer;

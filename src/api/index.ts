@@ -32,6 +32,7 @@ function commonOptions(config: ExporterConfig, hooks: ApiClientHooks): Omit<Comm
       // Spend the rate-limit budget on requests that succeed, not on 429s.
       paceRateLimit: true,
     },
+    rateLimitShare: config.http.retry.rateLimitShare,
     ...hooks,
     userAgent: `upstash-exporter/${VERSION}`,
   };

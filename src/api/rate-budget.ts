@@ -6,6 +6,13 @@
 // each answer describes the bucket it was counted against, and the emulator (like, as far as is
 // known, the service) limits each endpoint group on its own. When the endpoints share one
 // bucket, the only cost is an occasional 429, handled as before.
+//
+// Share: the exporter keeps part of the announced limit for the application it watches and the
+// other collectors (`http.rate_limit_share`): its own requests to an endpoint are spaced at
+// least 1 / (share × limit) s apart (one slot each, in the order asked, so parallel cursor
+// chains share it), which holds its rate to share × limit whatever the windows do. At share 1
+// the spacing also keeps parallel requests from overdrawing a window the answers in flight have
+// not yet reported.
 
 /** What the last answer of an endpoint said about its window. */
 interface BudgetWindow {
@@ -15,16 +22,71 @@ interface BudgetWindow {
   resetAt: number;
 }
 
+/** Length of the burst window the limit is announced for. */
+const WINDOW_MS = 1_000;
+
 type Headers = Record<string, string | string[] | undefined>;
 
 export class RateBudget {
   readonly #windows = new Map<string, BudgetWindow>();
+  /** Last `Burst-RateLimit-Limit` per endpoint. */
+  readonly #limits = new Map<string, number>();
+  /** When the next spaced request to an endpoint may go, unix ms. */
+  readonly #nextSlot = new Map<string, number>();
+  readonly #share: number;
+
+  /** `share`: the part of the announced limit this client may use, 0 < share <= 1. */
+  constructor(share = 1) {
+    if (!(share > 0 && share <= 1)) throw new RangeError('rate limit share must be in (0, 1]');
+    this.#share = share;
+  }
+
+  /** The part of the announced limit this client may use. */
+  get share(): number {
+    return this.#share;
+  }
+
+  /** The last announced limit of `endpoint`, requests per second (undefined: none seen). */
+  limit(endpoint: string): number | undefined {
+    return this.#limits.get(endpoint);
+  }
+
+  /** Requests per second this client allows itself on `endpoint` (undefined: no limit known). */
+  allowedPerSecond(endpoint: string): number | undefined {
+    const limit = this.#limits.get(endpoint);
+    return limit === undefined ? undefined : limit * this.#share;
+  }
+
+  /** Spacing between this client's requests to `endpoint` (0: not spaced, no limit known). */
+  #spacingMs(endpoint: string): number {
+    const allowed = this.allowedPerSecond(endpoint);
+    return allowed === undefined || allowed <= 0 ? 0 : WINDOW_MS / allowed;
+  }
+
+  /**
+   * Takes the next slot of `endpoint` for a request asked at `now`: the ms to wait before it
+   * goes (0: now). Each call takes its own slot, so concurrent requests queue one spacing apart.
+   */
+  takeSlot(endpoint: string, now: number): number {
+    const spacing = this.#spacingMs(endpoint);
+    if (spacing === 0) return 0;
+    const at = Math.max(now, this.#nextSlot.get(endpoint) ?? now);
+    this.#nextSlot.set(endpoint, at + spacing);
+    return at - now;
+  }
+
+  /** How long the next slot of `endpoint` is away from `now` (0: free). */
+  #slotWait(endpoint: string, now: number): number {
+    if (this.#spacingMs(endpoint) === 0) return 0;
+    return Math.max(0, (this.#nextSlot.get(endpoint) ?? now) - now);
+  }
 
   /** How long a request to `endpoint` sent at `now` would wait for the window (0: none). */
   pending(endpoint: string, now: number): number {
+    const slot = this.#slotWait(endpoint, now);
     const window = this.#windows.get(endpoint);
-    if (window === undefined || now >= window.resetAt || window.remaining > 0) return 0;
-    return window.resetAt - now;
+    if (window === undefined || now >= window.resetAt || window.remaining > 0) return slot;
+    return Math.max(slot, window.resetAt - now);
   }
 
   /**
@@ -43,11 +105,12 @@ export class RateBudget {
   }
 
   /**
-   * Learns from an answer (any status), given what it announced: `Burst-RateLimit-Remaining`
-   * and the reset time (resetTime). A 429 spends the window whatever `-Remaining` says; an
+   * Learns from an answer (any status), given what it announced: `Burst-RateLimit-Remaining`,
+   * the reset time (resetTime) and `Burst-RateLimit-Limit`. A 429 spends the window whatever `-Remaining` says; an
    * answer without both a remaining count and a reset time leaves what is known untouched.
    */
-  observe(endpoint: string, status: number, announced: number | undefined, resetAt: number | undefined): void {
+  observe(endpoint: string, status: number, announced: number | undefined, resetAt: number | undefined, limit?: number): void {
+    if (limit !== undefined && limit > 0) this.#limits.set(endpoint, limit);
     const remaining = status === 429 ? 0 : announced;
     if (remaining === undefined || resetAt === undefined) return;
     this.#windows.set(endpoint, { remaining: Math.max(0, remaining), resetAt });

@@ -17,6 +17,7 @@ import {
   asEnum,
   asHttpUrl,
   asInteger,
+  asShare,
   asListenAddress,
   asTargetUrl,
   asText,
@@ -108,6 +109,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     baseDelayMs: duration('http.retry_base_delay'),
     maxDelayMs: duration('http.retry_max_delay'),
     maxRateLimitWaitMs: duration('http.max_rate_limit_wait'),
+    rateLimitShare: value('http.rate_limit_share', (raw) => asShare('http.rate_limit_share', raw)),
   };
   if (retry.baseDelayMs > retry.maxDelayMs) {
     const origin = sources.get('http.retry_base_delay')?.origin ?? sources.get('http.retry_max_delay')?.origin ?? 'http';
@@ -155,6 +157,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     ingestionDelayMs: duration('logs.ingestion_delay'),
     overlapMs: duration('logs.overlap'),
     maxPagesPerCycle: count('logs.max_pages', 1),
+    maxParallelSlices: count('logs.parallel_slices', 1, 32),
     pageSize: count('logs.page_size', 1, 1000),
     maxPageBytes: count('logs.max_page_mib', 1, 4096) * 1024 * 1024,
     labels,

@@ -59,6 +59,14 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: '30s',
     help: 'longest wait a 429 response, or a spent Burst-RateLimit budget the client paces on, may ask for; a longer one fails the request until the next poll',
   },
+  {
+    key: 'http.rate_limit_share',
+    flag: 'rate-limit-share',
+    env: 'RATE_LIMIT_SHARE',
+    valueHint: '<share>',
+    defaultText: '0.5',
+    help: 'part of the announced Burst-RateLimit-Limit (per endpoint, per second) the exporter may use, above 0 and at most 1; the rest is left to the application and its own API calls',
+  },
   // Walking the delivery logs.
   {
     key: 'logs.path',
@@ -105,8 +113,16 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     flag: 'logs-max-pages',
     env: 'LOGS_MAX_PAGES',
     valueHint: '<count>',
-    defaultText: '200',
-    help: 'most log pages read in one cycle; the rest is read on the next cycles',
+    defaultText: '1000',
+    help: 'most log pages read in one cycle; the rest is read on the next cycles (the rate limit share and the next poll also end a cycle)',
+  },
+  {
+    key: 'logs.parallel_slices',
+    flag: 'logs-parallel-slices',
+    env: 'LOGS_PARALLEL_SLICES',
+    valueHint: '<count>',
+    defaultText: '4',
+    help: 'most time slices of the log walked at once, each by its own cursor chain (1-32); more than one only when the range to read holds several slices (a backlog, or more than one slice between polls)',
   },
   {
     key: 'logs.labels',

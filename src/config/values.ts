@@ -82,6 +82,20 @@ export function asInteger(key: string, raw: RawValue, min: number, max = Number.
   return number;
 }
 
+/** A share: a decimal number above 0 and at most 1 (`0.5`, `1`; a percentage is refused). */
+export function asShare(key: string, raw: RawValue): number {
+  const { value, origin } = raw;
+  const text = asText(key, raw, 'a number above 0 and at most 1').trim();
+  const number = typeof value === 'number' ? value : /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(number)) {
+    throw new ConfigError(key, `${origin}: ${quoteValue(text)} is not a number; write a share such as 0.5`);
+  }
+  if (!(number > 0 && number <= 1)) {
+    throw new ConfigError(key, `${origin}: ${number} is out of range; use a number above 0 and at most 1, e.g. 0.5`);
+  }
+  return number;
+}
+
 export function asBoolean(key: string, raw: RawValue): boolean {
   if (typeof raw.value === 'boolean') return raw.value;
   const text = asText(key, raw, 'true or false').trim().toLowerCase();

@@ -49,6 +49,7 @@ export class SelfMetrics {
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
   readonly apiRequestDuration: Histogram<'api' | 'endpoint'>;
   readonly rateLimitRemaining: Gauge<'api'>;
+  readonly rateLimit: Gauge<'api'>;
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
   readonly seriesDropped: Counter<'metric'>;
   /** Label values cut to LABEL_VALUE_MAX_BYTES by a SeriesGuard. */
@@ -124,6 +125,12 @@ export class SelfMetrics {
       labelNames: ['api'] as const,
       registers,
     });
+    this.rateLimit = new Gauge({
+      name: 'upstash_exporter_rate_limit',
+      help: 'Last Burst-RateLimit-Limit header seen from the upstream API (requests per second; the exporter uses http.rate_limit_share of it)',
+      labelNames: ['api'] as const,
+      registers,
+    });
     this.seriesDropped = new Counter({
       name: 'upstash_exporter_series_dropped_total',
       help: 'Increments folded into an overflow series (label values __overflow__) because the metric reached its series cap',
@@ -195,6 +202,9 @@ export class SelfMetrics {
     this.apiRequestDuration.observe({ api: report.api, endpoint: report.endpoint }, report.durationSeconds);
     if (report.rateLimitRemaining !== undefined && Number.isFinite(report.rateLimitRemaining)) {
       this.rateLimitRemaining.set({ api: report.api }, report.rateLimitRemaining);
+    }
+    if (report.rateLimitLimit !== undefined && Number.isFinite(report.rateLimitLimit)) {
+      this.rateLimit.set({ api: report.api }, report.rateLimitLimit);
     }
   };
 }

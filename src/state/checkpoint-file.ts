@@ -14,9 +14,10 @@ export const STATE_FORMAT = 'upstash-exporter-state';
 /**
  * Version of the envelope and payload written. 2: `self.late` (late log entries), `self.walkErrors`
  * (failed walk cycles by code) and label values
- * bounded to LABEL_VALUE_MAX_BYTES. An older version is upgraded by the reader's `migrate`.
+ * bounded to LABEL_VALUE_MAX_BYTES. 3: the slices in progress as a list (`slices`, walked side by
+ * side) instead of one (`slice`). An older version is upgraded by the reader's `migrate`.
  */
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
 
 /** Why a state file was set aside. */
 export type SetAsideReason = 'corrupt' | 'foreign' | 'version';

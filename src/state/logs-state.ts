@@ -53,7 +53,8 @@ export const logsStateSchema = z.strictObject({
   gapSince: finite.nullable(),
   /** Events per millisecond of event time, smoothed over completed slices. */
   rateEwma: finite.nullable(),
-  slice: sliceSchema.nullable(),
+  /** The slices in progress, oldest first, each walked by its own cursor chain (one before version 3). */
+  slices: z.array(sliceSchema),
   dedup: z.strictObject({
     /** Identity keys counted once. */
     keys: z.array(z.string()),
@@ -102,13 +103,29 @@ export type WalkState = z.infer<typeof walkSchema>;
 export type TrackedState = z.infer<typeof trackedSchema>;
 
 /**
- * The `migrate` of the logs checkpoint (CheckpointFile): version 1 had no `self.late` nor
- * `self.walkErrors` (they start at 0) and could hold label values of any length, which are bounded as the exporter now emits
- * them (src/metrics/cardinality.ts), so restored series continue the bounded ones. Anything
- * malformed is passed on for the schema to reject; an unknown version gives undefined.
+ * The `migrate` of the logs checkpoint (CheckpointFile), from any older version to the current
+ * one (3). Version 2 held one slice in progress (`slice`, or null), version 3 a list of them
+ * (`slices`, walked side by side). Anything malformed is passed on for the schema to reject; an
+ * unknown version gives undefined.
  */
 export function migrateLogsState(version: number, payload: unknown): unknown {
-  if (version !== 1) return undefined;
+  if (version === 1) return migrateV2toV3(migrateV1toV2(payload));
+  if (version === 2) return migrateV2toV3(payload);
+  return undefined;
+}
+
+function migrateV2toV3(payload: unknown): unknown {
+  if (!isRecord(payload) || !('slice' in payload)) return payload;
+  const { slice, ...rest } = payload;
+  return { ...rest, slices: slice === null ? [] : [slice] };
+}
+
+/**
+ * Version 1 to 2: version 1 had no `self.late` nor
+ * `self.walkErrors` (they start at 0) and could hold label values of any length, which are bounded as the exporter now emits
+ * them (src/metrics/cardinality.ts), so restored series continue the bounded ones.
+ */
+function migrateV1toV2(payload: unknown): unknown {
   if (!isRecord(payload)) return payload;
   const self = isRecord(payload.self) ? { late: 0, walkErrors: {}, ...payload.self } : payload.self;
   // [label values, value]

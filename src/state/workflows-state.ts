@@ -22,7 +22,7 @@ export const workflowsStateSchema = z.strictObject({
   sliceMs: z.number().finite().min(1),
   gapSince: finite.nullable(),
   rateEwma: finite.nullable(),
-  slice: logsStateSchema.shape.slice,
+  slices: logsStateSchema.shape.slices,
   dedup: logsStateSchema.shape.dedup,
   counters: z.strictObject({ runs: counterFamily, steps: counterFamily }),
   histograms: z.strictObject({ runDuration: histogramFamily, stepDuration: histogramFamily }),

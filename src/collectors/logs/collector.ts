@@ -29,6 +29,8 @@ export interface LogsSettings {
   auditIntervalMs?: number;
   /** Most the overlap grows to while late entries show (default 1 minute; tests lower it). */
   maxGrownOverlapMs?: number;
+  /** Most time slices walked at once, each by its own cursor chain (default 4). */
+  maxParallelSlices?: number;
 }
 
 export interface LogsCollectorOptions {
@@ -232,6 +234,7 @@ export class LogsCollector implements Collector {
     published.inFlight = counter.tracker.inFlight;
     published.stateWalk = this.#walker.position.stateWalk;
     published.pageSize = this.#walker.pageSize;
+    published.allowedRequestsPerSecond = this.#source.logsRateLimit?.()?.allowedPerSecond ?? null;
     published.daily = { day: counter.daily.day, count: counter.daily.count };
   }
 
@@ -248,7 +251,7 @@ export class LogsCollector implements Collector {
       stateWalk: position.stateWalk,
       gapSince: position.gapSince,
       rateEwma: position.rateEwma,
-      slice: position.slice,
+      slices: position.slices,
       dedup: counter.dedup.export(),
       counters: { events: counter.events.events.export(), errors: counter.events.errors.export() },
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
@@ -326,7 +329,7 @@ export class LogsCollector implements Collector {
       stateWalk: state.stateWalk,
       gapSince: state.gapSince,
       rateEwma: state.rateEwma,
-      slice: state.slice,
+      slices: state.slices,
     };
   }
 

@@ -33,6 +33,11 @@ export class CycleClock {
   #read = 0;
   #counted = 0;
 
+  /** Time between the starts of the last two cycles, ms (0: unknown yet). */
+  get spacingMs(): number {
+    return this.#spacing;
+  }
+
   /** A cycle starts; `deadline` is when it must be done (null: none). */
   begin(now: number, waitedMs: number, deadline: number | null): void {
     if (this.#startedAt !== null) this.#spacing = now - this.#startedAt;

@@ -75,6 +75,8 @@ export class DedupWindow {
   readonly #messages = new Map<string, Identities>();
   #size = 0;
   #stamp = 1;
+  /** The newest stamp handed out. */
+  #latest = 1;
 
   get size(): number {
     return this.#size;
@@ -87,7 +89,13 @@ export class DedupWindow {
 
   /** Starts a new walk: occurrence counts restart from zero. */
   beginWalk(): void {
-    this.#stamp += 1;
+    this.#latest += 1;
+    this.#stamp = this.#latest;
+  }
+
+  /** Makes `stamp` (a walk begun earlier, still going) the current walk: cursor chains walked side by side take turns. */
+  useWalk(stamp: number): void {
+    this.#stamp = stamp;
   }
 
   /** Records one occurrence of an entry in the current walk; true when it is to be counted. */
@@ -191,6 +199,7 @@ export class DedupWindow {
     for (const key of state.keys) this.#restoreKey(key, 1);
     for (const [key, counted] of state.repeats) this.#restoreKey(key, Math.min(MAX_SLOT, counted));
     this.#stamp = 1;
+    this.#latest = 1;
   }
 
   #restoreKey(key: string, packed: number): void {

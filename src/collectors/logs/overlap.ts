@@ -31,6 +31,11 @@ export class AdaptiveOverlap {
     return this.#currentMs;
   }
 
+  /** Longer than configured: late entries were seen lately, so the overlap is read in full. */
+  get grown(): boolean {
+    return this.#currentMs > this.#configuredMs;
+  }
+
   /** After a slice up to the frontier in which `late` late entries were counted. */
   afterSlice(late: number): void {
     const before = this.#currentMs;

@@ -20,6 +20,8 @@ export interface PublishedNumbers {
   inFlight: number;
   stateWalk: boolean;
   pageSize: number;
+  /** Requests per second the walk may make on the logs endpoint (its share of the announced limit); null: unknown. */
+  allowedRequestsPerSecond: number | null;
   /** Failed cycles by error code. */
   errors: Map<string, number>;
   daily: { day: number; count: number };
@@ -41,6 +43,7 @@ export function initialNumbers(): PublishedNumbers {
     inFlight: 0,
     stateWalk: false,
     pageSize: 0,
+    allowedRequestsPerSecond: null,
     /** Failed cycles by error code; every ApiError code starts at 0 so rate() sees the first failure. */
     errors: new Map<string, number>([...API_ERROR_CODES, 'ERR_UNKNOWN'].map((code) => [code, 0])),
     daily: { day: 0, count: 0 },
@@ -105,6 +108,14 @@ export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers
     registry,
     { name: 'upstash_exporter_log_page_size', help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour' },
     () => p.pageSize,
+  );
+  computedGauge(
+    registry,
+    {
+      name: 'upstash_exporter_log_max_followable_events_per_second',
+      help: 'Highest log event rate the walk can follow: the requests per second it may use on the logs endpoint (http.rate_limit_share of Burst-RateLimit-Limit) times the page size; 0 while no limit was announced',
+    },
+    () => (p.allowedRequestsPerSecond === null ? 0 : p.allowedRequestsPerSecond * p.pageSize),
   );
   computedCounter(
     registry,

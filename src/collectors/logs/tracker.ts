@@ -137,11 +137,17 @@ export class MessageTracker {
     }
   }
 
-  /** At a slice completion: observes and forgets every message whose final entry was counted. */
-  finishSlice(): number {
+  /**
+   * At a slice completion: observes and forgets every message whose final entry was counted at or
+   * before `upTo` (the new watermark: all its entries are read then; one whose final entry lies
+   * in a slice ahead may have entries in slices not read yet).
+   */
+  finishSlice(upTo = Number.POSITIVE_INFINITY): number {
     let observed = 0;
     for (const messageId of this.#finalSeen) {
       const tracked = this.#messages.get(messageId);
+      if (tracked !== undefined && tracked.finalTime > upTo) continue;
+      this.#finalSeen.delete(messageId);
       this.#messages.delete(messageId);
       this.#remember(messageId);
       if (tracked === undefined || Number.isNaN(tracked.created)) continue;
@@ -153,7 +159,6 @@ export class MessageTracker {
       if (group.folded) this.#foldedPending += 1;
       observed += 1;
     }
-    this.#finalSeen.clear();
     return observed;
   }
 

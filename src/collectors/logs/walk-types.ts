@@ -16,6 +16,12 @@ export interface LogsSource {
   readonly rateLimitWaitedMs?: number;
   /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
   pendingLogsWaitMs?(): number;
+  /**
+   * The logs endpoint's announced burst limit and the requests per second the source allows
+   * itself there (its share of the limit); undefined while no limit was announced. Absent: the
+   * source knows of none.
+   */
+  logsRateLimit?(): { limit: number; allowedPerSecond: number } | undefined;
 }
 
 /**
@@ -24,8 +30,8 @@ export interface LogsSource {
  */
 export interface WalkCounter {
   readonly states: { indexOf(raw: string): number };
-  readonly dedup: { readonly stamp: number; beginWalk(): void; prune(from: number): void };
-  readonly tracker: { finishSlice(): unknown };
+  readonly dedup: { readonly stamp: number; beginWalk(): void; useWalk(stamp: number): void; prune(from: number): void };
+  readonly tracker: { finishSlice(upTo: number): unknown };
   readonly lastEventTime: number;
   countPage(entries: readonly LogEntry[], filterState: number, basis: number, tally: PageTally): void;
 }
@@ -38,7 +44,11 @@ export interface WalkSettings {
   pageSize?: number;
   /** Most the overlap grows to while late entries show (default MAX_GROWN_OVERLAP_MS; tests lower it). */
   maxGrownOverlapMs?: number;
+  /** Most time slices walked at once, each by its own cursor chain (default DEFAULT_PARALLEL_SLICES). */
+  maxParallelSlices?: number;
 }
+
+export const DEFAULT_PARALLEL_SLICES = 4;
 
 export interface WalkPosition {
   watermark: number;
@@ -51,7 +61,12 @@ export interface WalkPosition {
   stateWalk: boolean;
   gapSince: number | null;
   rateEwma: number | null;
-  slice: SliceState | null;
+  /**
+   * The slices in progress, oldest first and adjacent (each starts after the previous one's
+   * top); the first starts at the watermark. A slice is complete when all its walks are done;
+   * the watermark moves over the complete ones at the front only.
+   */
+  slices: SliceState[];
 }
 
 export interface GapReport {

@@ -1,37 +1,44 @@
 // The incremental walk of the delivery logs (docs/counting.md has the reasoning).
 //
 // Position: the watermark W (every entry at or before W is counted) and the de-duplication
-// window, complete from `dedupFrom` on. Each cycle reads up to the frontier, now minus the
-// ingestion delay, in time slices oldest first; a slice [dedupFrom, top] is walked newest first
-// by cursor, 100 entries a page. After every page the walk knows everything above the lowest
-// time it has seen is read, so it can stop anywhere (page budget, the next poll due, a repeated
-// cursor, a page with no progress, an error, a crash) and resume later with toDate = that
-// time: entries read twice are recognised by the window. A complete slice moves W to its top;
-// the window then keeps only what the next slice will re-read: the overlap before W (while W is
-// near the frontier and the rate limit leaves room for it: cycle-clock.ts) and the newest
-// counted millisecond (the anchor, whose disappearance betrays a retention overrun). Entries
-// found at or before W are late: they are counted, reported, and make the overlap grow
-// (overlap.ts).//
-// Modules: walk-types.ts (settings, position, reports, hooks), slice.ts (pure slice and chain
-// helpers), counter.ts (counting a page), cycle-clock.ts (time and rate-limit budget),
-// overlap.ts (the adaptive overlap).
+// window, complete from `dedupFrom` on. Each cycle reads up to the frontier (now minus the
+// ingestion delay) in time slices oldest first, each walked newest first by cursor. After every
+// page everything above the lowest time seen is read, so a walk can stop anywhere (page budget,
+// the next poll due, a stall, an error, a crash) and resume with toDate = that time: entries
+// read twice are recognised by the window. A complete slice moves W to its top; the window then
+// keeps what the next slice re-reads: the overlap before W (cycle-clock.ts decides when) and the
+// anchor's millisecond (its disappearance betrays a retention overrun). Entries found at or
+// before W are late: counted, reported, and they make the overlap grow (overlap.ts). When the
+// walk is behind, up to `maxParallelSlices` adjacent slices are walked at once, each by its own
+// chain (chains.ts); W moves only over the complete slices at the front, and the checkpoint
+// holds every slice in progress.
+//
+// Modules: walk-types.ts (settings, position, reports, hooks), slice.ts (pure slice helpers),
+// chains.ts (parallel chains), counter.ts (counting a page), cycle-clock.ts (time and rate-limit
+// budget), overlap.ts (the adaptive overlap), page-size.ts (the page size).
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import type { SliceState, WalkState } from '../../state/index.js';
 import { PageTally } from './counter.js';
 import { CycleClock } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
-import { adaptedSliceMs, estimateGap, isRejectedRequest, newWalk, pageSignature, stateWalks } from './slice.js';
+import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
+import { runChains } from './chains.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
-import { INITIAL_SLICE_MS } from './walk-types.js';
+import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, TARGET_PAGES_PER_SLICE } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkCounter, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
 
+/** A walk is split for a waiting chain when twice its slice's target pages (at least this many), and this much log time, are left. */
+const MIN_SPLIT_PAGES = 8;
+const MIN_SPLIT_MS = 50;
+/** Slices kept at once (complete ones waiting for the front included), per parallel chain. */
+const MAX_SLICES_PER_CHAIN = 2;
 /** A long walk checkpoints at least this often, so a crash loses little work. */
 const MID_WALK_CHECKPOINT_MS = 2_000;
-/** Weight of the newest slice in the smoothed event rate. */
-const RATE_WEIGHT = 0.3;
+/** The overlap re-read folded into a slice's walk covers at least this much (#overlapReadEnough). */
+export const MIN_FOLDED_OVERLAP_MS = 1_000;
 
 export class LogWalker {
   position: WalkPosition;
@@ -45,15 +52,21 @@ export class LogWalker {
   readonly #pageSizer: PageSizer;
   #pagesLeft = 0;
   #lastCheckpoint = 0;
-  /** Dedup walk stamp of the cursor chain this process is following (-1: none). */
-  #chainStamp = -1;
+  /** Dedup walk stamp of each cursor chain this process started (a chain it did not start gets a new one). */
+  readonly #chainStamps = new WeakMap<WalkState, number>();
+  /** The checkpoint being written (parallel chains ask for one at the same time: one write at a time). */
+  #checkpointing: Promise<void> | null = null;
   readonly #overlap: AdaptiveOverlap;
   readonly #clock = new CycleClock();
-  /** Late entries of the slice in progress (since this process started it). */
+  /** Late entries since the last completed slice (only the slice at the watermark can find them). */
   #sliceLate = 0;
   /** The watermark when the cycle started, and the frontier it reads up to. */
   #cycleBasis = 0;
   #cycleFrontier = 0;
+  /** The chains of the running cycle: idle ones wait for a split (null: none running). */
+  #chains: { idle(): number; wake(): void } | null = null;
+  /** The length slices are cut to in this cycle (#splitLength). */
+  #splitMs = Number.POSITIVE_INFINITY;
   /** The rate limit bounds the walk (kept to log its changes). */
   #rateLimitBound = false;
 
@@ -91,13 +104,27 @@ export class LogWalker {
       stateWalk: false,
       gapSince: null,
       rateEwma: null,
-      slice: null,
+      slices: [],
     };
+  }
+
+  /**
+   * Pages a slice aims at: TARGET_PAGES_PER_SLICE shared by the chains (at least
+   * MIN_SPLIT_PAGES), so the window holds about as much with parallel chains as with one.
+   */
+  get #targetPages(): number {
+    return Math.max(MIN_SPLIT_PAGES, Math.round(TARGET_PAGES_PER_SLICE / this.#parallel));
+  }
+
+  /** Most slices walked at once. */
+  get #parallel(): number {
+    return this.position.stateWalk ? 1 : Math.max(1, this.#settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
   }
 
   /**
    * One cycle: walk slices up to the frontier, or until the page budget is spent, or until the
    * next request could not finish before `deadline` (when the next poll is due; null: none).
+   * Up to `maxParallelSlices` slices are walked at once when the range holds that many.
    */
   async cycle(signal: AbortSignal, deadline: number | null = null): Promise<CycleReport> {
     const report: CycleReport = { pages: 0, slicesCompleted: 0, late: 0, stopped: null, gaps: [] };
@@ -108,58 +135,71 @@ export class LogWalker {
     this.#cycleFrontier = frontier;
     this.#pagesLeft = this.#settings.maxPagesPerCycle;
     this.#lastCheckpoint = this.#now();
-    const position = this.position;
+    const cycleMs = this.#clock.spacingMs > 0 ? this.#clock.spacingMs : deadline === null ? 0 : deadline - startedAt;
+    const left = frontier - (this.position.slices.at(-1)?.top ?? this.position.watermark);
+    this.#splitMs = splitLength(left, cycleMs, this.#parallel);
+    const slices = this.position.slices;
     try {
-      for (;;) {
-        if (position.slice === null) {
-          if (frontier <= position.watermark) break;
-          position.slice = this.#planSlice(frontier);
-        }
-        const outcome = await this.#walkSlice(position.slice, signal);
-        if (outcome === 'switched') continue;
-        if (outcome !== 'done') {
-          report.stopped = outcome;
-          break;
-        }
-        report.late += this.#sliceLate;
-        const gap = this.#completeSlice(position.slice);
-        if (gap) report.gaps.push(gap);
-        report.slicesCompleted += 1;
-        await this.#checkpoint();
-      }
+      report.stopped = await runChains({
+        parallel: this.#parallel,
+        signal,
+        // A slice left waiting (stopped in an earlier cycle, or switched to per-state walks),
+        // else a new one after the last, while fewer than `parallel` are in progress.
+        next: (busy) => {
+          const waiting = slices.find((slice) => !busy.has(slice) && !sliceComplete(slice));
+          if (waiting !== undefined) return waiting;
+          // Complete slices behind an unfinished one do not hold a chain back, up to a bound on
+          // the slices (and their window entries) kept.
+          const open = slices.filter((slice) => !sliceComplete(slice)).length;
+          if (open >= this.#parallel || slices.length >= MAX_SLICES_PER_CHAIN * this.#parallel) return null;
+          const basis = slices.at(-1)?.top ?? this.position.watermark;
+          if (frontier <= basis) return null;
+          const planned = this.#planSlice(frontier, basis, slices.length === 0);
+          slices.push(planned);
+          return planned;
+        },
+        walk: (slice, chainSignal) => this.#walkSlice(slice, chainSignal),
+        controls: (controls) => (this.#chains = controls),
+        done: async () => {
+          this.#completeFront(report);
+          await this.#checkpoint();
+        },
+      });
     } finally {
+      // A slice completed by one chain while the one before it was still walked.
+      this.#completeFront(report);
       report.pages = this.#settings.maxPagesPerCycle - this.#pagesLeft;
+      this.#chains = null;
     }
     return report;
   }
 
-  #planSlice(frontier: number): SliceState {
+  /** Completes the complete slices at the front, in order: the watermark moves over them. */
+  #completeFront(report: CycleReport): void {
+    const slices = this.position.slices;
+    while (slices.length > 0 && sliceComplete(slices[0]!)) {
+      const slice = slices.shift()!;
+      report.late += this.#sliceLate;
+      const gap = this.#completeSlice(slice);
+      if (gap) report.gaps.push(gap);
+      report.slicesCompleted += 1;
+    }
+  }
+
+  /** A slice from `basis` up, cut to this cycle's split length. */
+  #planSlice(frontier: number, basis: number, atWatermark: boolean): SliceState {
     const position = this.position;
-    const top = Math.min(frontier, position.watermark + position.sliceMs);
-    this.#sliceLate = 0;
-    return {
-      from: position.dedupFrom,
-      top,
-      startedAt: this.#now(),
-      atFrontier: top === frontier,
-      basis: position.watermark,
-      hadAnchor: position.anchorTime > 0,
-      pages: 0,
-      counted: 0,
-      oldestCounted: null,
-      newestCounted: null,
-      sawBoundary: false,
-      sawStateless: false,
-      sawStateField: false,
-      walks: position.stateWalk ? stateWalks() : [newWalk(null)],
-    };
+    const top = Math.min(frontier, basis + Math.min(position.sliceMs, this.#splitMs));
+    return newSlice({ from: atWatermark ? position.dedupFrom : basis + 1, top, basis, startedAt: this.#now(), atFrontier: top === frontier, hadAnchor: atWatermark && position.anchorTime > 0, stateWalk: position.stateWalk });
   }
 
   async #walkSlice(slice: SliceState, signal: AbortSignal): Promise<WalkOutcome> {
-    for (const walk of slice.walks) {
+    const walks = slice.walks;
+    for (const walk of walks) {
       if (walk.done) continue;
       const outcome = await this.#walk(slice, walk, signal);
       if (outcome !== 'done') return outcome;
+      if (slice.walks !== walks) return 'switched';
     }
     return 'done';
   }
@@ -178,9 +218,11 @@ export class LogWalker {
       // Continue the stored chain (same walk, unless this process never saw its start), or
       // start a new one below everything read.
       const continuing = walk.cursor !== null && walk.chainTo !== null;
-      if (!continuing || this.#chainStamp !== this.#counter.dedup.stamp) {
+      let stamp = this.#chainStamps.get(walk);
+      if (!continuing || stamp === undefined) {
         this.#counter.dedup.beginWalk();
-        this.#chainStamp = this.#counter.dedup.stamp;
+        stamp = this.#counter.dedup.stamp;
+        this.#chainStamps.set(walk, stamp);
       }
       if (!continuing) {
         walk.cursor = null;
@@ -196,7 +238,10 @@ export class LogWalker {
       let orderBroken = false;
       let stall = '';
       let count = this.#pageSizer.chainStart();
+      let chainPages = 0;
       for (;;) {
+        // Another chain switched the slices to one walk per state: this walk is gone.
+        if (!slice.walks.includes(walk)) return 'switched';
         if (this.#pagesLeft <= 0) return 'budget';
         const pendingWaitMs = this.#source.pendingLogsWaitMs?.() ?? 0;
         if (!this.#clock.allows(this.#now(), pendingWaitMs)) return 'time';
@@ -220,11 +265,16 @@ export class LogWalker {
           count = smaller;
           continue;
         }
+        // Nothing is counted while a checkpoint is written: /metrics shows, after the write, the
+        // values of the snapshot it wrote, and a page counted meanwhile would show in them.
+        while (this.#checkpointing !== null) await this.#checkpointing;
+        if (!slice.walks.includes(walk)) return 'switched';
         this.#pageSizer.observe(count, page);
         count = Math.min(count, this.#pageSizer.size);
         this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
         this.#pagesLeft -= 1;
         slice.pages += 1;
+        chainPages += 1;
         this.#hooks.onPage();
         // The same page again (under a new cursor): its entries would read as twins. Not counted.
         const signature = pageSignature(page);
@@ -235,6 +285,7 @@ export class LogWalker {
 
         const tally = this.#tally;
         tally.reset(lowest);
+        this.#counter.dedup.useWalk(stamp);
         this.#counter.countPage(page.logs, filterState, slice.basis, tally);
         this.#absorb(slice, tally);
         this.#clock.page(page.logs.length, tally.counted);
@@ -255,7 +306,7 @@ export class LogWalker {
           this.#switchToStateWalk(slice);
           return 'switched';
         }
-        if (page.cursor === undefined) {
+        if (page.cursor === undefined || this.#overlapReadEnough(slice, lowest, orderBroken)) {
           walk.done = true;
           walk.cursor = null;
           walk.chainTo = null;
@@ -264,6 +315,7 @@ export class LogWalker {
         if (followed.has(page.cursor)) stall = 'the service returned a cursor already followed';
         else if (page.logs.length === 0) stall = 'the service returned an empty page with a cursor';
         if (stall !== '') break;
+        if (!orderBroken && this.#splitForIdle(slice, lowest, toDate, chainPages)) break;
         followed.add(page.cursor);
         cursor = page.cursor;
         if (!orderBroken) walk.cursor = cursor;
@@ -282,6 +334,40 @@ export class LogWalker {
     }
   }
 
+  /**
+   * The re-read folded into the slice's own walk (docs/counting.md, "Ingestion delay and
+   * overlap"): once a page has reached below the watermark the slice started from, every new
+   * entry is read, and what is left of the chain is the overlap re-read. While the service shows
+   * no late entries (the overlap at its configured length) and one walk reads the slice, the
+   * re-read takes what the pages of new entries leave room for, at least MIN_FOLDED_OVERLAP_MS:
+   * a request is not spent on re-read entries alone. A grown overlap is read in full.
+   */
+  #overlapReadEnough(slice: SliceState, lowest: number, orderBroken: boolean): boolean {
+    if (orderBroken || slice.walks.length !== 1 || this.#overlap.grown) return false;
+    const floor = Math.max(slice.from, slice.basis - Math.min(MIN_FOLDED_OVERLAP_MS, this.#overlap.currentMs));
+    return lowest < floor;
+  }
+
+  /**
+   * A chain waits for work and this walk has many pages left below `lowest` (estimated from the
+   * pages read since `chainTop`): the unread part is split (slice.ts, splitUnread), the older
+   * half goes to the waiting chain, and this walk starts a new chain on the newer half.
+   */
+  #splitForIdle(slice: SliceState, lowest: number, chainTop: number, chainPages: number): boolean {
+    const leftMs = lowest - slice.from;
+    const readMs = chainTop - lowest;
+    if (this.#chains === null || this.#chains.idle() === 0 || slice.walks.length !== 1 || leftMs < 2 * MIN_SPLIT_MS || readMs <= 0) return false;
+    if ((chainPages * leftMs) / readMs < 2 * this.#targetPages) return false;
+    const slices = this.position.slices;
+    const index = slices.indexOf(slice);
+    if (index < 0 || slices.length >= MAX_SLICES_PER_CHAIN * this.#parallel) return false;
+    const older = splitUnread(slice, lowest);
+    if (older === null) return false;
+    slices.splice(index, 0, older);
+    this.#chains.wake();
+    return true;
+  }
+
   #absorb(slice: SliceState, tally: PageTally): void {
     slice.counted += tally.counted;
     if (tally.atOrBeforeBasis) slice.sawBoundary = true;
@@ -293,77 +379,40 @@ export class LogWalker {
     }
   }
 
-  /** Entries without `state`: walk the slice again, one filtered walk per state. */
+  /** Entries without `state`: walk the slices in progress again, one filtered walk per state. */
   #switchToStateWalk(slice: SliceState): void {
     this.position.stateWalk = true;
+    for (const other of this.position.slices) other.walks = stateWalks();
     slice.walks = stateWalks();
     this.#logger.warn('log entries come without a state field: switching to one filtered walk per state');
   }
 
   #completeSlice(slice: SliceState): GapReport | null {
     const position = this.position;
-    this.#counter.tracker.finishSlice();
+    // A message is observed once all its entries are read: its final entry at or before the new
+    // watermark (slices ahead may hold final entries of messages with entries not read yet).
+    this.#counter.tracker.finishSlice(position.slices.length === 0 ? Number.POSITIVE_INFINITY : slice.top);
 
-    // Retention overrun: entries counted at or before the watermark (the anchor) are gone, so
-    // the service dropped everything up to some point after it.
-    const anchorGone = slice.hadAnchor && !slice.sawBoundary;
-    if (anchorGone && position.gapSince === null) position.gapSince = slice.basis;
-    let gap: GapReport | null = null;
-    if (position.gapSince !== null) {
-      if (slice.oldestCounted !== null) {
-        gap = this.#estimateGap(position.gapSince, slice);
-        position.gapSince = null;
-      } else if (slice.atFrontier) {
-        // Up to the frontier and nothing there: the anchor aged out of a quiet log, nothing lost.
-        position.gapSince = null;
-      }
-    }
-
-    const span = slice.top - slice.basis;
-    if (gap === null && span > 0) {
-      const rate = slice.counted / span;
-      position.rateEwma = position.rateEwma === null ? rate : RATE_WEIGHT * rate + (1 - RATE_WEIGHT) * position.rateEwma;
-    }
-
-    position.watermark = slice.top;
-    position.watermarkReadAt = slice.startedAt;
-    if (slice.counted > 0) position.anchorTime = this.#counter.lastEventTime;
+    const { gap, anchorGone } = advancePosition(position, slice, this.#targetPages);
+    // The newest entry counted at or before the new watermark (slices ahead may hold newer ones).
+    if (slice.counted > 0) position.anchorTime = Math.max(anchorGone ? 0 : position.anchorTime, Math.min(slice.top, this.#counter.lastEventTime, slice.newestCounted ?? slice.top));
     else if (anchorGone) position.anchorTime = 0;
     if (slice.atFrontier) this.#overlap.afterSlice(this.#sliceLate);
-    position.dedupFrom = this.#nextFrom();
+    this.#sliceLate = 0;
+    position.dedupFrom = nextFrom(position, this.#settings.ingestionDelayMs, this.#rateLimitBounds() ? 0 : this.#overlap.currentMs);
     this.#counter.dedup.prune(position.dedupFrom);
-    this.#adaptSliceLength(slice);
 
     if (position.stateWalk && slice.sawStateField && !slice.sawStateless) {
       position.stateWalk = false;
       this.#logger.info('log entries carry a state field again: back to one walk');
     }
-    position.slice = null;
     if (gap) this.#hooks.onGap(gap);
     return gap;
   }
 
   /**
-   * Where the next slice starts reading. Near the frontier, the overlap before the watermark:
-   * entries written late (after the ingestion delay) are caught there. Deep in a backlog the
-   * entries were long visible when read, and while the rate limit bounds the walk every
-   * request is kept for new entries: then only the watermark's millisecond is re-read. The
-   * anchor's millisecond is always re-read (retention check), and never anything below the
-   * window's start.
-   */
-  #nextFrom(): number {
-    const { watermark, watermarkReadAt, anchorTime, dedupFrom } = this.position;
-    const { ingestionDelayMs } = this.#settings;
-    const overlapMs = this.#rateLimitBounds() ? 0 : this.#overlap.currentMs;
-    const settled = Math.min(watermark, watermarkReadAt - ingestionDelayMs - overlapMs);
-    const base = Math.max(watermark - overlapMs, settled);
-    const from = anchorTime > 0 ? Math.min(base, anchorTime) : base;
-    return Math.max(from, dedupFrom);
-  }
-
-  /**
    * Whether the rate limit bounds the walk (CycleClock). A slow upstream or a busy CPU is not
-   * this case: then the walk falls behind and the re-read shrinks by itself (#nextFrom).
+   * this case: then the walk falls behind and the re-read shrinks by itself (nextFrom).
    */
   #rateLimitBounds(): boolean {
     // Judged when the cycle reaches its frontier (its whole work is known then); a slice left
@@ -383,18 +432,16 @@ export class LogWalker {
     return bound;
   }
 
-  /** Sizes the next slice so it takes about TARGET_PAGES_PER_SLICE pages per walk. */
-  #adaptSliceLength(slice: SliceState): void {
-    const sliceMs = adaptedSliceMs(slice);
-    if (sliceMs !== null) this.position.sliceMs = sliceMs;
-  }
-
-  #estimateGap(since: number, slice: SliceState): GapReport {
-    return estimateGap(since, slice, this.position.rateEwma);
-  }
-
+  /** Writes a checkpoint; one asked while another is written waits for it and writes again (the state moved on). */
   async #checkpoint(): Promise<void> {
+    while (this.#checkpointing !== null) await this.#checkpointing;
     this.#lastCheckpoint = this.#now();
-    await this.#hooks.checkpoint();
+    const writing = this.#hooks.checkpoint();
+    this.#checkpointing = writing;
+    try {
+      await writing;
+    } finally {
+      this.#checkpointing = null;
+    }
   }
 }

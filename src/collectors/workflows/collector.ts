@@ -239,7 +239,7 @@ export class WorkflowsCollector implements Collector {
       sliceMs: position.sliceMs,
       gapSince: position.gapSince,
       rateEwma: position.rateEwma,
-      slice: position.slice,
+      slices: position.slices,
       dedup: counter.dedup.export(),
       counters: { runs: counter.runs.export(), steps: counter.steps.export() },
       histograms: { runDuration: counter.runDuration.export(), stepDuration: counter.stepDuration.export() },
@@ -282,7 +282,7 @@ export class WorkflowsCollector implements Collector {
       stateWalk: false,
       gapSince: state.gapSince,
       rateEwma: state.rateEwma,
-      slice: state.slice,
+      slices: state.slices,
     };
   }
 }

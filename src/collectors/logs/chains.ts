@@ -1,0 +1,75 @@
+// Cursor chains walked side by side (docs/counting.md, "Parallel slices"): up to `parallel`
+// chains each take a slice, walk it, and take the next (a chain without one waits while others
+// walk, as a walk may split its slice for it), until there is none, one stops (page
+// budget, the next poll due, a stall: the others end with their current slice), or one fails
+// (the others are aborted; their progress so far is kept; the first error is thrown once all
+// have ended, so the checkpoint after it is consistent). JavaScript runs one page's counting at
+// a time, so the chains share the window and counters without locks.
+import type { SliceState } from '../../state/index.js';
+import type { WalkOutcome } from './walk-types.js';
+
+export type ChainStop = 'budget' | 'time' | 'stalled' | null;
+
+export interface ChainWork {
+  parallel: number;
+  /** Called once with the controls of the run: how many chains wait for work, and waking them (new work: a slice split). */
+  controls?(controls: { idle(): number; wake(): void }): void;
+  signal: AbortSignal;
+  /** The next slice to walk, given those being walked (null: none left this cycle). */
+  next(busy: ReadonlySet<SliceState>): SliceState | null;
+  walk(slice: SliceState, signal: AbortSignal): Promise<WalkOutcome>;
+  /** After a slice's walk is done. */
+  done(): Promise<void>;
+}
+
+/** Runs the chains; resolves why they stopped before the work ran out (null: it ran out). */
+export async function runChains(work: ChainWork): Promise<ChainStop> {
+  const failed = new AbortController();
+  const signal = AbortSignal.any([work.signal, failed.signal]);
+  const busy = new Set<SliceState>();
+  let stopped: ChainStop = null;
+  let failure: { error: unknown } | null = null;
+  // Chains without a slice wait while others walk: a walk may split its slice for them.
+  let waiting: Array<() => void> = [];
+  const wake = (): void => {
+    const woken = waiting;
+    waiting = [];
+    for (const resume of woken) resume();
+  };
+  work.controls?.({ idle: () => waiting.length, wake });
+  const chain = async (): Promise<void> => {
+    while (stopped === null && failure === null) {
+      const slice = work.next(busy);
+      if (slice === null) {
+        if (busy.size === 0) return;
+        await new Promise<void>((resume) => waiting.push(resume));
+        continue;
+      }
+      busy.add(slice);
+      let outcome: WalkOutcome;
+      try {
+        outcome = await work.walk(slice, signal);
+      } catch (error) {
+        failure ??= { error };
+        failed.abort();
+        return;
+      } finally {
+        busy.delete(slice);
+        // The others may have work now (or none left at all: then they end).
+        wake();
+      }
+      if (outcome === 'switched') continue;
+      if (outcome !== 'done') {
+        stopped ??= outcome;
+        return;
+      }
+      await work.done();
+    }
+  };
+  // Started one after another: each takes a slice the ones before did not.
+  const running: Array<Promise<void>> = [];
+  for (let i = 0; i < work.parallel; i++) running.push(chain());
+  await Promise.all(running);
+  if (failure !== null) throw (failure as { error: unknown }).error;
+  return stopped;
+}
