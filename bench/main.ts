@@ -10,8 +10,10 @@
 // Parts: speed (counting pipeline vs JSON.parse), render (/metrics at 1k/10k/50k series vs bare
 // prom-client), memory (RSS after 1M events; child process), inflight (RSS with 100k messages
 // in flight; child process), cycles (upstream requests per cycle vs the minimum), sustained
-// (highest rate with zero gaps vs the limit of the upstream), naive (the exporter vs a script
-// that re-reads the whole log every cycle).
+// (highest rate with zero gaps vs the limit of the upstream), live (the same at a 100 req/s limit
+// with 50 ms, against the exporter's share; bench/throughput.ts), catchup (an hour's outage at
+// 1,000 events/s: time to zero lag), naive (the exporter vs a script that re-reads the whole log
+// every cycle).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
