@@ -1,8 +1,8 @@
 // What the delivery service has billed, per UTC day and per minute: the source of the management
 // API's official usage (GET /v2/qstash/stats). Fed by the log as entries are written, so it
 // counts the emulator's real traffic: every accepted message (CREATED, fan-out and schedules
-// included) and every retry (the service bills retries as messages), the bytes of their bodies,
-// and the messages that ended in the dead-letter queue (FAILED).
+// included) and every retry (the service bills retries as messages) and the bytes of their bodies.
+// The DLQ count of the stats is the dead-letter queue's own size (src/emulator/dlq.ts).
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -22,18 +22,16 @@ export interface UsageReader {
   between(fromMs: number, toMs: number): Bucket;
   /** Requests and body bytes of the UTC day that contains `ms`. */
   day(ms: number): Bucket;
-  /** Messages that ended in the dead-letter queue since the last reset. */
+  /** Messages in the dead-letter queue now. */
   dlqMessages(): number;
 }
 
-export class UsageLedger implements UsageReader {
+export class UsageLedger implements Omit<UsageReader, 'dlqMessages'> {
   private minutes = new Map<number, Bucket>();
   private days = new Map<number, Bucket>();
-  private failed = 0;
 
-  /** One log entry: billed when it is a new message or a retry; FAILED lands in the DLQ. */
+  /** One log entry: billed when it is a new message or a retry. */
   record(state: string, timeMs: number, body: string): void {
-    if (state === 'FAILED') this.failed++;
     if (state !== 'CREATED' && state !== 'RETRY') return;
     const bytes = body.startsWith('REDACTED:') ? 0 : Buffer.byteLength(body, 'base64');
     add(this.minutes, Math.floor(timeMs / MINUTE_MS) * MINUTE_MS, bytes);
@@ -57,14 +55,9 @@ export class UsageLedger implements UsageReader {
     return bucket ? { ...bucket } : { requests: 0, bytes: 0 };
   }
 
-  dlqMessages(): number {
-    return this.failed;
-  }
-
   reset(): void {
     this.minutes.clear();
     this.days.clear();
-    this.failed = 0;
   }
 
   private prune(nowMs: number): void {
