@@ -209,3 +209,15 @@ describe('helpers', () => {
     expect(pointOfDay(undefined, day)).toBeUndefined();
   });
 });
+
+describe('the DLQ count of the official usage', () => {
+  it('is the dead-letter queue itself: a message deleted with the SDK leaves the count', async () => {
+    const sdk = new Client({ baseUrl: emulator.url, token: emulator.credentials.token, retry: false });
+    const { messages } = await sdk.dlq.listMessages();
+    expect(messages).toHaveLength(2);
+    await sdk.dlq.delete(messages[0]!.dlqId);
+    const { usage } = collectors(client({ qstashToken: emulator.credentials.token }));
+    await usage.poll(pollContext(captureLogger('info').logger));
+    expect(valueOf(await familiesOf(usage.registry), 'upstash_qstash_usage_dlq_messages')).toBe(1);
+  });
+});
