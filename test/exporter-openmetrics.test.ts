@@ -5,7 +5,7 @@
 // promtool on each format; a real Prometheus 2.42 scraping with its default Accept (which prefers
 // OpenMetrics) with exemplar storage on; created times identical after a restart on the same
 // state file, and none (rather than a made-up one) for series of a file written without them.
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { negotiateFormat } from '../src/server/negotiate.js';
 import { sleep } from './exporter-e2e-helpers.js';
 import { publish, settle, startWorld, type World } from './logs-helpers.js';
 import { freePort, requireBinaries, startDaemon, type Daemon } from './support/prometheus.js';
+import { spawnExporter } from './support/exporter-child.js';
 
 const CLI = resolve('dist/cli.js');
 /** What Prometheus 2.42 (Debian) sends, captured from /usr/bin/prometheus. */
@@ -164,18 +165,7 @@ async function startChild(world: World, stateFile: string, extra: string[] = [])
     '--log-level', 'info',
     ...extra,
   ];
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: world.emu.credentials.token } });
-  children.push(child);
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdout.resume();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/?"/.exec(stderr);
-    if (match) return { process: child, url: match[1]!, stderr: () => stderr };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`exporter did not start: ${stderr}`);
-    await sleep(20);
-  }
+  return spawnExporter(args, world.emu.credentials.token, children);
 }
 
 async function stopChild(child: Child): Promise<void> {

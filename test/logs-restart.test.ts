@@ -2,7 +2,7 @@
 // started again on the same state file; an in-process stop and restart; retention overrun while
 // the exporter is down. Counts stay exact (or, when the service dropped entries before they were
 // read, the loss is estimated in upstash_exporter_log_gaps_total and nothing is counted twice).
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -25,6 +25,7 @@ import {
   type World,
 } from './logs-helpers.js';
 import { parseExposition, pollContext, sleep, valueOf } from './exporter-e2e-helpers.js';
+import { spawnExporter } from './support/exporter-child.js';
 
 const CLI = resolve('dist/cli.js');
 
@@ -90,18 +91,7 @@ async function startChild(world: World, stateFile: string, extraArgs: readonly s
     // A flag given twice keeps its last value.
     ...extraArgs,
   ];
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: world.emu.credentials.token } });
-  children.push(child);
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdout.resume();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/?"/.exec(stderr);
-    if (match) return { process: child, url: match[1]!, stderr: () => stderr };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`exporter did not start: ${stderr}`);
-    await sleep(20);
-  }
+  return spawnExporter(args, world.emu.credentials.token, children);
 }
 
 async function scrape(child: Child): Promise<ReturnType<typeof parseExposition>> {

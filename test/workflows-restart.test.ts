@@ -2,7 +2,7 @@
 // killed with SIGKILL while workflow runs are in progress and started again: every run and step
 // is counted exactly once (the emulator's ground truth), the delivery events too, and no counter
 // goes down across a restart (both parts of the shared state file survive every write).
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { startDestination, type Destination } from './emulator-helpers.js';
 import { parseExposition, sleep, valueOf, type Family } from './exporter-e2e-helpers.js';
 import { differences, EVENTS, exportedEventSeries, settle, startWorld, sumOf, truthEventSeries, type World } from './logs-helpers.js';
 import { trigger, workflowResponder } from './workflow-helpers.js';
+import { spawnExporter } from './support/exporter-child.js';
 
 const CLI = resolve('dist/cli.js');
 let world: World | undefined;
@@ -29,18 +30,7 @@ afterEach(async () => {
 
 async function startChild(stateFile: string): Promise<{ url: string; process: ChildProcessWithoutNullStreams; stderr: () => string }> {
   const args = [CLI, 'run', '--listen-address', '127.0.0.1:0', '--qstash-url', world!.emu.url, '--state-file', stateFile, '--poll-interval', 'logs=1s,workflows=1s', '--disable-collector', 'schedules', '--logs-ingestion-delay', '150ms', '--logs-overlap', '200ms', '--logs-page-size', '5', '--log-level', 'info'];
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: world!.emu.credentials.token } });
-  children.push(child);
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdout.resume();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/?"/.exec(stderr);
-    if (match) return { process: child, url: match[1]!, stderr: () => stderr };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`exporter did not start: ${stderr}`);
-    await sleep(20);
-  }
+  return spawnExporter(args, world!.emu.credentials.token, children);
 }
 
 async function scrape(url: string): Promise<Map<string, Family>> {
