@@ -3,29 +3,20 @@
 // shapes), the runs it follows until they end, and every value Prometheus must not see reset.
 // Optional in the file: files written before it existed load without it.
 import { z } from 'zod';
+import { counterFamilySchema, histogramFamilySchema } from './family-schemas.js';
 import { logsStateSchema } from './logs-state.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);
-const counterFamily = logsStateSchema.shape.counters.shape.events;
-const histogramFamily = logsStateSchema.shape.histograms.shape.duration;
 
 /** [workflowRunId, created ms, keys of the steps counted, created ms of the newest step counted] */
 const followedRunSchema = z.tuple([z.string(), finite, z.array(z.string()), finite]);
 
 export const workflowsStateSchema = z.strictObject({
-  watermark: finite,
-  watermarkReadAt: finite,
-  dedupFrom: finite,
-  anchorTime: finite,
-  lastEventTime: finite,
-  sliceMs: z.number().finite().min(1),
-  gapSince: finite.nullable(),
-  rateEwma: finite.nullable(),
-  slices: logsStateSchema.shape.slices,
-  dedup: logsStateSchema.shape.dedup,
-  counters: z.strictObject({ runs: counterFamily, steps: counterFamily }),
-  histograms: z.strictObject({ runDuration: histogramFamily, stepDuration: histogramFamily }),
+  // The walk position and de-duplication window, as the delivery logs keep them (no per-state walks).
+  ...logsStateSchema.pick({ watermark: true, watermarkReadAt: true, dedupFrom: true, anchorTime: true, lastEventTime: true, sliceMs: true, gapSince: true, rateEwma: true, slices: true, dedup: true }).shape,
+  counters: z.strictObject({ runs: counterFamilySchema, steps: counterFamilySchema }),
+  histograms: z.strictObject({ runDuration: histogramFamilySchema, stepDuration: histogramFamilySchema }),
   /** Runs seen in progress: asked for again until they end. */
   following: z.array(followedRunSchema),
   self: z.strictObject({
