@@ -80,8 +80,15 @@ describe('workflows collector across restarts', () => {
     let killedWithRunsInProgress = 0;
     for (let round = 0; round < 3; round++) {
       await workflows(8);
-      await sleep(400 + Math.floor(Math.random() * 400));
-      const before = await scrape(child.url);
+      // Kill once the exporter follows runs in progress (a fixed pause missed them on a loaded
+      // machine), a random moment later so the kill lands anywhere in a poll.
+      let before = await scrape(child.url);
+      for (let i = 0; i < 100 && (valueOf(before, 'upstash_workflow_runs_in_progress') ?? 0) === 0; i++) {
+        await sleep(50);
+        before = await scrape(child.url);
+      }
+      await sleep(Math.floor(Math.random() * 300));
+      before = await scrape(child.url);
       if ((valueOf(before, 'upstash_workflow_runs_in_progress') ?? 0) > 0) killedWithRunsInProgress += 1;
       await killHard(child.process);
       child = await startChild(stateFile);
