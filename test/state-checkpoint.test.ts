@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { boundLabelValue } from '../src/metrics/cardinality.js';
-import { CheckpointFile, logsStateSchema, migrateLogsState, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
+import { CheckpointFile, CheckpointSection, logsStateSchema, migrateLogsState, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
 
 const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });
 type Payload = z.infer<typeof payloadSchema>;
@@ -215,5 +215,23 @@ describe('state file', () => {
       expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 3, payload: { slices } });
     }
     expect(STATE_VERSION).toBe(3);
+  });
+});
+
+describe('a file shared with another collector\'s section', () => {
+  it('holds each part as it was when saved, not as the live objects it came from became', async () => {
+    // The logs payload holds the walk's live slices; a later write of the workflows section
+    // serializes it again. Were the part kept by reference, that write would show slices read
+    // further than the counters of the same payload: a restart would skip what they never counted.
+    const path = join(dir, 'state.json');
+    const owner = file(path);
+    const section = new CheckpointSection({ path, upstream: UPSTREAM, name: 'workflows', schema: z.object({ n: z.number() }) });
+    const live: Payload = { watermark: 1, keys: ['a'] };
+    await owner.save(live);
+    live.watermark = 2;
+    live.keys.push('b');
+    await section.save({ n: 1 });
+    const written = JSON.parse(await readFile(path, 'utf8')) as { payload: Payload & { workflows: { n: number } } };
+    expect(written.payload).toEqual({ watermark: 1, keys: ['a'], workflows: { n: 1 } });
   });
 });

@@ -195,7 +195,10 @@ export class CheckpointFile<T> {
    * Rejects with StateFileError; the previous file stays intact.
    */
   async save(payload: T): Promise<void> {
-    sharedFileOf(this.path).main = payload as Record<string, unknown>;
+    // A copy as of now: the payload may hold the collector's live objects (the walk's slices),
+    // and another collector's write of its section serializes this part later, when the walk
+    // has moved on past what the payload's counters hold.
+    sharedFileOf(this.path).main = structuredClone(payload) as Record<string, unknown>;
     await writeShared(this.path, this.#upstream, this.#now);
   }
 

@@ -65,7 +65,8 @@ export class CheckpointSection<T> {
    */
   async save(value: T): Promise<void> {
     const shared = sharedFileOf(this.path);
-    shared.sections.set(this.#options.name, value);
+    // A copy as of now (see CheckpointFile.save): the owner's write may serialize it later.
+    shared.sections.set(this.#options.name, structuredClone(value));
     if (shared.owned && shared.main === null) return;
     await writeShared(this.path, this.#options.upstream, this.#options.now ?? Date.now);
   }
