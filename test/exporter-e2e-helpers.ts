@@ -102,6 +102,16 @@ export async function familiesOf(registry: Registry): Promise<Map<string, Family
   return parseExposition(await registry.metrics());
 }
 
+/** Every family a registry declares (samples or not), by name: its type and sorted label names. */
+export function declaredFamilies(registry: Registry): Record<string, { type: string; labels: string[] }> {
+  return Object.fromEntries(
+    registry.getMetricsAsArray().map((metric) => {
+      const m = metric as unknown as { name: string; type: string; labelNames: string[] };
+      return [m.name, { type: m.type, labels: [...m.labelNames].sort() }];
+    }),
+  );
+}
+
 // ---- logging, waiting -----------------------------------------------------------------------
 
 export interface CapturedLogger {
