@@ -15,6 +15,7 @@ import type { OptInLabel } from './event-counters.js';
 import { LateAudit } from './late-audit.js';
 import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
 import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
+import { timeText } from '../../common/time-text.js';
 
 export interface LogsSettings {
   ingestionDelayMs: number;
@@ -185,7 +186,7 @@ export class LogsCollector implements Collector {
   #reportGap(gap: GapReport): void {
     this.#gaps += gap.estimatedEvents;
     this.#logger.warn(
-      { since: new Date(gap.since).toISOString(), until: new Date(gap.until).toISOString(), estimatedEvents: gap.estimatedEvents },
+      { since: timeText(gap.since), until: timeText(gap.until), estimatedEvents: gap.estimatedEvents },
       'the service dropped log entries before they were read (retention overrun); counts miss about this many events',
     );
   }

@@ -14,6 +14,7 @@ import type { Collector, PollContext } from '../collector.js';
 import { computedCounter, computedGauge } from '../logs/families.js';
 import { LogWalker, type LogsSource, type WalkPosition, type WalkSettings } from '../logs/walker.js';
 import { RunCounter, runEntry, runKey } from './runs.js';
+import { timeText } from '../../common/time-text.js';
 
 /** Runs asked for in one follow-up request (the OpenAPI's cap of run-mode pages). */
 export const FOLLOW_BATCH = 10;
@@ -114,7 +115,7 @@ export class WorkflowsCollector implements Collector {
         checkpoint: () => this.#checkpoint(),
         onGap: (gap) => {
           this.#gaps += gap.estimatedEvents;
-          this.#logger.warn({ since: new Date(gap.since).toISOString(), until: new Date(gap.until).toISOString(), estimatedRuns: gap.estimatedEvents }, 'workflow runs aged out before they were read; counts miss about this many runs');
+          this.#logger.warn({ since: timeText(gap.since), until: timeText(gap.until), estimatedRuns: gap.estimatedEvents }, 'workflow runs aged out before they were read; counts miss about this many runs');
         },
         onLate: (count) => {
           this.#late += count;
