@@ -106,7 +106,7 @@ async function killHard(child: Child): Promise<void> {
 }
 
 interface SavedState {
-  slices: Array<{ pages: number; walks: Array<{ cursor: string | null; done: boolean }> }>;
+  slices: Array<{ basis: number; pages: number; walks: Array<{ cursor: string | null; done: boolean }> }>;
   watermark: number;
 }
 
@@ -186,10 +186,7 @@ describe('logs collector across restarts', () => {
     expect(child.stderr()).toContain('state restored');
   }, 60_000);
 
-  // Skipped: a known loss. About one run in four on a loaded machine, the restarted exporter is
-  // 1 to 11 events short after kills in the middle of parallel slices (issue 17 stays open; the
-  // default logs.parallel_slices is 1 until it is found). With one chain the same scenario is exact.
-  it.skip('killed with SIGKILL in the middle of parallel slices and restarted, the exporter counts every event exactly once', async () => {
+  it('killed with SIGKILL in the middle of parallel slices and restarted, the exporter counts every event exactly once', async () => {
     // Slow, small log pages and an outage before each kill: the restarted exporter is behind by
     // more than two polls, so it walks the backlog in up to 4 slices at once.
     world = await startWorld({ latencyMs: 40, faultScope: ['logs'] });
@@ -228,7 +225,11 @@ describe('logs collector across restarts', () => {
     expect(killedMidParallel).toBeGreaterThanOrEqual(2);
     expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
     expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
-    expect(readState(stateFile)?.slices).toEqual([]);
+    // The backlog's slices are all complete: any slice left in the file is a new cycle's, above the
+    // watermark (the exporter keeps polling, so one may be in progress at the frontier).
+    const saved = readState(stateFile);
+    expect(saved?.watermark).toBeGreaterThanOrEqual(settledAt);
+    expect(saved?.slices.filter((slice) => slice.basis < saved.watermark)).toEqual([]);
   }, 90_000);
 
   it('stopped and restarted in process, it continues every counter and histogram from the checkpoint', async () => {

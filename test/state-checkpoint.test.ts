@@ -235,3 +235,23 @@ describe('a file shared with another collector\'s section', () => {
     expect(written.payload).toEqual({ watermark: 1, keys: ['a'], workflows: { n: 1 } });
   });
 });
+
+describe('a file shared with another collector\'s section, after a restore', () => {
+  it('holds the owner\'s part as loaded until the owner saves, however the loaded objects change', async () => {
+    // The logs collector restores the walk's slices from the loaded payload and walks on with
+    // them. Until its first checkpoint, a write of the workflows section carries the owner's part
+    // as loaded: were that part the loaded object itself, the write would show the slices read
+    // further than the counters beside them, and a SIGKILL then would skip what was never counted.
+    const path = join(dir, 'state.json');
+    // Written as a previous process left it (this process has not touched the path yet).
+    await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 1, keys: ['a'] } }));
+    const owner = file(path);
+    const loaded = owner.loadSync();
+    if (loaded.status !== 'loaded') throw new Error(`not loaded: ${loaded.status}`);
+    loaded.payload.watermark = 2;
+    loaded.payload.keys.push('b');
+    await new CheckpointSection({ path, upstream: UPSTREAM, name: 'workflows', schema: z.object({ n: z.number() }) }).save({ n: 1 });
+    const written = JSON.parse(await readFile(path, 'utf8')) as { payload: Payload & { workflows: { n: number } } };
+    expect(written.payload).toEqual({ watermark: 1, keys: ['a'], workflows: { n: 1 } });
+  });
+});

@@ -182,7 +182,9 @@ export class CheckpointFile<T> {
     }
     const verdict = this.#check(text);
     if (verdict.ok) {
-      sharedFileOf(this.path).main ??= verdict.payload as Record<string, unknown>;
+      // A copy: the caller walks on with the loaded objects (the slices), and a section's write
+      // before the owner's first save must carry the part as loaded (see save()).
+      sharedFileOf(this.path).main ??= structuredClone(verdict.payload) as Record<string, unknown>;
       return { status: 'loaded', payload: verdict.payload, savedAt: verdict.savedAt };
     }
     // Only other collectors' sections (this one never wrote): nothing of its own yet.
