@@ -75,9 +75,7 @@ export interface LiveSustainedResult {
 }
 
 function exporterArgs(maxPages: number): string[] {
-  // Four parallel slices, as measured for issue 17 (the default is one chain while a loss after
-  // SIGKILL in the middle of parallel slices is open).
-  return ['--disable-collector', 'schedules', '--logs-max-pages', String(maxPages), '--logs-parallel-slices', '4'];
+  return ['--disable-collector', 'schedules', '--logs-max-pages', String(maxPages)];
 }
 
 async function startExporter(log: LiveLog, stateFile: string | null, maxPages: number): Promise<ExporterProcess> {

@@ -48,7 +48,7 @@ export interface WalkSettings {
   maxParallelSlices?: number;
 }
 
-export const DEFAULT_PARALLEL_SLICES = 1;
+export const DEFAULT_PARALLEL_SLICES = 4;
 
 export interface WalkPosition {
   watermark: number;
