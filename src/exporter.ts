@@ -6,6 +6,7 @@ import type { RequestReport } from './api/http.js';
 import { createApiClients } from './api/index.js';
 import { buildCollectors } from './collectors/index.js';
 import { CollectorRunner } from './collectors/runner.js';
+import { PollSchedule } from './collectors/schedule.js';
 import { configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { createdAtProcessStart } from './metrics/openmetrics.js';
@@ -39,10 +40,12 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     await Promise.allSettled([delivery?.close(), management?.close()]);
   };
 
-  const collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger });
+  const schedule = new PollSchedule(config.collectors);
+  const collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule });
   const runner = new CollectorRunner({
     collectors,
     settings: config.collectors,
+    schedule,
     selfMetrics,
     logger: logger.child({ component: 'runner' }),
     secrets: configSecrets(config),

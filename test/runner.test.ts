@@ -4,7 +4,8 @@
 import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COLLECTOR_NAMES, type Collector, type CollectorName, type PollContext } from '../src/collectors/collector.js';
-import { CollectorRunner, cronForInterval, describeError } from '../src/collectors/runner.js';
+import { CollectorRunner, describeError } from '../src/collectors/runner.js';
+import { cronForInterval, PollSchedule } from '../src/collectors/schedule.js';
 import type { Logger } from '../src/logging/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { SnapshotRegistry } from '../src/metrics/snapshot.js';
@@ -72,11 +73,12 @@ afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop(500)));
 });
 
-function startRunner(collectors: Collector[], intervalsMs: Partial<Record<CollectorName, number>>, extra: { secrets?: string[]; logger?: Logger; stopDeadlineMs?: number } = {}) {
+function startRunner(collectors: Collector[], intervalsMs: Partial<Record<CollectorName, number>>, extra: { secrets?: string[]; logger?: Logger; stopDeadlineMs?: number; schedule?: PollSchedule } = {}) {
   const selfMetrics = new SelfMetrics({ version: '9.9.9', processMetrics: false });
   const log = extra.logger === undefined ? captureLogger('debug') : undefined;
   const runner = new CollectorRunner({
     collectors,
+    ...(extra.schedule ? { schedule: extra.schedule } : {}),
     settings: collectorSettings(intervalsMs, 'no QSTASH_TOKEN'),
     selfMetrics,
     logger: extra.logger ?? log!.logger,
@@ -117,6 +119,21 @@ describe('cronForInterval', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ collector: 'account', effectiveMs: 360_000 });
     expect(runner.status().find((s) => s.name === 'account')).toMatchObject({ intervalMs: 360_000, schedule: '0 */6 * * * *' });
+  });
+});
+
+describe('PollSchedule', () => {
+  it('gives each collector a fixed phase of at most 10% of its interval (5 s at most) and the start of its next poll', () => {
+    const settings = collectorSettings({ logs: 15_000, account: 300_000 }, 'off');
+    const schedule = new PollSchedule(settings, () => 0.5);
+    expect(schedule.plan('logs')).toEqual({ expression: '*/15 * * * * *', intervalMs: 15_000, exact: true, phaseMs: 750 });
+    expect(schedule.plan('account').phaseMs).toBe(2_500);
+    expect(new PollSchedule(settings, () => 0.999_999).plan('account').phaseMs).toBe(4_999);
+    // Ticks at multiples of 15 s, each poll 750 ms after its tick.
+    expect(schedule.nextPollAt('logs', 30_000)).toBe(30_750);
+    expect(schedule.nextPollAt('logs', 30_749)).toBe(30_750);
+    expect(schedule.nextPollAt('logs', 30_750)).toBe(45_750);
+    expect(schedule.nextPollAt('logs', 44_000)).toBe(45_750);
   });
 });
 
@@ -208,6 +225,44 @@ describe('CollectorRunner', () => {
     // No poll ran beside the slow one.
     expect(slow.polls).toBe(2);
     expect(runner.status()[0]?.running).toBe(true);
+  });
+
+  it('starts each scheduled poll at the collector\'s fixed phase after the tick', async () => {
+    const starts: number[] = [];
+    const logs = new ScriptedCollector('logs', (n) => {
+      if (n > 1) starts.push(Date.now());
+    });
+    const schedule = new PollSchedule(collectorSettings({ logs: 2_000 }, 'off'), () => 0.75);
+    expect(schedule.plan('logs').phaseMs).toBe(150);
+    startRunner([logs], { logs: 2_000 }, { schedule });
+    await waitFor(() => starts.length >= 3, 8_000);
+    // Timers fire late, never early: at tick + 150 ms, up to a loaded machine's delay (a delay
+    // drawn anew at each tick, in [0, 200 ms), would fall below 150 ms in 3 starts 98 times in 100).
+    for (const start of starts) expect(start % 2_000).toBeGreaterThanOrEqual(150);
+    for (const start of starts) expect(start % 2_000).toBeLessThan(150 + 150);
+  });
+
+  it('starts a deferring collector\'s next poll as soon as one that ran past its tick ends, without counting an overlap', async () => {
+    // Poll 2 (the first scheduled one) takes 2.5 s at a 1 s interval: ticks come while it runs.
+    const ends: number[] = [];
+    const starts: number[] = [];
+    const walker = Object.assign(
+      new ScriptedCollector('logs', async (n) => {
+        starts.push(Date.now());
+        if (n === 2) await sleep(2_500);
+        ends.push(Date.now());
+      }),
+      { deferOverlappingTick: true },
+    );
+    const { runner, selfMetrics, log } = startRunner([walker], { logs: 1_000 });
+    await runner.firstPolls();
+    await waitFor(() => starts.length >= 3, 6_000);
+    // Poll 3 started right after poll 2 ended (not at the following tick), and only once.
+    expect(starts[2]! - ends[1]!).toBeLessThan(50);
+    expect(await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' })).toBe(0);
+    expect(log!.text()).toContain('the next one starts when it ends');
+    await sleep(300);
+    expect(walker.polls).toBe(3);
   });
 
   it('counts an overlap when a tick comes during the first poll', async () => {

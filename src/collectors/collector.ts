@@ -8,6 +8,7 @@ import type { ExporterConfig } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import type { CollectorName } from './catalogue.js';
+import type { PollSchedule } from './schedule.js';
 
 export type { CollectorName } from './catalogue.js';
 export { COLLECTOR_NAMES } from './catalogue.js';
@@ -21,6 +22,8 @@ export interface CollectorDeps {
   logger: Logger;
   /** Wall clock, unix ms (tests inject one). */
   now?: () => number;
+  /** When the runner polls each collector (absent: a collector is not told, e.g. in tests driving polls themselves). */
+  schedule?: PollSchedule;
 }
 
 /**
@@ -49,4 +52,10 @@ export interface Collector {
   close?(): Promise<void>;
   /** One short line on what the last successful poll saw, for the landing page (never a secret). */
   summary?(): string | undefined;
+  /**
+   * A tick that comes while a poll runs starts the next poll as soon as that one ends, instead
+   * of being skipped: for a walk that stops its cycle when the next poll is due, so falling
+   * behind costs no interval (the logs and workflows collectors).
+   */
+  readonly deferOverlappingTick?: boolean;
 }

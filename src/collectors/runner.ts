@@ -1,21 +1,24 @@
 // Runs the collectors in the background: one poll of each at start, then one node-cron task per
-// collector (noOverlap, jitter). Records each poll in SelfMetrics and in a status the landing
-// page and the readiness probe read. A failing collector never affects another: each poll is
-// isolated, and its error ends up as a short sanitized text, never a thrown exception.
+// collector (noOverlap), each poll started at the collector's fixed phase after its tick
+// (schedule.ts). A tick that comes while the previous poll still runs is skipped and counted,
+// except for a collector that walks a backlog (Collector.deferOverlappingTick): its next poll
+// starts as soon as the running one ends. Records each poll in SelfMetrics and in a status the
+// landing page and the readiness probe read. A failing collector never affects another: each
+// poll is isolated, and its error ends up as a short sanitized text, never a thrown exception.
 
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createTask, type ScheduledTask, type Logger as CronLogger } from 'node-cron';
 import { createScrubber, type Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
+import { PollSchedule } from './schedule.js';
 
 /** Time the polls in flight get to finish on stop() before they are aborted. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
 /** After the abort, how long stop() still waits for a poll to honour it. */
 const ABORT_GRACE_MS = 1_000;
-/** Upper bound of the random delay added to each scheduled poll. */
-const MAX_JITTER_MS = 5_000;
 const MAX_ERROR_TEXT = 300;
 
 export interface CollectorStatus {
@@ -69,6 +72,8 @@ export interface CollectorRunnerOptions {
   /** Strings that must never appear in an error text (tokens, keys). */
   secrets?: readonly string[];
   now?: () => number;
+  /** When each collector polls (default: a schedule of `settings` with phases drawn now). */
+  schedule?: PollSchedule;
 }
 
 interface InFlight {
@@ -81,8 +86,12 @@ interface Slot {
   logger: Logger;
   intervalMs: number;
   schedule: string;
+  /** Delay of each scheduled poll after its tick, ms. */
+  phaseMs: number;
   task?: ScheduledTask;
   inFlight?: InFlight;
+  /** A tick came during the poll in flight and its poll waits for that one to end. */
+  deferredTick: boolean;
   overlapWarned: boolean;
   status: CollectorStatus;
 }
@@ -106,11 +115,12 @@ export class CollectorRunner {
     this.#stopDeadlineMs = options.stopDeadlineMs ?? DEFAULT_STOP_DEADLINE_MS;
     this.#secrets = (options.secrets ?? []).filter((s) => s.length > 0);
     this.#now = options.now ?? Date.now;
+    const schedule = options.schedule ?? new PollSchedule(options.settings);
 
     for (const collector of options.collectors) {
       if (this.#slots.has(collector.name)) throw new Error(`collector ${collector.name} given twice`);
       const wanted = options.settings[collector.name].intervalMs;
-      const plan = cronForInterval(wanted);
+      const plan = schedule.plan(collector.name);
       options.selfMetrics.addCollector(collector.name);
       const logger = options.logger.child({ collector: collector.name });
       if (!plan.exact) {
@@ -124,6 +134,8 @@ export class CollectorRunner {
         logger,
         intervalMs: plan.intervalMs,
         schedule: plan.expression,
+        phaseMs: plan.phaseMs,
+        deferredTick: false,
         overlapWarned: false,
         status: {
           ...NO_POLL_YET,
@@ -154,13 +166,12 @@ export class CollectorRunner {
     const first: Promise<void>[] = [];
     for (const slot of this.#slots.values()) {
       first.push(this.#poll(slot));
-      const task = createTask(slot.schedule, () => this.#poll(slot), {
+      const task = createTask(slot.schedule, () => this.#pollAfterPhase(slot), {
         name: `upstash-exporter:${slot.collector.name}`,
         noOverlap: true,
-        maxRandomDelay: Math.min(Math.round(slot.intervalMs * 0.1), MAX_JITTER_MS),
         logger: this.#cronLogger(slot.logger),
       });
-      task.on('execution:overlap', () => this.#onOverlap(slot));
+      task.on('execution:overlap', () => this.#onTickDuringPoll(slot));
       task.on('execution:missed', (ctx) => {
         this.#self.countMissedRun(slot.collector.name);
         slot.logger.warn({ slot: ctx.date.toISOString() }, 'scheduled poll missed: the event loop was blocked');
@@ -240,19 +251,39 @@ export class CollectorRunner {
     );
   }
 
+  async #pollAfterPhase(slot: Slot): Promise<void> {
+    // Unref'd: a phase in progress never keeps a stopping process alive.
+    if (slot.phaseMs > 0) await sleep(slot.phaseMs, undefined, { ref: false });
+    return this.#poll(slot);
+  }
+
   #poll(slot: Slot): Promise<void> {
     if (this.#stopping !== undefined) return Promise.resolve();
     if (slot.inFlight !== undefined) {
-      // node-cron only knows its own executions; this catches a tick during the first poll.
-      this.#onOverlap(slot);
+      // node-cron only knows its own executions; this catches a tick during a poll it did not start.
+      this.#onTickDuringPoll(slot);
       return Promise.resolve();
     }
     const controller = new AbortController();
     const promise = this.#runPoll(slot, controller.signal).finally(() => {
       slot.inFlight = undefined;
+      if (slot.deferredTick) {
+        slot.deferredTick = false;
+        void this.#poll(slot);
+      }
     });
     slot.inFlight = { promise, controller };
     return promise;
+  }
+
+  /** A tick while the previous poll runs: deferred for a collector that asks for it, else skipped. */
+  #onTickDuringPoll(slot: Slot): void {
+    if (slot.collector.deferOverlappingTick === true) {
+      if (!slot.deferredTick) slot.logger.debug('the previous poll is still running: the next one starts when it ends');
+      slot.deferredTick = true;
+      return;
+    }
+    this.#onOverlap(slot);
   }
 
   async #runPoll(slot: Slot, signal: AbortSignal): Promise<void> {
@@ -349,50 +380,4 @@ function errorCode(error: unknown): string {
   }
   if (error instanceof Error) return error.name === 'Error' ? 'ERR_UNKNOWN' : error.name;
   return 'ERR_UNKNOWN';
-}
-
-// ---- intervals as cron expressions ----------------------------------------------------------
-
-export interface CronPlan {
-  /** Six-field node-cron expression (with seconds). */
-  expression: string;
-  /** The interval that expression really gives, ms. */
-  intervalMs: number;
-  /** False when the requested interval had to be rounded. */
-  exact: boolean;
-}
-
-const SECOND = 1_000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DIVISORS_OF_60 = [1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30];
-const DIVISORS_OF_24 = [1, 2, 3, 4, 6, 8, 12, 24];
-
-/**
- * Every interval a cron step can give evenly: `*\/n` on seconds or minutes with n dividing 60,
- * on hours with n dividing 24 (a step that does not divide its unit gives a short interval at
- * each wrap, e.g. `*\/7` seconds fires at :56 then :00).
- */
-const CRON_INTERVALS: readonly { ms: number; expression: string }[] = [
-  ...DIVISORS_OF_60.map((n) => ({ ms: n * SECOND, expression: n === 1 ? '* * * * * *' : `*/${n} * * * * *` })),
-  ...DIVISORS_OF_60.map((n) => ({ ms: n * MINUTE, expression: n === 1 ? '0 * * * * *' : `0 */${n} * * * *` })),
-  ...DIVISORS_OF_24.map((n) => ({
-    ms: n * HOUR,
-    expression: n === 24 ? '0 0 0 * * *' : n === 1 ? '0 0 * * * *' : `0 0 */${n} * * *`,
-  })),
-];
-
-/**
- * The cron schedule of a poll interval: exact when the interval is one of CRON_INTERVALS,
- * otherwise the nearest one (absolute difference; on a tie the longer interval, which is
- * gentler on the rate-limited API). Below 1 s rounds up to 1 s, above 1 day down to 1 day.
- */
-export function cronForInterval(intervalMs: number): CronPlan {
-  let best = CRON_INTERVALS[0]!;
-  for (const candidate of CRON_INTERVALS) {
-    const d = Math.abs(candidate.ms - intervalMs);
-    const bestD = Math.abs(best.ms - intervalMs);
-    if (d < bestD || (d === bestD && candidate.ms > best.ms)) best = candidate;
-  }
-  return { expression: best.expression, intervalMs: best.ms, exact: best.ms === intervalMs };
 }

@@ -56,6 +56,8 @@ export interface LogsCollectorOptions {
 
 export class LogsCollector implements Collector {
   readonly name = 'logs' as const;
+  /** Its cycles stop when the next poll is due; a poll that runs past that is followed at once. */
+  readonly deferOverlappingTick = true;
   readonly registry: Registry = createRegistry();
   readonly #counter: LogCounter;
   readonly #walker: LogWalker;

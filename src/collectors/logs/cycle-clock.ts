@@ -1,17 +1,16 @@
 // Time within and between the walk's cycles (docs/counting.md, "Rate limits").
 //
-// Deadline: the runner skips a scheduled poll while the previous one still runs, and starts
-// each poll up to 10% of the interval late (jitter), so a cycle that runs into the next
-// scheduled poll costs a whole interval of lag. When the collector knows when its next poll is
-// due, a cycle stops before a request that could not finish by then (like the page budget: the
-// next cycle continues the same walk, nothing is lost).
+// Deadline: when the collector knows when its next poll starts (the runner's schedule, a fixed
+// phase after each tick), a cycle stops before a request that could not finish by then, like
+// the page budget: the next cycle continues the same walk with a new frontier, nothing is lost.
+// A cycle that still ends a little after it costs nothing either: the runner starts a poll that
+// came due meanwhile as soon as the running one ends (Collector.deferOverlappingTick), and the
+// rate limit's slots carry over, so the walk reads on without a gap between cycles.
 //
 // Rate-limit bound: the cycle spent much of its time waiting for rate-limit windows and, with
 // the overlap re-read, the next cycle would need most of the time between cycles. Then the next
 // slice re-reads no overlap, so every request goes to new entries.
 
-/** Margin kept before the next scheduled poll (the checkpoint and the runner's bookkeeping). */
-export const DEADLINE_MARGIN_MS = 250;
 /** The rate limit bounds the walk when at least this share of a cycle was spent waiting for it... */
 export const RATE_LIMITED_SHARE = 0.25;
 /** ...and the next cycle, re-reading the overlap, would take more than this share of the time between cycles. */
@@ -43,7 +42,7 @@ export class CycleClock {
     if (this.#startedAt !== null) this.#spacing = now - this.#startedAt;
     this.#startedAt = now;
     this.#waitedAtStart = waitedMs;
-    this.#deadline = deadline === null ? null : deadline - DEADLINE_MARGIN_MS;
+    this.#deadline = deadline;
     this.#requests = 0;
     this.#read = 0;
     this.#counted = 0;

@@ -74,6 +74,8 @@ interface Published {
 
 export class WorkflowsCollector implements Collector {
   readonly name = 'workflows' as const;
+  /** Its cycles stop when the next poll is due; a poll that runs past that is followed at once. */
+  readonly deferOverlappingTick = true;
   readonly registry: Registry = createRegistry();
   readonly #client: WorkflowRunsClient;
   readonly #counter: RunCounter;

@@ -2,15 +2,13 @@
 import type { ExporterConfig } from '../../config/index.js';
 import { upstreamIdentity } from '../../state/index.js';
 import type { Collector, CollectorDeps } from '../collector.js';
-import { cronForInterval } from '../runner.js';
 import { WorkflowsCollector } from './collector.js';
 
 export { WorkflowsCollector, type WorkflowsCollectorOptions } from './collector.js';
 
 export function createWorkflowsCollector(config: ExporterConfig, deps: CollectorDeps): Collector | null {
   if (deps.delivery === null || config.qstash.token === null) return null;
-  const intervalMs = cronForInterval(config.collectors.workflows.intervalMs).intervalMs;
-  const nextPollAt = (now: number): number => (Math.floor(now / intervalMs) + 1) * intervalMs;
+  const schedule = deps.schedule;
   const { ingestionDelayMs, overlapMs, maxPagesPerCycle, pageSize } = config.logs;
   return new WorkflowsCollector({
     client: deps.delivery,
@@ -19,6 +17,6 @@ export function createWorkflowsCollector(config: ExporterConfig, deps: Collector
     stateFile: config.stateFile,
     upstream: upstreamIdentity(config.qstash.url, config.qstash.token),
     logger: deps.logger.child({ collector: 'workflows' }),
-    ...(deps.now ? { now: deps.now } : { nextPollAt }),
+    ...(deps.now ? { now: deps.now } : schedule ? { nextPollAt: (now: number) => schedule.nextPollAt('workflows', now) } : {}),
   });
 }
