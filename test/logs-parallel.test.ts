@@ -42,8 +42,25 @@ function countingSource(client: DeliveryClient): LogsSource & { maxInFlight: num
       return client.rateLimitWaitedMs;
     },
     pendingLogsWaitMs: () => client.pendingLogsWaitMs(),
+    logsRateLimit: () => client.logsRateLimit(),
   };
   return source;
+}
+
+/** Polls back to back until the watermark passes `until()` (checked once it is set), or fails after 60 s. */
+async function pollUntilPast(collector: LogsCollector, context: ReturnType<typeof pollContext>, until: () => number | null): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await collector.poll(context);
+    } catch {
+      // counted in the collector; the next poll goes on
+    }
+    const target = until();
+    if (target !== null && collector.position.watermark >= target) return;
+    if (Date.now() > deadline) throw new Error('the walk did not catch up');
+    await new Promise((done) => setTimeout(done, 20));
+  }
 }
 
 describe('parallel slices', () => {
@@ -103,4 +120,50 @@ describe('parallel slices', () => {
     expect(mostSavedSlices).toBeGreaterThanOrEqual(2);
     expect(collector.position.slices).toEqual([]);
   }, 90_000);
+
+  it('walks a backlog with one chain while the rate limit, not the request time, bounds a chain, and with several once the limit allows more', async () => {
+    // 8 requests a second, half of them the exporter's (share 0.5): one chain of 15 ms requests
+    // could send 60 a second, so more chains would only add part-filled pages.
+    world = await startWorld({ latencyMs: 15, faultScope: ['logs'], rateLimitPerSecond: 8 });
+    const log = captureLogger('debug');
+    const client = new DeliveryClient({
+      logger: log.logger,
+      baseUrl: world.emu.url,
+      token: world.emu.credentials.token,
+      retry: { maxRetries: 4, baseDelayMs: 10, maxDelayMs: 100, maxRateLimitWaitMs: 1500, paceRateLimit: true },
+      rateLimitShare: 0.5,
+    });
+    closers.push(() => client.close());
+    const source = countingSource(client);
+    // A small page budget per poll: the walk stays behind the traffic for many polls (the range
+    // left holds far more than two polls' worth, which splits it when chains are worth it).
+    const settings: LogsSettings = { ...TEST_SETTINGS, pageSize: 10, maxPagesPerCycle: 2, maxParallelSlices: 4 };
+    const collector = new LogsCollector({ source, settings, stateFile: null, upstream: 'chains', logger: log.logger });
+    closers.push(() => collector.close());
+    const context = pollContext(log.logger);
+    await collector.poll(context);
+
+    let trafficEnd: number | null = null;
+    const limited = pollUntilPast(collector, context, () => trafficEnd);
+    await mixedTraffic(world, 2);
+    let truth = await settle(world.emu);
+    trafficEnd = Date.now();
+    await limited;
+    let families = await familiesOfCollector(collector);
+    expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
+    expect(source.maxInFlight).toBe(1);
+
+    // 1000 requests a second: the request time bounds a chain, so the backlog is split.
+    world.emu.setKnobs({ rateLimitPerSecond: 1000 });
+    source.maxInFlight = 0;
+    trafficEnd = null;
+    const unlimited = pollUntilPast(collector, context, () => trafficEnd);
+    await mixedTraffic(world, 2);
+    truth = await settle(world.emu);
+    trafficEnd = Date.now();
+    await unlimited;
+    families = await familiesOfCollector(collector);
+    expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
+    expect(source.maxInFlight).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 // Runs the collectors in the background: one poll of each at start, then one node-cron task per
-// collector (noOverlap), each poll started at the collector's fixed phase after its tick
-// (schedule.ts). A tick that comes while the previous poll still runs is skipped and counted,
+// collector, each poll started at the collector's fixed phase after its tick (schedule.ts). A
+// poll due while the previous one still runs is skipped and counted,
 // except for a collector that walks a backlog (Collector.deferOverlappingTick): its next poll
 // starts as soon as the running one ends. Records each poll in SelfMetrics and in a status the
 // landing page and the readiness probe read. A failing collector never affects another: each
@@ -166,12 +166,12 @@ export class CollectorRunner {
     const first: Promise<void>[] = [];
     for (const slot of this.#slots.values()) {
       first.push(this.#poll(slot));
-      const task = createTask(slot.schedule, () => this.#pollAfterPhase(slot), {
+      // No noOverlap: node-cron would judge an overlap at the tick, before the phase; #poll judges
+      // it when the poll is due.
+      const task = createTask(slot.schedule, () => void this.#pollAfterPhase(slot), {
         name: `upstash-exporter:${slot.collector.name}`,
-        noOverlap: true,
         logger: this.#cronLogger(slot.logger),
       });
-      task.on('execution:overlap', () => this.#onTickDuringPoll(slot));
       task.on('execution:missed', (ctx) => {
         this.#self.countMissedRun(slot.collector.name);
         slot.logger.warn({ slot: ctx.date.toISOString() }, 'scheduled poll missed: the event loop was blocked');
@@ -260,8 +260,7 @@ export class CollectorRunner {
   #poll(slot: Slot): Promise<void> {
     if (this.#stopping !== undefined) return Promise.resolve();
     if (slot.inFlight !== undefined) {
-      // node-cron only knows its own executions; this catches a tick during a poll it did not start.
-      this.#onTickDuringPoll(slot);
+      this.#onPollDueDuringPoll(slot);
       return Promise.resolve();
     }
     const controller = new AbortController();
@@ -276,8 +275,8 @@ export class CollectorRunner {
     return promise;
   }
 
-  /** A tick while the previous poll runs: deferred for a collector that asks for it, else skipped. */
-  #onTickDuringPoll(slot: Slot): void {
+  /** A poll due while the previous one runs: deferred for a collector that asks for it, else skipped. */
+  #onPollDueDuringPoll(slot: Slot): void {
     if (slot.collector.deferOverlappingTick === true) {
       if (!slot.deferredTick) slot.logger.debug('the previous poll is still running: the next one starts when it ends');
       slot.deferredTick = true;

@@ -32,6 +32,11 @@ export class CycleClock {
   #read = 0;
   #counted = 0;
 
+  /** Smoothed time of one request once sent (rate-limit waits excluded), ms; null before the first. */
+  get requestMs(): number | null {
+    return this.#requestMs;
+  }
+
   /** Time between the starts of the last two cycles, ms (0: unknown yet). */
   get spacingMs(): number {
     return this.#spacing;

@@ -65,6 +65,8 @@ export class LogWalker {
   #cycleFrontier = 0;
   /** The chains of the running cycle: idle ones wait for a split (null: none running). */
   #chains: { idle(): number; wake(): void } | null = null;
+  /** Most slices walked at once in this cycle (#chainsWorthWalking). */
+  #parallel = 1;
   /** The length slices are cut to in this cycle (#splitLength). */
   #splitMs = Number.POSITIVE_INFINITY;
   /** The rate limit bounds the walk (kept to log its changes). */
@@ -116,9 +118,19 @@ export class LogWalker {
     return Math.max(MIN_SPLIT_PAGES, Math.round(TARGET_PAGES_PER_SLICE / this.#parallel));
   }
 
-  /** Most slices walked at once. */
-  get #parallel(): number {
-    return this.position.stateWalk ? 1 : Math.max(1, this.#settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
+  /**
+   * Most slices walked at once in this cycle: as many chains as it takes to use the request rate
+   * the rate limit allows (twice what the request time says, so one slow page does not leave the
+   * budget idle), at most the setting. While the limit, not the request time, bounds a chain
+   * (5 requests a second of 50 ms: one chain could send 20), more chains add nothing but a
+   * part-filled last page each and a watermark held back by slices that all finish late.
+   */
+  #chainsWorthWalking(): number {
+    const configured = this.position.stateWalk ? 1 : Math.max(1, this.#settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
+    const allowedPerSecond = this.#source.logsRateLimit?.()?.allowedPerSecond;
+    const requestMs = this.#clock.requestMs;
+    if (configured === 1 || allowedPerSecond === undefined || requestMs === null) return configured;
+    return Math.max(1, Math.min(configured, Math.ceil((2 * allowedPerSecond * requestMs) / 1000)));
   }
 
   /**
@@ -131,6 +143,7 @@ export class LogWalker {
     const startedAt = this.#now();
     this.#clock.begin(startedAt, this.#source.rateLimitWaitedMs ?? 0, deadline);
     this.#cycleBasis = this.position.watermark;
+    this.#parallel = this.#chainsWorthWalking();
     const frontier = startedAt - this.#settings.ingestionDelayMs;
     this.#cycleFrontier = frontier;
     this.#pagesLeft = this.#settings.maxPagesPerCycle;
