@@ -1,10 +1,10 @@
 // Runs the collectors in the background: one poll of each at start, then one node-cron task per
 // collector, each poll started at the collector's fixed phase after its tick (schedule.ts). A
-// poll due while the previous one still runs is skipped and counted,
-// except for a collector that walks a backlog (Collector.deferOverlappingTick): its next poll
-// starts as soon as the running one ends. Records each poll in SelfMetrics and in a status the
-// landing page and the readiness probe read. A failing collector never affects another: each
-// poll is isolated, and its error ends up as a short sanitized text, never a thrown exception.
+// poll due while the previous one still runs is skipped and counted, except for a collector
+// that walks a backlog (Collector.deferOverlappingTick): its next poll starts as soon as the
+// running one ends. Records each poll in SelfMetrics and in a status the landing page and the
+// readiness probe read. A failing collector never affects another: each poll is isolated, and
+// its error ends up as a short sanitized text, never a thrown exception.
 
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -90,7 +90,7 @@ interface Slot {
   phaseMs: number;
   task?: ScheduledTask;
   inFlight?: InFlight;
-  /** A tick came during the poll in flight and its poll waits for that one to end. */
+  /** A poll came due during the poll in flight and waits for that one to end. */
   deferredTick: boolean;
   overlapWarned: boolean;
   status: CollectorStatus;

@@ -122,7 +122,7 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     env: 'LOGS_PARALLEL_SLICES',
     valueHint: '<count>',
     defaultText: '4',
-    help: 'most time slices of the log walked at once, each by its own cursor chain (1-32); more than one only when the range to read holds several slices (a backlog, or more than one slice between polls)',
+    help: 'most time slices of the log walked at once, each by its own cursor chain (1-32); more than one only when the range to read holds several slices (a backlog, or more than one slice between polls) and the rate limit allows more requests than one chain sends (docs/counting.md, "Parallel slices")',
   },
   {
     key: 'logs.labels',
