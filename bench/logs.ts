@@ -3,7 +3,8 @@
 //   1. requests per cycle in steady traffic, against the minimum ceil(new events / 100);
 //   2. events counted per second (parse + validate + count, and count alone) against plain
 //      JSON.parse of the same pages;
-//   3. resident memory of the exporter's process after counting one million events.
+//   3. resident memory of the exporter's process after counting one million events (the default
+//      logs settings and a state file, as the exporter runs by default).
 //
 // The log pages come from the emulator's own log store and paging code (src/emulator/log-store,
 // routes/logs), fed synthetically and served over real HTTP by a child process, so the
@@ -13,9 +14,11 @@
 // Run: `npx tsc -p bench/tsconfig.json && node --expose-gc tmp/bench/bench/logs.js [memory|speed|cycles]`
 // (all three without an argument; --expose-gc makes the memory figure a post-GC one).
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { DeliveryClient } from '../src/api/delivery.js';
@@ -23,6 +26,7 @@ import { parseLogsPage } from '../src/api/schemas/logs.js';
 import { LogCounter, PageTally } from '../src/collectors/logs/counter.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
 import { DEFAULT_PAGE_SIZE } from '../src/collectors/logs/page-size.js';
+import { settingByKey } from '../src/config/settings.js';
 import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/log-store.js';
 import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';
 import { createLogger } from '../src/logging/index.js';
@@ -120,11 +124,11 @@ interface Harness {
   close(): Promise<void>;
 }
 
-function harness(url: string, settings: LogsSettings, startAt: number): Harness {
+function harness(url: string, settings: LogsSettings, startAt: number, stateFile: string | null = null): Harness {
   let requests = 0;
   const client = new DeliveryClient({ baseUrl: url, token: 'bench', onRequest: () => (requests += 1), retry: { maxRetries: 0 } });
   const clock = { now: startAt };
-  const collector = new LogsCollector({ source: client, settings, stateFile: null, upstream: 'bench', logger: silent, now: () => clock.now });
+  const collector = new LogsCollector({ source: client, settings, stateFile, upstream: 'bench', logger: silent, now: () => clock.now });
   return {
     collector,
     clock,
@@ -266,13 +270,21 @@ export interface MemoryFigures {
   /** After GC, when the walk had counted half of the events: with rssAfterMiB, whether RSS is flat. */
   rssHalfMiB: number;
   rssAfterMiB: number;
+  /** The most RSS the process ever held (VmHWM), between GCs included. */
+  rssPeakMiB: number;
+  heapUsedHalfMiB: number;
+  heapTotalHalfMiB: number;
   heapUsedAfterMiB: number;
   /** V8's heap (committed) and memory outside it (external, buffers) after GC, MiB. */
   heapTotalAfterMiB: number;
   externalAfterMiB: number;
   /** RSS after GC split by kind (/proc/self/status): anonymous (heaps, malloc) and file-backed (the node binary's pages). */
+  rssAnonHalfMiB: number;
   rssAnonAfterMiB: number;
   rssFileAfterMiB: number;
+  /** The state file at half way (slices in progress, their window) and at the end. */
+  stateFileHalfKiB: number;
+  stateFileAfterKiB: number;
 }
 
 /**
@@ -286,8 +298,8 @@ async function settleMemory(): Promise<void> {
   await sleep(500);
 }
 
-/** RssAnon and RssFile of this process in MiB (NaN where /proc is missing). */
-function rssKinds(): { anon: number; file: number } {
+/** RssAnon, RssFile and VmHWM of this process in MiB (NaN where /proc is missing). */
+function rssKinds(): { anon: number; file: number; peak: number } {
   let text = '';
   try {
     text = readFileSync('/proc/self/status', 'utf8');
@@ -295,55 +307,71 @@ function rssKinds(): { anon: number; file: number } {
     // not Linux
   }
   const kib = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { anon: Math.round(kib('RssAnon') / 1024), file: Math.round(kib('RssFile') / 1024) };
+  return { anon: Math.round(kib('RssAnon') / 1024), file: Math.round(kib('RssFile') / 1024), peak: Math.round(kib('VmHWM') / 1024) };
 }
 
-/** A backlog of `events` counted from a fresh start: memory of the exporter's process after it. */
+/**
+ * A backlog of `events` counted from a fresh start: memory of the exporter's process after it.
+ * The logs settings are the exporter's defaults (parallel slices, page size, pages per cycle),
+ * with a state file, as the exporter runs by default: every checkpoint is written.
+ */
 export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond = 1000): Promise<MemoryFigures> {
   const server = await startLogServer(ratePerSecond, events / ratePerSecond);
+  const stateDir = mkdtempSync(join(tmpdir(), 'upstash-bench-memory-'));
+  const stateFile = join(stateDir, 'state.json');
+  const stateKiB = (): number => Math.round((statSync(stateFile, { throwIfNoEntry: false })?.size ?? 0) / 1024);
+  const settings: LogsSettings = { ...BASE_SETTINGS, maxPagesPerCycle: Number(settingByKey('logs.max_pages').defaultText) };
   collectGarbage();
   const rssBefore = process.memoryUsage().rss;
   // Fresh start just before the traffic; then the whole backlog is due at once.
-  const h = harness(server.url, BASE_SETTINGS, T0 + BASE_SETTINGS.ingestionDelayMs - 1);
+  const h = harness(server.url, settings, T0 + settings.ingestionDelayMs - 1, stateFile);
   const started = Date.now();
   let cycles = 0;
   try {
     await poll(h);
-    h.clock.now = T0 + (events / ratePerSecond) * 1000 + 5_000 + BASE_SETTINGS.ingestionDelayMs;
-    const frontier = h.clock.now - BASE_SETTINGS.ingestionDelayMs;
-    let rssHalf = Number.NaN;
+    h.clock.now = T0 + (events / ratePerSecond) * 1000 + 5_000 + settings.ingestionDelayMs;
+    const frontier = h.clock.now - settings.ingestionDelayMs;
+    let half: { memory: NodeJS.MemoryUsage; anon: number; stateKiB: number } | null = null;
     while (h.collector.position.watermark < frontier) {
       await poll(h);
       cycles += 1;
       h.clock.now += 1;
       // Counted so far (getMetricsAsJSON of the event counters: cheap next to a cycle of pages).
-      if (Number.isNaN(rssHalf) && (await h.counted()) >= server.events / 2) {
+      if (half === null && (await h.counted()) >= server.events / 2) {
         await settleMemory();
-        rssHalf = process.memoryUsage().rss;
+        half = { memory: process.memoryUsage(), anon: rssKinds().anon, stateKiB: stateKiB() };
       }
     }
     await settleMemory();
     const memory = process.memoryUsage();
     const kinds = rssKinds();
+    const mib = (bytes: number | undefined): number => (bytes === undefined ? Number.NaN : Math.round(bytes / 1048576));
     return {
       events: server.events,
       counted: await h.counted(),
       cycles,
       pages: h.requests(),
-      minimumPages: Math.ceil(server.events / PAGE),
+      minimumPages: Math.ceil(server.events / (settings.pageSize ?? DEFAULT_PAGE_SIZE)),
       seconds: Math.round((Date.now() - started) / 100) / 10,
-      rssBeforeMiB: Math.round(rssBefore / 1048576),
-      rssHalfMiB: Math.round(rssHalf / 1048576),
-      rssAfterMiB: Math.round(memory.rss / 1048576),
-      heapUsedAfterMiB: Math.round(memory.heapUsed / 1048576),
-      heapTotalAfterMiB: Math.round(memory.heapTotal / 1048576),
-      externalAfterMiB: Math.round(memory.external / 1048576),
+      rssBeforeMiB: mib(rssBefore),
+      rssHalfMiB: mib(half?.memory.rss),
+      rssAfterMiB: mib(memory.rss),
+      rssPeakMiB: kinds.peak,
+      heapUsedHalfMiB: mib(half?.memory.heapUsed),
+      heapTotalHalfMiB: mib(half?.memory.heapTotal),
+      heapUsedAfterMiB: mib(memory.heapUsed),
+      heapTotalAfterMiB: mib(memory.heapTotal),
+      externalAfterMiB: mib(memory.external),
+      rssAnonHalfMiB: half?.anon ?? Number.NaN,
       rssAnonAfterMiB: kinds.anon,
       rssFileAfterMiB: kinds.file,
+      stateFileHalfKiB: half?.stateKiB ?? Number.NaN,
+      stateFileAfterKiB: stateKiB(),
     };
   } finally {
     await h.close();
     server.stop();
+    rmSync(stateDir, { recursive: true, force: true });
   }
 }
 

@@ -8,12 +8,12 @@
 //                                                             comparison and the cycles' third row
 //
 // Parts: speed (counting pipeline vs JSON.parse), render (/metrics at 1k/10k/50k series vs bare
-// prom-client), memory (RSS after 1M events; child process), inflight (RSS with 100k messages
-// in flight; child process), cycles (upstream requests per cycle vs the minimum), sustained
-// (highest rate with zero gaps vs the limit of the upstream), live (the same at a 100 req/s limit
-// with 50 ms, against the exporter's share; bench/throughput.ts), catchup (an hour's outage at
-// 1,000 events/s: time to zero lag), naive (the exporter vs a script that re-reads the whole log
-// every cycle).
+// prom-client), memory (RSS after 1M events at the default logs settings, with a state file;
+// child process), inflight (RSS with 100k messages in flight; child process), cycles (upstream
+// requests per cycle vs the minimum), sustained (highest rate with zero gaps vs the limit of the
+// upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share;
+// bench/throughput.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag), naive
+// (the exporter vs a script that re-reads the whole log every cycle).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -23,7 +23,7 @@ import { formatDuration, parseDuration } from '../src/common/duration.js';
 import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js';
 import { NODE_FLAGS } from '../src/node-flags.js';
 import { repoRoot } from './exporter-process.js';
-import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed } from './logs.js';
+import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed, type MemoryFigures } from './logs.js';
 import { hasGc, median, round } from './measure.js';
 import { measureInFlightMemory } from './memory.js';
 import { compareWithNaivePoller } from './naive.js';
@@ -205,11 +205,13 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     rows.push({ figure: `/metrics render as OpenMetrics (with _created), ${fmt(point.series)} series, ms`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.exporterMs, 2)} text 0.0.4`, ratio: fmt(point.openMetricsToText, 2), target: '', met: '' });
     rows.push({ figure: `OpenMetrics render, ${fmt(point.series)} series, ms: ours vs prom-client's (no _created)`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.bareOpenMetricsMs, 2)} prom-client OM`, ratio: fmt(point.openMetricsMs / point.bareOpenMetricsMs, 2), target: '', met: '' });
   }
-  const memory = results.memory as { rssAfterMiB: number; rssHalfMiB: number; rssBeforeMiB: number; heapUsedAfterMiB: number; events: number; counted: number } | undefined;
+  const memory = results.memory as MemoryFigures | undefined;
   if (memory) {
     rows.push({ figure: `RSS after ${fmt(memory.events)} events (${fmt(memory.counted)} counted), MiB`, exporter: fmt(memory.rssAfterMiB), baseline: `${fmt(memory.rssBeforeMiB)} at start`, ratio: fmt(memory.rssAfterMiB / memory.rssBeforeMiB, 2), target: TARGETS.rssMiB.text, met: verdict(TARGETS.rssMiB, memory.rssAfterMiB) });
     const flat = memory.rssAfterMiB / memory.rssHalfMiB;
     rows.push({ figure: `RSS flat: after all vs after half of the ${fmt(memory.events)} events, MiB`, exporter: fmt(memory.rssAfterMiB), baseline: `${fmt(memory.rssHalfMiB)} at half`, ratio: fmt(flat, 2), target: TARGETS.rssFlat.text, met: verdict(TARGETS.rssFlat, flat) });
+    rows.push({ figure: 'V8 heap used / committed after all, MiB (at half)', exporter: `${fmt(memory.heapUsedAfterMiB)} / ${fmt(memory.heapTotalAfterMiB)}`, baseline: `${fmt(memory.heapUsedHalfMiB)} / ${fmt(memory.heapTotalHalfMiB)} at half`, ratio: '', target: '', met: '' });
+    rows.push({ figure: 'RSS at its highest during the walk (VmHWM, between GCs), MiB', exporter: fmt(memory.rssPeakMiB), baseline: `${fmt(memory.rssAnonAfterMiB)} anon after all`, ratio: '', target: '', met: '' });
   }
   const inflight = results.inflight as { messages: number; rssAfterMiB: number; rssBeforeMiB: number; heapBytesPerMessage: number; inFlightReported: number } | undefined;
   if (inflight) {

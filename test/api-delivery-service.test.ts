@@ -112,10 +112,23 @@ describe('bodies in log entries', () => {
     for (const size of [1, 2, 3, 7, text.length]) {
       const skimmer = new JsonSkimmer({ skipKeys: ['body', 'responseBody'], maxKeptBytes: 1e6, maxTotalBytes: 1e6 });
       for (let i = 0; i < text.length; i += size) skimmer.write(text.subarray(i, i + size));
-      const parsed = JSON.parse(skimmer.end().toString('utf8')) as typeof doc;
+      const parsed = JSON.parse(skimmer.end()) as typeof doc;
       expect(parsed.events[0]).toEqual({ time: 1, messageId: 'a', body: null, responseBody: null, header: { body: ['kept: not a string'] } });
       expect(parsed.events[1]).toEqual({ time: 2, messageId: 'b', body: null, nested: { responseBody: null }, bodyless: 'body', tail: 'also \\', 'k\\"ey': 1 });
       expect(skimmer.stats.skippedValues).toBe(3);
+    }
+  });
+
+  it('the skimmer keeps text larger than its blocks whole, with characters of every UTF-8 length across their edges', () => {
+    // Kept in blocks of 64 KiB (json-skim.ts, BLOCK_BYTES): 9 bytes a repeat puts the blocks'
+    // edges inside characters of 2, 3 and 4 bytes.
+    const events = Array.from({ length: 60 }, (_, i) => ({ time: i, messageId: `m${i}`, url: `https://example.com/${'é€😀'.repeat(500 + i)}`, body: 'QUJD'.repeat(1000) }));
+    const text = Buffer.from(JSON.stringify({ events }));
+    for (const size of [1000, 65_536, 100_003, text.length]) {
+      const skimmer = new JsonSkimmer({ skipKeys: ['body'], maxKeptBytes: 1e7, maxTotalBytes: 1e7 });
+      for (let i = 0; i < text.length; i += size) skimmer.write(text.subarray(i, i + size));
+      expect(skimmer.stats.keptBytes).toBeGreaterThan(3 * 65_536);
+      expect(JSON.parse(skimmer.end())).toEqual({ events: events.map((event) => ({ ...event, body: null })) });
     }
   });
 });

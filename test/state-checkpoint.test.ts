@@ -28,6 +28,17 @@ function file(path = join(dir, 'state.json'), upstream = UPSTREAM): CheckpointFi
 }
 
 describe('state file', () => {
+  it('writes and reads a file larger than its I/O buffers, with characters of every UTF-8 length across their edges', async () => {
+    // Written and read through 64 KiB buffers (checkpoint-file.ts, IO_CHUNK_BYTES): 9 bytes a
+    // repeat puts the buffers' edges inside characters of 2, 3 and 4 bytes.
+    const state = file();
+    const keys = [`x${'é€😀'.repeat(30_000)}`, '😀'.repeat(40_000), 'plain'];
+    await state.save({ watermark: 1, keys });
+    const envelope = { format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1_700_000_000_000, payload: { watermark: 1, keys } };
+    expect(await readFile(state.path, 'utf8')).toBe(JSON.stringify(envelope));
+    expect(file().loadSync()).toEqual({ status: 'loaded', payload: { watermark: 1, keys }, savedAt: 1_700_000_000_000 });
+  });
+
   it('round-trips a checkpoint, owner-only, without temp files or the token', async () => {
     const state = file();
     expect(state.loadSync()).toEqual({ status: 'missing' });

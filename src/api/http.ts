@@ -247,7 +247,8 @@ export class HttpClient {
     this.budget.observe(request.endpoint, status, remaining, resetTime(response.headers, Date.now()), limit);
 
     if (status >= 200 && status < 300) {
-      let raw: Buffer;
+      // A skimmed body comes as text (json-skim.ts), any other as bytes.
+      let raw: Buffer | string;
       try {
         raw =
           request.skim !== undefined && request.response === 'json'
@@ -267,14 +268,14 @@ export class HttpClient {
       report(String(status), remaining);
       if (request.response === 'none') return { ok: true, value: undefined };
       try {
-        return { ok: true, value: JSON.parse(raw.toString('utf8')) as unknown };
+        return { ok: true, value: JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8')) as unknown };
       } catch {
         // A malformed page is an upstream fault (truncated or garbled): worth another try.
         return {
           ok: false,
           failure: {
             error: new ApiUpstreamError(
-              `malformed JSON in a ${status} response (${raw.length} bytes)`,
+              `malformed JSON in a ${status} response (${typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length} bytes)`,
               details({ status }),
             ),
             retryable: idempotent,

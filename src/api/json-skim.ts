@@ -5,6 +5,7 @@
 // outside a skipped value is kept and the kept text is then parsed by JSON.parse. A skipped
 // value becomes `null` (which the lenient log schema reads as absent). The tokenizer does not
 // validate: malformed input stays malformed and JSON.parse reports it.
+import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import { BodyDeadlineError, BodyLimitError } from './response-body.js';
 
@@ -17,6 +18,8 @@ const RBRACKET = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 const NULL_TEXT = Buffer.from('null');
+/** Kept bytes per block: below glibc's initial mmap threshold of 128 KiB. */
+const BLOCK_BYTES = 64 * 1024;
 /** Keys longer than this are never among the skipped ones; their text is not collected. */
 const MAX_KEY_BYTES = 32;
 
@@ -43,8 +46,17 @@ export interface SkimStats {
 export class JsonSkimmer {
   readonly #skipKeys: ReadonlySet<string>;
   readonly #limits: SkimLimits;
-  /** The kept bytes, [0, stats.keptBytes). */
-  #out: Buffer = Buffer.alloc(0);
+  /**
+   * The kept bytes, in blocks of BLOCK_BYTES: full ones, then the one being filled (allocated at
+   * the first kept byte). Not one buffer grown to the page's size: a page of 1000 entries keeps
+   * about 700 KB, and buffers that large, once freed, raise glibc's mmap threshold and leave the
+   * main malloc heap holding tens of MiB (docs/performance.md, issue 14). Kept as bytes until
+   * end(), outside V8's heap: text decoded while the page is still being read would be moved
+   * to the old generation by the young generation's collections (2 MiB semi-spaces).
+   */
+  readonly #blocks: Buffer[] = [];
+  #block: Buffer | null = null;
+  #blockUsed = 0;
   /** Container stack: true for an object, false for an array. */
   readonly #stack: boolean[] = [];
   #expectKey = false;
@@ -160,32 +172,36 @@ export class JsonSkimmer {
   }
 
   /** The kept JSON text. */
-  end(): Buffer {
-    return this.#out.subarray(0, this.stats.keptBytes);
+  end(): string {
+    const decoder = new StringDecoder('utf8');
+    const pieces = this.#blocks.map((block) => decoder.write(block));
+    if (this.#block !== null) pieces.push(decoder.write(this.#block.subarray(0, this.#blockUsed)));
+    pieces.push(decoder.end());
+    return pieces.join('');
   }
 
   #keep(chunk: Buffer, from: number, to: number): void {
     if (from < 0 || to <= from) return;
-    this.#reserve(to - from);
-    // Copied into the output: a subarray would keep the whole chunk (mostly body bytes) alive.
-    chunk.copy(this.#out, this.stats.keptBytes, from, to);
-    this.stats.keptBytes += to - from;
+    const kept = this.stats.keptBytes + (to - from);
+    if (kept > this.#limits.maxKeptBytes) {
+      throw new SkimLimitError(`response larger than ${this.#limits.maxKeptBytes} bytes without its bodies`);
+    }
+    this.stats.keptBytes = kept;
+    // Copied: a subarray would keep the whole chunk (mostly body bytes) alive.
+    while (from < to) {
+      if (this.#block === null || this.#blockUsed === this.#block.length) {
+        if (this.#block !== null) this.#blocks.push(this.#block);
+        this.#block = Buffer.allocUnsafe(BLOCK_BYTES);
+        this.#blockUsed = 0;
+      }
+      const copied = chunk.copy(this.#block, this.#blockUsed, from, Math.min(to, from + this.#block.length - this.#blockUsed));
+      this.#blockUsed += copied;
+      from += copied;
+    }
   }
 
   #keepBuffer(buffer: Buffer): void {
     this.#keep(buffer, 0, buffer.length);
-  }
-
-  /** Room for `more` kept bytes, within the cap; the output grows by doubling. */
-  #reserve(more: number): void {
-    const needed = this.stats.keptBytes + more;
-    if (needed > this.#limits.maxKeptBytes) {
-      throw new SkimLimitError(`response larger than ${this.#limits.maxKeptBytes} bytes without its bodies`);
-    }
-    if (needed <= this.#out.length) return;
-    const grown = Buffer.allocUnsafe(Math.min(this.#limits.maxKeptBytes, Math.max(needed, this.#out.length * 2, 64 * 1024)));
-    this.#out.copy(grown, 0, 0, this.stats.keptBytes);
-    this.#out = grown;
   }
 }
 
@@ -197,7 +213,7 @@ export async function readSkimmed(
   body: Dispatcher.ResponseData['body'],
   limits: SkimLimits,
   deadlineMs: number,
-): Promise<{ text: Buffer; stats: SkimStats }> {
+): Promise<{ text: string; stats: SkimStats }> {
   const skimmer = new JsonSkimmer(limits);
   const deadline = setTimeout(() => {
     body.destroy(new BodyDeadlineError('body deadline'));

@@ -5,9 +5,10 @@
 // file of another account or of an incompatible version is recognised. A file that cannot be
 // used is renamed aside and reported, never fatal: the exporter starts fresh.
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { closeSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 
 export const STATE_FORMAT = 'upstash-exporter-state';
@@ -61,16 +62,32 @@ const envelopeSchema = z.object({
  */
 export const OPTIONAL_SECTIONS: readonly string[] = ['workflows'];
 
-/** What every writer of one path in this process shares: the newest payload parts and the write queue. */
+/**
+ * What every writer of one path in this process shares: the newest payload parts and the write
+ * queue. Each part is kept as its JSON text, made when it was saved or read: a write of another
+ * part serializes none of the live objects it came from (the walk's slices move on after the
+ * owner's save), and the text is the one copy, smaller than the objects and built once.
+ */
 interface SharedFile {
-  /** The owner's payload as last written or read (sections stripped); null before either. */
-  main: Record<string, unknown> | null;
+  /** The owner's payload (sections stripped), a JSON object's text, as last written or read; null before either. */
+  main: string | null;
   /** The owner's CheckpointFile exists in this process (it will write). */
   owned: boolean;
-  readonly sections: Map<string, unknown>;
+  /** Each section's JSON text. */
+  readonly sections: Map<string, string>;
   queue: Promise<void>;
   writes: number;
 }
+
+/**
+ * The state file is read and written through buffers of this size, below glibc's initial mmap
+ * threshold of 128 KiB. A buffer the size of the file (megabytes with a large de-duplication
+ * window) is served by mmap, and freeing it raises glibc's mmap threshold to that size for the
+ * life of the process: from then on every allocation below it (response chunks, V8's zones)
+ * comes from the main malloc heap, which gives memory back to the system only from its top,
+ * and the process stayed tens of MiB larger (docs/performance.md, issue 14).
+ */
+const IO_CHUNK_BYTES = 64 * 1024;
 
 const SHARED_FILES = new Map<string, SharedFile>();
 
@@ -90,13 +107,12 @@ export function sharedFileOf(path: string): SharedFile {
 export function writeShared(path: string, upstream: string, now: () => number): Promise<void> {
   const shared = sharedFileOf(path);
   const write = shared.queue.then(async () => {
-    const payload = { ...(shared.main ?? {}), ...Object.fromEntries(shared.sections) };
-    const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, upstream, savedAt: now(), payload });
+    const parts = envelopeParts(shared, upstream, now());
     const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${++shared.writes}`);
     try {
       const handle = await open(temp, 'w', 0o600);
       try {
-        await handle.writeFile(text, 'utf8');
+        await writeTexts(handle, parts);
         await handle.sync();
       } finally {
         await handle.close();
@@ -110,6 +126,49 @@ export function writeShared(path: string, upstream: string, now: () => number): 
   });
   shared.queue = write.catch(() => undefined);
   return write;
+}
+
+/**
+ * The envelope's JSON text in parts, as JSON.stringify would write it: the owner's part first,
+ * then the sections (a section's key never is in the owner's part).
+ */
+function envelopeParts(shared: SharedFile, upstream: string, savedAt: number): string[] {
+  const head = `{"format":${JSON.stringify(STATE_FORMAT)},"version":${STATE_VERSION},"upstream":${JSON.stringify(upstream)},"savedAt":${JSON.stringify(savedAt)},"payload":`;
+  const sections = [...shared.sections].map(([name, text]) => `${JSON.stringify(name)}:${text}`);
+  const main = shared.main ?? '{}';
+  if (sections.length === 0) return [head, main, '}'];
+  const joined = sections.join(',');
+  // The owner's object, reopened for the sections.
+  return main === '{}' ? [head, '{', joined, '}}'] : [head, main.slice(0, -1), ',', joined, '}}'];
+}
+
+/** Writes the texts as UTF-8 through one small buffer (IO_CHUNK_BYTES). */
+async function writeTexts(handle: FileHandle, texts: readonly string[]): Promise<void> {
+  const buffer = new Uint8Array(IO_CHUNK_BYTES);
+  const encoder = new TextEncoder();
+  for (const text of texts) {
+    // encodeInto stops before a character that does not fit: no pair of surrogates is split.
+    for (let from = 0; from < text.length; ) {
+      const { read, written } = encoder.encodeInto(from === 0 ? text : text.slice(from), buffer);
+      for (let done = 0; done < written; ) done += (await handle.write(buffer, done, written - done)).bytesWritten;
+      from += read;
+    }
+  }
+}
+
+/** A file's text read as UTF-8 through one small buffer (IO_CHUNK_BYTES); throws as readFileSync does. */
+export function readTextSync(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(IO_CHUNK_BYTES);
+    const decoder = new StringDecoder('utf8');
+    const pieces: string[] = [];
+    for (let read: number; (read = readSync(fd, buffer, 0, buffer.length, null)) > 0; ) pieces.push(decoder.write(buffer.subarray(0, read)));
+    pieces.push(decoder.end());
+    return pieces.join('');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The payload without the optional sections; `empty` when only sections were in it. */
@@ -130,7 +189,7 @@ export function keepSections(path: string, payload: unknown): void {
   const shared = sharedFileOf(path);
   for (const name of OPTIONAL_SECTIONS) {
     const value = (payload as Record<string, unknown>)[name];
-    if (value !== undefined && !shared.sections.has(name)) shared.sections.set(name, value);
+    if (value !== undefined && !shared.sections.has(name)) shared.sections.set(name, JSON.stringify(value));
   }
 }
 
@@ -174,7 +233,7 @@ export class CheckpointFile<T> {
     this.#removeStaleTemps();
     let text: string;
     try {
-      text = readFileSync(this.path, 'utf8');
+      text = readTextSync(this.path);
     } catch (error) {
       if (isErrno(error, 'ENOENT')) return { status: 'missing' };
       // Unreadable (permissions, a directory...): leave it where it is, start fresh.
@@ -182,9 +241,9 @@ export class CheckpointFile<T> {
     }
     const verdict = this.#check(text);
     if (verdict.ok) {
-      // A copy: the caller walks on with the loaded objects (the slices), and a section's write
+      // As text: the caller walks on with the loaded objects (the slices), and a section's write
       // before the owner's first save must carry the part as loaded (see save()).
-      sharedFileOf(this.path).main ??= structuredClone(verdict.payload) as Record<string, unknown>;
+      sharedFileOf(this.path).main ??= JSON.stringify(verdict.payload);
       return { status: 'loaded', payload: verdict.payload, savedAt: verdict.savedAt };
     }
     // Only other collectors' sections (this one never wrote): nothing of its own yet.
@@ -197,10 +256,10 @@ export class CheckpointFile<T> {
    * Rejects with StateFileError; the previous file stays intact.
    */
   async save(payload: T): Promise<void> {
-    // A copy as of now: the payload may hold the collector's live objects (the walk's slices),
-    // and another collector's write of its section serializes this part later, when the walk
-    // has moved on past what the payload's counters hold.
-    sharedFileOf(this.path).main = structuredClone(payload) as Record<string, unknown>;
+    // Its text as of now: the payload may hold the collector's live objects (the walk's slices),
+    // and another collector's write of its section writes this part later, when the walk has
+    // moved on past what the payload's counters hold.
+    sharedFileOf(this.path).main = JSON.stringify(payload);
     await writeShared(this.path, this.#upstream, this.#now);
   }
 

@@ -3,9 +3,8 @@
 // newest payload (checkpoint-file.ts, writeShared), so both survive every write of either.
 // An invalid or foreign section is ignored (the collector starts from scratch), never set aside:
 // the owner's part of the file is still good.
-import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import { keepSections, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
+import { keepSections, readTextSync, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
 
 export type SectionLoad<T> = { status: 'loaded'; value: T; savedAt: number } | { status: 'missing' } | { status: 'ignored'; detail: string };
 
@@ -30,7 +29,7 @@ export class CheckpointSection<T> {
   loadSync(): SectionLoad<T> {
     let json: unknown;
     try {
-      json = JSON.parse(readFileSync(this.path, 'utf8'));
+      json = JSON.parse(readTextSync(this.path));
     } catch (error) {
       if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT') return { status: 'missing' };
       return { status: 'ignored', detail: 'unreadable or not JSON' };
@@ -43,7 +42,7 @@ export class CheckpointSection<T> {
     // payload of the current version: an older one is the owner's to upgrade).
     if (envelope.version === STATE_VERSION && shared.main === null) {
       const { rest, empty } = withoutSections(envelope.payload);
-      if (!empty && typeof rest === 'object' && rest !== null) shared.main = rest as Record<string, unknown>;
+      if (!empty && typeof rest === 'object' && rest !== null && !Array.isArray(rest)) shared.main = JSON.stringify(rest);
     }
     keepSections(this.path, envelope.payload);
     const raw = typeof envelope.payload === 'object' && envelope.payload !== null ? (envelope.payload as Record<string, unknown>)[this.#options.name] : undefined;
@@ -65,8 +64,8 @@ export class CheckpointSection<T> {
    */
   async save(value: T): Promise<void> {
     const shared = sharedFileOf(this.path);
-    // A copy as of now (see CheckpointFile.save): the owner's write may serialize it later.
-    shared.sections.set(this.#options.name, structuredClone(value));
+    // Its text as of now (see CheckpointFile.save): the owner's write may write it later.
+    shared.sections.set(this.#options.name, JSON.stringify(value));
     if (shared.owned && shared.main === null) return;
     await writeShared(this.path, this.#options.upstream, this.#options.now ?? Date.now);
   }

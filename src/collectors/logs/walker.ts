@@ -25,7 +25,7 @@ import { AdaptiveOverlap } from './overlap.js';
 import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
 import { runChains } from './chains.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
-import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, TARGET_PAGES_PER_SLICE } from './walk-types.js';
+import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, MIN_SLICE_MS, TARGET_PAGES_PER_SLICE } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkCounter, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
 
 export * from './walk-types.js';
@@ -94,15 +94,21 @@ export class LogWalker {
     return this.#overlap.currentMs;
   }
 
-  /** Without state: start at the frontier, so history is not dumped into counters. */
+  /**
+   * Without state: start at the frontier, so history is not dumped into counters. The first
+   * slices' length, before any slice has measured the event rate, is shared by the chains like
+   * the target pages (#targetPages): with 4 chains four slices of INITIAL_SLICE_MS each held
+   * about 250,000 identities in the window at 1,000 events/s (docs/performance.md, issue 14).
+   */
   static freshPosition(now: number, settings: WalkSettings): WalkPosition {
     const start = now - settings.ingestionDelayMs;
+    const parallel = Math.max(1, settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
     return {
       watermark: start,
       watermarkReadAt: now,
       dedupFrom: start + 1,
       anchorTime: 0,
-      sliceMs: INITIAL_SLICE_MS,
+      sliceMs: Math.max(MIN_SLICE_MS, Math.round(INITIAL_SLICE_MS / parallel)),
       stateWalk: false,
       gapSince: null,
       rateEwma: null,
