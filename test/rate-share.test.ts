@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
 import type { RequestReport } from '../src/api/http.js';
 import { LogsCollector } from '../src/collectors/logs/index.js';
-import { captureLogger, pollContext, valueOf } from './exporter-e2e-helpers.js';
-import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, pollInBackground, pollUntil, settle, startWorld, truthEventSeries, TEST_SETTINGS, type World } from './logs-helpers.js';
+import { captureLogger, pollContext, sleep, valueOf } from './exporter-e2e-helpers.js';
+import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, pollInBackground, pollUntil, publish, settle, startWorld, truthEventSeries, TEST_SETTINGS, type World } from './logs-helpers.js';
 
 let world: World | undefined;
 const clients: DeliveryClient[] = [];
@@ -90,4 +90,53 @@ describe('rate limit share', () => {
     expect(requests.filter((r) => r.code === '429')).toEqual([]);
     await under.close();
   });
+
+  it('a walk cut by the next poll in every cycle while it waits on the rate limit stops re-reading the overlap', async () => {
+    // Polls a second apart, 2 requests a second allowed (4 x share 0.5), pages of 10, and about
+    // 20 entries a second: the walk is behind the whole time, every cycle is cut by the next poll
+    // and none reaches its frontier (where the rate limit is judged otherwise), so only the cut
+    // cycles can tell that the limit bounds the walk. Re-reading the 1.5 s overlap (about 3 pages)
+    // in every slice would cost more than the new entries.
+    world = await startWorld({ latencyMs: 10, faultScope: ['logs'], rateLimitPerSecond: 4, maxPageSize: 10 });
+    const requests: RequestReport[] = [];
+    const source = client(0.5, requests);
+    const log = captureLogger('debug');
+    const nextSecond = (now: number): number => (Math.floor(now / 1_000) + 1) * 1_000;
+    const collector = new LogsCollector({
+      source,
+      settings: { ...TEST_SETTINGS, pageSize: 10, ingestionDelayMs: 1_000, overlapMs: 1_500 },
+      stateFile: null,
+      upstream: 'cut',
+      logger: log.logger,
+      nextPollAt: nextSecond,
+    });
+    await collector.poll(pollContext(log.logger));
+    let polling = true;
+    const background = (async () => {
+      while (polling) {
+        // Back to back, as the runner runs a poll that came due during the previous one; each
+        // stops at the next second.
+        await collector.poll(pollContext(log.logger)).catch(() => undefined);
+      }
+    })();
+    const trafficEnds = Date.now() + 8_000;
+    const published: Array<Promise<void>> = [];
+    while (Date.now() < trafficEnds) {
+      published.push(publish(world.emu, `${world.ok.url}/steady`));
+      await sleep(150);
+    }
+    // Judged while the walk was still behind, from cycles cut by the next poll.
+    expect(log.text()).toContain('the rate limit bounds the log walk');
+    expect(collector.position.watermark).toBeLessThan(Date.now() - 2_000);
+    await Promise.all(published);
+    const truth = await settle(world.emu);
+    const settledAt = Date.now();
+    while (collector.position.watermark < settledAt && Date.now() < settledAt + 40_000) await sleep(100);
+    polling = false;
+    await background;
+    const families = await familiesOfCollector(collector);
+    expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
+    expect(requests.filter((r) => r.code === '429')).toEqual([]);
+    await collector.close();
+  }, 90_000);
 });

@@ -76,6 +76,12 @@ export class CycleClock {
     this.#counted += counted;
   }
 
+  /** At least RATE_LIMITED_SHARE of the cycle so far went to waiting for rate-limit windows (`waitedMs`: the source's waits, all time). */
+  mostlyWaited(now: number, waitedMs: number): boolean {
+    if (this.#startedAt === null) return false;
+    return waitedMs - this.#waitedAtStart >= RATE_LIMITED_SHARE * (now - this.#startedAt);
+  }
+
   /**
    * Whether the rate limit bounds the walk (see the module comment): `waitedMs` is the source's
    * rate-limit waits all time, `coveredMs` the log time this cycle has read up to now (its new
@@ -83,8 +89,8 @@ export class CycleClock {
    */
   rateLimitBound(now: number, waitedMs: number, coveredMs: number, overlapMs: number): boolean {
     if (this.#startedAt === null || this.#spacing <= 0 || this.#read === 0 || coveredMs <= 0) return false;
+    if (!this.mostlyWaited(now, waitedMs)) return false;
     const running = now - this.#startedAt;
-    if (waitedMs - this.#waitedAtStart < RATE_LIMITED_SHARE * running) return false;
     const perEntry = running / this.#read;
     const overlapEntries = (this.#counted / coveredMs) * overlapMs;
     return perEntry * (this.#counted + overlapEntries) > SATURATED_SHARE * this.#spacing;

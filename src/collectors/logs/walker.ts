@@ -184,6 +184,10 @@ export class LogWalker {
           await this.#checkpoint();
         },
       });
+      // Stopped by the next poll with its time mostly spent waiting for the rate limit: the limit
+      // bounds the walk. Judged here too, as a walk that is always cut by the next poll never
+      // reaches its frontier (where it is judged otherwise) and would re-read the overlap forever.
+      if (report.stopped === 'time' && this.#clock.mostlyWaited(this.#now(), this.#source.rateLimitWaitedMs ?? 0)) this.#setRateLimitBound(true);
     } finally {
       // A slice completed by one chain while the one before it was still walked.
       this.#completeFront(report);
@@ -439,6 +443,11 @@ export class LogWalker {
     if (this.position.watermark < this.#cycleFrontier) return this.#rateLimitBound;
     const covered = this.position.watermark - this.#cycleBasis;
     const bound = this.#clock.rateLimitBound(this.#now(), this.#source.rateLimitWaitedMs ?? 0, covered, this.#overlap.currentMs);
+    this.#setRateLimitBound(bound);
+    return bound;
+  }
+
+  #setRateLimitBound(bound: boolean): void {
     if (bound !== this.#rateLimitBound) {
       this.#rateLimitBound = bound;
       this.#logger.info(
@@ -448,7 +457,6 @@ export class LogWalker {
           : 'the log walk has time to spare again: re-reading the overlap',
       );
     }
-    return bound;
   }
 
   /** Writes a checkpoint; one asked while another is written waits for it and writes again (the state moved on). */
