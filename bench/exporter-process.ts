@@ -8,6 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { parseExposition, type Family } from '../test/exporter-e2e-helpers.js';
 import { NODE_FLAGS } from '../src/node-flags.js';
 import { sampleProcess, sleep, type ProcessSample } from './measure.js';
+import { COLLECTOR_NAMES, COLLECTOR_NEEDS } from '../src/collectors/catalogue.js';
+
+/**
+ * Flags that leave the logs collector alone among the QStash ones (the management ones are off
+ * without credentials): the others would add their requests to the figures, and a bench's own
+ * log server answers nothing but log reads.
+ */
+export const LOGS_ONLY_ARGS: readonly string[] = ['--disable-collector', COLLECTOR_NAMES.filter((name) => name !== 'logs' && COLLECTOR_NEEDS[name] === 'qstash').join(',')];
 
 /** The repository root, found from this file whether it runs compiled (tmp/bench/bench) or as TS. */
 export function repoRoot(): string {

@@ -31,7 +31,7 @@
 import { parseDuration } from '../src/common/duration.js';
 import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
-import { ExporterProcess, sumOf } from './exporter-process.js';
+import { ExporterProcess, LOGS_ONLY_ARGS, sumOf } from './exporter-process.js';
 import { round, seededRandom, sleep } from './measure.js';
 import { Publisher, startDestinations, type Destinations } from './traffic.js';
 
@@ -255,8 +255,7 @@ export function startLogsExporter(
     token: emulator.credentials.token,
     stateFile: null,
     args: [
-      // Only the logs: the other QStash collectors would add their requests to the figures.
-      '--disable-collector', 'schedules,queues,url_groups,dlq,flow_control',
+      ...LOGS_ONLY_ARGS,
       '--poll-interval', `logs=${settings.pollIntervalMs / 1000}s`,
       '--logs-ingestion-delay', `${settings.ingestionDelayMs}ms`,
       '--logs-overlap', `${settings.overlapMs}ms`,

@@ -23,7 +23,7 @@ import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js'
 import { LogsCollector } from '../src/collectors/logs/index.js';
 import { createLogger } from '../src/logging/index.js';
 import { upstreamIdentity } from '../src/state/index.js';
-import { ExporterProcess, sumOf } from './exporter-process.js';
+import { ExporterProcess, LOGS_ONLY_ARGS, sumOf } from './exporter-process.js';
 import { startLiveLog, type LiveLog } from './live-log.js';
 import { round, sleep } from './measure.js';
 
@@ -75,7 +75,7 @@ export interface LiveSustainedResult {
 }
 
 function exporterArgs(maxPages: number): string[] {
-  return ['--disable-collector', 'schedules', '--logs-max-pages', String(maxPages)];
+  return [...LOGS_ONLY_ARGS, '--logs-max-pages', String(maxPages)];
 }
 
 async function startExporter(log: LiveLog, stateFile: string | null, maxPages: number): Promise<ExporterProcess> {
