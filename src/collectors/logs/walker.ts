@@ -273,7 +273,6 @@ export class LogWalker {
         if (walk.state !== null) query.state = walk.state;
         let page: LogsPage;
         const sentAt = this.#now();
-        const waitedBefore = this.#source.rateLimitWaitedMs ?? 0;
         try {
           page = await this.#source.logsPage(query, { signal });
         } catch (error) {
@@ -294,7 +293,10 @@ export class LogWalker {
         if (!slice.walks.includes(walk)) return 'switched';
         this.#pageSizer.observe(count, page);
         count = Math.min(count, this.#pageSizer.size);
-        this.#clock.requestDone(this.#now() - sentAt, (this.#source.rateLimitWaitedMs ?? 0) - waitedBefore);
+        // This request's own wait for its rate-limit slot, as announced before it was sent: the
+        // source's total waits also hold the other chains' waits meanwhile, which would make a
+        // request look nearly free and the chains worth walking too few (#chainsWorthWalking).
+        this.#clock.requestDone(this.#now() - sentAt, pendingWaitMs);
         this.#pagesLeft -= 1;
         slice.pages += 1;
         chainPages += 1;
