@@ -407,9 +407,11 @@ describe('late entries and the next poll against the emulator', () => {
     const under = startCollector(world, { maxPagesPerCycle: 1_000 });
     cleanups.push(() => under.close());
     let pollsDue = 0;
+    // One chain: 18+ pages of 40 ms (720 ms or more) cannot fit in one 400 ms poll. With parallel
+    // chains they can fit in one or two, depending on the machine's load.
     const collector = new LogsCollector({
       source: under.client,
-      settings: { ...TEST_SETTINGS, maxPagesPerCycle: 1_000 },
+      settings: { ...TEST_SETTINGS, maxPagesPerCycle: 1_000, maxParallelSlices: 1 },
       stateFile: null,
       upstream: 'deadline',
       logger: under.log.logger,
@@ -435,9 +437,9 @@ describe('late entries and the next poll against the emulator', () => {
     }
     const f = parseExposition(await collector.registry.metrics());
     expect(sumOf(f, EVENTS)).toBe(truth.total);
-    // 1,800 entries (18+ pages of 40 ms) took several polls, none longer than its 400 ms.
+    // 1,800 entries (18+ pages of 40 ms) took more than one poll, none longer than its 400 ms.
     expect(under.requests.length - pagesBefore).toBeGreaterThanOrEqual(18);
-    expect(durations.length).toBeGreaterThan(2);
+    expect(durations.length).toBeGreaterThan(1);
     expect(Math.max(...durations)).toBeLessThan(400);
     expect(pollsDue).toBe(durations.length + 1);
   });
