@@ -75,6 +75,9 @@ describe('npm run demo: every documented family within 30 s', () => {
     expect(result.code, demo.stderr()).toBe(0);
     expect(result.durationMs).toBeLessThan(5_000);
     expect(demo.stdout()).toContain('upstash-exporter demo: stopped');
+    // No process warning on the way (the traffic's publishes once overran the stop signal's
+    // listener limit: MaxListenersExceededWarning).
+    expect(demo.stderr()).not.toMatch(/\(node:\d+\) \w*Warning/);
     expect(existsSync(dirname(demo.stateFile!))).toBe(false);
     // The servers are gone with it.
     await expect(fetch(demo.metricsUrl)).rejects.toThrow();

@@ -3,6 +3,7 @@
 // which always fails), all through the emulator's real HTTP API (what a QStash client sends:
 // /v2/publish, /v2/enqueue, /v2/trigger, /v2/topics, /v2/queues, /v2/schedules). Plain undici
 // requests, so the demo runs from a production install.
+import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'undici';
 import type { Logger } from '../logging/index.js';
 import { SLOW_TIMEOUT_MS, type DestinationKind } from './destinations.js';
@@ -118,7 +119,11 @@ export class DemoTraffic {
   private published = 0;
   private failures = 0;
 
-  constructor(private readonly options: TrafficOptions) {}
+  constructor(private readonly options: TrafficOptions) {
+    // Every publish in flight listens for the stop: a round sends one per publication and may
+    // overlap the next few while the emulator is busy. Node warns of a leak past 10 listeners.
+    setMaxListeners(4 * publications(options.destinations).length, this.stopping.signal);
+  }
 
   /** Messages accepted by the emulator so far, and publish requests that failed. */
   stats(): { published: number; failures: number } {
