@@ -37,7 +37,7 @@ export function quotasDashboard(): Dashboard {
   return upstashDashboard(
     QUOTAS_UID,
     'Upstash / Plan quotas',
-    'Usage of the QStash and vector index quotas against the plan limits (recording rule upstash:quota_usage:ratio), the official daily usage per region against the soft and hard daily limits, the dead-letter queue, bandwidth and billing, and the plan.',
+    'Usage of the QStash, vector index and search index quotas against the plan limits (recording rule upstash:quota_usage:ratio), the official daily usage per region against the soft and hard daily limits, the dead-letter queue, bandwidth and billing, and the plan.',
   )
     .withRow(row('Usage'))
     .withPanel(
@@ -132,6 +132,20 @@ export function quotasDashboard(): Dashboard {
         title: 'Vector index quota usage',
         description: 'Vector index quotas over time: vectors, daily queries and updates, monthly bandwidth and reranks.',
         queries: [{ expr: `upstash:quota_usage:ratio${sel('quota=~"vector_.*"')}`, legend: '{{index_id}} {{quota}}' }],
+        unit: 'percentunit',
+        min: 0,
+        thresholds: QUOTA_THRESHOLDS,
+        thresholdLines: true,
+        span: 24,
+        legendTable: true,
+      }),
+    )
+    .withRow(row('Search index quotas'))
+    .withPanel(
+      timeseries({
+        title: 'Search index quota usage',
+        description: 'Search index quotas over time: documents, daily queries and updates, monthly bandwidth and reranks (usage from the index stats).',
+        queries: [{ expr: `upstash:quota_usage:ratio${sel('quota=~"search_.*"')}`, legend: '{{index_id}} {{quota}}' }],
         unit: 'percentunit',
         min: 0,
         thresholds: QUOTA_THRESHOLDS,
