@@ -437,10 +437,14 @@ describe('late entries and the next poll against the emulator', () => {
     }
     const f = parseExposition(await collector.registry.metrics());
     expect(sumOf(f, EVENTS)).toBe(truth.total);
-    // 1,800 entries (18+ pages of 40 ms) took more than one poll, none longer than its 400 ms.
+    // 1,800 entries (18+ pages of 40 ms) took more than one poll, none much longer than its
+    // 400 ms: a poll stops before a request its smoothed request time says would end after the
+    // next poll is due, so it ends at most the difference between one request's real and
+    // smoothed time late (polls of 378 to 399 ms measured on a quiet machine; a walk that ignored
+    // the deadline would read all 18+ pages, 720 ms or more, in one poll).
     expect(under.requests.length - pagesBefore).toBeGreaterThanOrEqual(18);
     expect(durations.length).toBeGreaterThan(1);
-    expect(Math.max(...durations)).toBeLessThan(400);
+    expect(Math.max(...durations)).toBeLessThan(400 + 100);
     expect(pollsDue).toBe(durations.length + 1);
   });
 });
