@@ -6,6 +6,8 @@
 //   npm run bench -- --steps 6 --interval 5s --delay 2s --overlap 2m    other logs settings for the
 //                                                             sustained-rate search, the naive
 //                                                             comparison and the cycles' third row
+//   npm run bench -- --only sustained --share 1    the sustained-rate search with the exporter
+//                                                             allowed the whole rate limit
 //
 // Parts: speed (counting pipeline vs JSON.parse), render (/metrics at 1k/10k/50k series vs bare
 // prom-client), memory (RSS after 1M events at the default logs settings, with a state file;
@@ -47,6 +49,8 @@ interface Args {
   overlapMs?: number;
   /** Outage of the catch-up part (default 1 hour). */
   outageMs?: number;
+  /** The exporter's share of the rate limit in the sustained part (default: the exporter's). */
+  share?: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -74,8 +78,12 @@ function parseArgs(argv: readonly string[]): Args {
       args.delayMs = parseDuration(value());
     } else if (flag === '--outage') {
       args.outageMs = parseDuration(value());
+    } else if (flag === '--share') {
+      const share = Number(value());
+      if (!(share > 0 && share <= 1)) throw new Error('--share takes a number above 0 and at most 1');
+      args.share = share;
     } else {
-      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --delay <duration>, --overlap <duration>, --outage <duration>`);
+      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --delay <duration>, --overlap <duration>, --outage <duration>, --share <0..1>`);
     }
   }
   return args;
@@ -146,7 +154,7 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
       ];
     }
     case 'sustained':
-      return measureSustainedRate({ steps: args.steps, ...logsOverrides(args), log });
+      return measureSustainedRate({ steps: args.steps, ...logsOverrides(args), ...(args.share === undefined ? {} : { share: args.share }), log });
     case 'live':
       return measureLiveSustained({ steps: args.steps, log });
     case 'catchup':
@@ -223,10 +231,10 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     const targeted = i < 2;
     rows.push({ figure: `requests per cycle at ${cost.ratePerSecond} events/s, ${cost.settings}`, exporter: fmt(cost.requestsPerCycle), baseline: `${fmt(cost.minimumPerCycle)} minimum`, ratio: fmt(cost.ratio, 2), target: targeted ? TARGETS.requestsPerCycle.text : '', met: targeted ? verdict(TARGETS.requestsPerCycle, cost.ratio) : '' });
   }
-  const sustained = results.sustained as { sustainedEventsPerSecond: number; limitEventsPerSecond: number; limitBy: string; ratio: number; settings: { overlapMs: number; pollIntervalMs: number; ingestionDelayMs: number } } | undefined;
+  const sustained = results.sustained as { sustainedEventsPerSecond: number; limitEventsPerSecond: number; limitBy: string; ratio: number; settings: { overlapMs: number; pollIntervalMs: number; ingestionDelayMs: number; rateLimitPerSecond: number; share: number } } | undefined;
   if (sustained) {
-    const { pollIntervalMs, ingestionDelayMs, overlapMs } = sustained.settings;
-    rows.push({ figure: `sustained rate, zero gaps (interval ${formatDuration(pollIntervalMs)}, delay ${formatDuration(ingestionDelayMs)}, overlap ${formatDuration(overlapMs)}), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: TARGETS.sustained.text, met: verdict(TARGETS.sustained, sustained.ratio) });
+    const { pollIntervalMs, ingestionDelayMs, overlapMs, rateLimitPerSecond, share } = sustained.settings;
+    rows.push({ figure: `sustained rate, zero gaps (limit ${rateLimitPerSecond} req/s x share ${share}, interval ${formatDuration(pollIntervalMs)}, delay ${formatDuration(ingestionDelayMs)}, overlap ${formatDuration(overlapMs)}), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: TARGETS.sustained.text, met: verdict(TARGETS.sustained, sustained.ratio) });
   }
   const live = results.live as LiveSustainedResult | undefined;
   if (live) {

@@ -47,6 +47,8 @@ export interface SustainedOptions {
   judgedCycles: number;
   /** Steps of the bisection. */
   steps: number;
+  /** The exporter's share of the rate limit (`--rate-limit-share`; default: the exporter's default). */
+  share: number;
   /** Further exporter flags (e.g. `--logs-overlap=10s`). */
   exporterArgs: readonly string[];
   log: (line: string) => void;
@@ -61,6 +63,7 @@ export const DEFAULT_SUSTAINED: SustainedOptions = {
   overlapMs: parseDuration(settingByKey('logs.overlap').defaultText),
   judgedCycles: 6,
   steps: 3,
+  share: Number(settingByKey('http.rate_limit_share').defaultText),
   exporterArgs: [],
   log: () => undefined,
 };
@@ -103,15 +106,14 @@ export function imposedLimit(options: Pick<SustainedOptions, 'rateLimitPerSecond
 const LOGS_ENDPOINT = '/v2/events';
 /** The first step's share of the limit: the target of the figure (issue 14), so one run says whether it is met. */
 const FIRST_FRACTION = 0.97;
-const RATE_LIMIT_SHARE = Number(settingByKey('http.rate_limit_share').defaultText);
 
 export async function measureSustainedRate(partial: Partial<SustainedOptions> = {}): Promise<SustainedResult> {
   const options = { ...DEFAULT_SUSTAINED, ...partial };
   // The exporter here polls only the logs (no management credentials, the other QStash collectors off), and the
   // emulator limits each endpoint group on its own: no other request shares the logs budget.
   const otherRequestsPerSecond = 0;
-  // The exporter uses its share of the limit (http.rate_limit_share, its default unless the flags say otherwise).
-  const { limit, by } = imposedLimit(options, otherRequestsPerSecond, RATE_LIMIT_SHARE);
+  // The exporter uses its share of the limit (http.rate_limit_share, its default unless --share says otherwise).
+  const { limit, by } = imposedLimit(options, otherRequestsPerSecond, options.share);
   const destinations = await startDestinations();
   const emulator = await createEmulator({
     // Pages of 100 (the OpenAPI's cap), so each request reads at most 100 entries, as the limit formula says.
@@ -154,7 +156,7 @@ export async function measureSustainedRate(partial: Partial<SustainedOptions> = 
 
 async function runStep(emulator: EmulatorHandle, destinations: Destinations, options: SustainedOptions, eventsPerSecond: number, fraction: number): Promise<StepResult> {
   emulator.reset();
-  const exporter = await startLogsExporter(emulator, options, options.exporterArgs);
+  const exporter = await startLogsExporter(emulator, options, ['--rate-limit-share', String(options.share), ...options.exporterArgs]);
   const publisher = new Publisher({
     emulatorUrl: emulator.url,
     token: emulator.credentials.token,
