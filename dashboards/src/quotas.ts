@@ -1,5 +1,6 @@
 // Upstash / Plan quotas: usage against the plan's limits, the daily request budget, the plan itself.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
+import type { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import type { Query } from './common.js';
 import { QUOTA_THRESHOLDS, bargauge, booleanMapping, quotaGauge, refId, row, sel, stat, timeseries, upstashDashboard } from './common.js';
 
@@ -8,6 +9,21 @@ export const QUOTAS_UID = 'upstash-plan-quotas';
 /** `expr` labelled with the region of the exporter's QStash user (upstash_qstash_account_info). */
 function byRegion(expr: string): string {
   return `${expr} * on (job, instance) group_left (region) group by (job, instance, region) (upstash_qstash_account_info${sel()})`;
+}
+
+/** The quotas of one kind of index (quota label `<kind>_*`) over time, one series per index and quota. */
+function indexQuotaUsage(kind: 'vector' | 'search', description: string): TimeseriesPanelBuilder {
+  return timeseries({
+    title: `${kind === 'vector' ? 'Vector' : 'Search'} index quota usage`,
+    description,
+    queries: [{ expr: `upstash:quota_usage:ratio${sel(`quota=~"${kind}_.*"`)}`, legend: '{{index_id}} {{quota}}' }],
+    unit: 'percentunit',
+    min: 0,
+    thresholds: QUOTA_THRESHOLDS,
+    thresholdLines: true,
+    span: 24,
+    legendTable: true,
+  });
 }
 
 /** QStash plan limits shown as one stat each, with their unit. */
@@ -127,33 +143,9 @@ export function quotasDashboard(): Dashboard {
       }),
     )
     .withRow(row('Vector index quotas'))
-    .withPanel(
-      timeseries({
-        title: 'Vector index quota usage',
-        description: 'Vector index quotas over time: vectors, daily queries and updates, monthly bandwidth and reranks.',
-        queries: [{ expr: `upstash:quota_usage:ratio${sel('quota=~"vector_.*"')}`, legend: '{{index_id}} {{quota}}' }],
-        unit: 'percentunit',
-        min: 0,
-        thresholds: QUOTA_THRESHOLDS,
-        thresholdLines: true,
-        span: 24,
-        legendTable: true,
-      }),
-    )
+    .withPanel(indexQuotaUsage('vector', 'Vector index quotas over time: vectors, daily queries and updates, monthly bandwidth and reranks.'))
     .withRow(row('Search index quotas'))
-    .withPanel(
-      timeseries({
-        title: 'Search index quota usage',
-        description: 'Search index quotas over time: documents, daily queries and updates, monthly bandwidth and reranks (usage from the index stats).',
-        queries: [{ expr: `upstash:quota_usage:ratio${sel('quota=~"search_.*"')}`, legend: '{{index_id}} {{quota}}' }],
-        unit: 'percentunit',
-        min: 0,
-        thresholds: QUOTA_THRESHOLDS,
-        thresholdLines: true,
-        span: 24,
-        legendTable: true,
-      }),
-    )
+    .withPanel(indexQuotaUsage('search', 'Search index quotas over time: documents, daily queries and updates, monthly bandwidth and reranks (usage from the index stats).'))
     .withRow(row('Plan'))
     .withPanel(
       stat({

@@ -118,11 +118,13 @@ export class DemoTraffic {
   private sequence = 0;
   private published = 0;
   private failures = 0;
+  private readonly publications: readonly Publication[];
 
   constructor(private readonly options: TrafficOptions) {
+    this.publications = publications(options.destinations);
     // Every publish in flight listens for the stop: a round sends one per publication and may
     // overlap the next few while the emulator is busy. Node warns of a leak past 10 listeners.
-    setMaxListeners(4 * publications(options.destinations).length, this.stopping.signal);
+    setMaxListeners(4 * this.publications.length, this.stopping.signal);
   }
 
   /** Messages accepted by the emulator so far, and publish requests that failed. */
@@ -162,7 +164,7 @@ export class DemoTraffic {
   private publishRound(): void {
     if (this.stopping.signal.aborted) return;
     this.round += 1;
-    for (const publication of publications(this.options.destinations)) {
+    for (const publication of this.publications) {
       if (this.round % publication.everyRounds !== 0) continue;
       this.sequence += 1;
       const body = JSON.stringify({ demo: true, sequence: this.sequence, sentAt: new Date().toISOString() });
