@@ -56,6 +56,7 @@ nav a { margin-right: 1rem; }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: .75rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }
 .card p { margin: .25rem 0; font-size: .9rem; }
+@media (min-width: 40rem) { .card.wide { grid-column: span 2; } }
 .card table { font-size: .85rem; width: 100%; } .card th, .card td { padding: .2em .4em; }
 dl.figures { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: .5rem 0 0; }
 dl.figures dt { font-size: .8rem; color: var(--muted); }
@@ -123,8 +124,8 @@ function figures(list: readonly Figure[]): string {
   return `<dl class="figures">${items.join('')}</dl>`;
 }
 
-function card(title: string, body: string): string {
-  return `<article class="card"><h3>${escapeHtml(title)}</h3>${body}</article>`;
+function card(title: string, body: string, wide = false): string {
+  return `<article class="card${wide ? ' wide' : ''}"><h3>${escapeHtml(title)}</h3>${body}</article>`;
 }
 
 /** The window in a few words: `last 5 min`, or `since start` when the exporter is younger. */
@@ -282,6 +283,7 @@ function renderOverview(o: Overview, statuses: readonly CollectorStatus[]): stri
         'Canary probe',
         `<p class="muted">A message sent through the service to the exporter itself.</p>` +
           `<div class="scroll"><table><thead><tr><th scope="col">probe</th><th scope="col">last run</th><th scope="col">last success</th><th scope="col">took</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`,
+        true,
       ),
     );
   }

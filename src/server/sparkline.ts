@@ -73,7 +73,7 @@ export function renderPlot(plot: Plot): string {
   const head = plot.series.map((s) => `<th scope="col">${escapeHtml(s.name)}</th>`).join('');
 
   return `<figure class="plot" id="${id}">
-<figcaption id="${id}-title">${escapeHtml(plot.title)} <span class="muted">(last ${span}, up to ${formatNumber(max)}${escapeHtml(unit)})</span> ${legend}</figcaption>
+<figcaption id="${id}-title">${escapeHtml(plot.title)} <span class="muted">(last ${span}, up to ${formatNumber(max >= 10 ? Math.round(max) : max)}${escapeHtml(unit)})</span> ${legend}</figcaption>
 <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="${id}-title ${id}-desc"><desc id="${id}-desc">${escapeHtml(describe)}</desc><line class="axis" x1="0" y1="${HEIGHT - PAD}" x2="${WIDTH}" y2="${HEIGHT - PAD}" vector-effect="non-scaling-stroke"/>${lines}</svg>
 <details><summary>Values (UTC, one a minute)</summary><table><thead><tr><th scope="col">time</th>${head}</tr></thead><tbody>${rows}</tbody></table></details>
 </figure>`;
