@@ -14,6 +14,7 @@ import { buildRevision, SelfMetrics } from './metrics/self.js';
 import { createProbe } from './probe/index.js';
 import { createRemediation } from './remediation/index.js';
 import { exporterView, startServer, type ExporterView } from './server/index.js';
+import { OverviewHistory } from './server/overview.js';
 import { VERSION } from './version.js';
 
 export interface ExporterHandle {
@@ -61,6 +62,9 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     // Their counters start at 0 with the process: that is their OpenMetrics created time.
     registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart() }))],
   };
+  // The landing page's last hour: a fixed-size ring sampled from the same registries.
+  const history = new OverviewHistory(() => view.registries());
+  view.history = history;
 
   let server;
   try {
@@ -78,6 +82,8 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     await closeClients();
     throw error;
   }
+  // Sampled before the first poll: the base of the first windows is what the process started with.
+  history.start();
   runner.start();
   probe?.start();
   logger.info(
@@ -92,6 +98,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     close: () => {
       closing ??= (async () => {
         const started = Date.now();
+        history.stop();
         await Promise.all([runner.stop(), probe?.close(), runningServer.close()]);
         await closeClients();
         logger.info({ durationMs: Date.now() - started }, 'upstash-exporter stopped');
