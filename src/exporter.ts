@@ -6,8 +6,10 @@ import type { RequestReport } from './api/http.js';
 import { createApiClients } from './api/index.js';
 import { buildCollectors } from './collectors/index.js';
 import { CollectorRunner } from './collectors/runner.js';
+import { cannotListenText, isListenError } from './common/listen.js';
+import { hostForUrl } from './common/url.js';
 import { PollSchedule } from './collectors/schedule.js';
-import { configSecrets, type ExporterConfig } from './config/index.js';
+import { ConfigError, configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { createdAtProcessStart } from './metrics/openmetrics.js';
 import { buildRevision, SelfMetrics } from './metrics/self.js';
@@ -42,7 +44,14 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   };
 
   const schedule = new PollSchedule(config.collectors);
-  const collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule });
+  let collectors;
+  try {
+    collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule });
+  } catch (error) {
+    // A state file that cannot be restored (StateFileError): nothing else was started.
+    await closeClients();
+    throw error;
+  }
   const runner = new CollectorRunner({
     collectors,
     settings: config.collectors,
@@ -80,6 +89,8 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     // Nothing polled yet; release what was built (collectors close, clients' pools).
     await runner.stop(0);
     await closeClients();
+    // An address in use (or not ours) is the user's to change: one line, exit 2, for run and demo.
+    if (isListenError(error)) throw new ConfigError('listen_address', cannotListenText('--listen-address', `${hostForUrl(config.listen.host)}:${config.listen.port}`, error));
     throw error;
   }
   // Sampled before the first poll: the base of the first windows is what the process started with.

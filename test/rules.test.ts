@@ -144,6 +144,7 @@ describe('alerts', () => {
         'UpstashCollectorDataStale',
         'UpstashLogLagHigh',
         'UpstashLogGapsDetected',
+        'UpstashExporterCheckpointFailing',
         'UpstashLogEventRateNearCeiling',
         'UpstashDeliveryFailureRatioHigh',
         'UpstashMessagesFailed',

@@ -13,7 +13,7 @@ import { createScrubber, type Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
-import { PollSchedule } from './schedule.js';
+import { CRON_STEP_RULE, PollSchedule } from './schedule.js';
 
 /** Time the polls in flight get to finish on stop() before they are aborted. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
@@ -126,7 +126,7 @@ export class CollectorRunner {
       if (!plan.exact) {
         logger.warn(
           { requestedMs: wanted, effectiveMs: plan.intervalMs, schedule: plan.expression },
-          `poll interval ${wanted} ms cannot be scheduled exactly (it must divide a minute, an hour or a day); using ${plan.intervalMs} ms`,
+          `poll interval ${wanted} ms cannot be scheduled exactly (${CRON_STEP_RULE}); using ${plan.intervalMs} ms`,
         );
       }
       this.#slots.set(collector.name, {
