@@ -145,6 +145,7 @@ describe('alerts', () => {
         'UpstashLogLagHigh',
         'UpstashLogGapsDetected',
         'UpstashLogEventRateNearCeiling',
+        'UpstashExporterClockSkew',
         'UpstashDeliveryFailureRatioHigh',
         'UpstashMessagesFailed',
         'UpstashScheduleMissedRun',
