@@ -5,7 +5,7 @@
 // exporter starts ten minutes ahead. Counts are compared with the emulator's ground truth.
 import { type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { differences, EVENTS, exportedEventSeries, mixedTraffic, publish, settle, startWorld, sumOf, truthEventSeries, type World } from './logs-helpers.js';
@@ -68,6 +68,15 @@ async function startChild(world: World, stateFile: string, offsetFile: string): 
     FAKETIME_NO_CACHE: '1',
     FAKETIME_DONT_FAKE_MONOTONIC: '1',
   });
+}
+
+/**
+ * Sets the offset libfaketime reads: written beside and renamed over, so no clock read sees a
+ * half-written file (an empty one reads as no offset: two jumps instead of one).
+ */
+async function setOffset(offsetFile: string, offset: string): Promise<void> {
+  await writeFile(`${offsetFile}.new`, `${offset}\n`);
+  await rename(`${offsetFile}.new`, offsetFile);
 }
 
 async function scrape(child: ExporterChild): Promise<ReturnType<typeof parseExposition>> {
@@ -149,12 +158,12 @@ describe.skipIf(faketime.skip)(`the exporter's clock jumps while it runs${faketi
     world = await startWorld();
     const stateFile = join(world.stateDir, 'state.json');
     const offsetFile = join(world.stateDir, 'faketime');
-    await writeFile(offsetFile, '+0\n');
+    await setOffset(offsetFile, '+0');
     const child = await startChild(world, stateFile, offsetFile);
     await firstCheckpoint(stateFile);
     const offsetBefore = offsetOf(await scrape(child));
 
-    await trafficAround(world, 4, () => writeFile(offsetFile, '+1h\n'));
+    await trafficAround(world, 4, () => setOffset(offsetFile, '+1h'));
     const families = await expectExactCounts(child);
     // No entry was late: the exporter's clock was. (A walk that ran an hour ahead of the service
     // would find every new entry behind its watermark and count it as late.)
@@ -171,11 +180,11 @@ describe.skipIf(faketime.skip)(`the exporter's clock jumps while it runs${faketi
     world = await startWorld();
     const stateFile = join(world.stateDir, 'state.json');
     const offsetFile = join(world.stateDir, 'faketime');
-    await writeFile(offsetFile, '+0\n');
+    await setOffset(offsetFile, '+0');
     const child = await startChild(world, stateFile, offsetFile);
     await firstCheckpoint(stateFile);
 
-    await trafficAround(world, 4, () => writeFile(offsetFile, '-1h\n'));
+    await trafficAround(world, 4, () => setOffset(offsetFile, '-1h'));
     const families = await expectExactCounts(child);
     expect(Math.abs((offsetOf(families) ?? Number.NaN) + 3600)).toBeLessThan(1.5);
     expect(valueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
@@ -188,7 +197,7 @@ describe.skipIf(faketime.skip)(`a clock that disagrees with the upstream's${fake
     world = await startWorld();
     const stateFile = join(world.stateDir, 'state.json');
     const offsetFile = join(world.stateDir, 'faketime');
-    await writeFile(offsetFile, '+0\n');
+    await setOffset(offsetFile, '+0');
     let child = await startChild(world, stateFile, offsetFile);
     await firstCheckpoint(stateFile);
     await wave(world, 60);
@@ -224,7 +233,7 @@ describe.skipIf(faketime.skip)(`a clock that disagrees with the upstream's${fake
     world = await startWorld();
     const stateFile = join(world.stateDir, 'state.json');
     const offsetFile = join(world.stateDir, 'faketime');
-    await writeFile(offsetFile, '+10m\n');
+    await setOffset(offsetFile, '+10m');
     const child = await startChild(world, stateFile, offsetFile);
     const startedAt = Date.now();
     let offset: number | undefined;

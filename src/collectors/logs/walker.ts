@@ -73,7 +73,12 @@ export class LogWalker {
   #splitMs = Number.POSITIVE_INFINITY;
   /** The rate limit bounds the walk (kept to log its changes). */
   #rateLimitBound = false;
-  /** The position came from a checkpoint or a cycle has run (else it is the fresh one of the constructor). */
+  /** The position came from a checkpoint. */
+  readonly #restored: boolean;
+  /**
+   * The position came from a checkpoint, or a cycle ran knowing the upstream's clock; before,
+   * it is the constructor's fresh one, taken on this machine's clock, and moving it is no reset.
+   */
   #positionKnown: boolean;
 
   constructor(options: { source: LogsSource; counter: WalkCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
@@ -85,7 +90,8 @@ export class LogWalker {
     this.#now = options.now;
     this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger, maxGrownMs: options.settings.maxGrownOverlapMs });
     this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
-    this.#positionKnown = options.position !== undefined;
+    this.#restored = options.position !== undefined;
+    this.#positionKnown = this.#restored;
     this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
   }
 
@@ -209,13 +215,14 @@ export class LogWalker {
   }
 
   /**
-   * Before a cycle plans: learns the upstream's clock (one small request, once, when no answer
-   * has told it yet) and moves a watermark found ahead of it back (watermark-guard.ts). Returns
-   * the upstream's now.
+   * Before a cycle plans: moves a watermark found ahead of the upstream's now back
+   * (watermark-guard.ts). A restored position is checked before anything is read: when no
+   * answer has told the upstream's time yet, one small page is asked for first. A fresh one is
+   * walked from this machine's clock until the first page tells it. Returns the upstream's now.
    */
   async #guardWatermark(signal: AbortSignal): Promise<number> {
     const clock = this.#source.upstreamClock;
-    if (clock !== undefined && !clock.known) {
+    if (clock !== undefined && !clock.known && this.#restored) {
       // The cycle's own requests report a failure; this one only has to answer.
       await this.#source.logsPage({ count: 1 }, { signal }).catch(() => undefined);
     }
@@ -235,7 +242,7 @@ export class LogWalker {
         this.#hooks.onWatermarkReset?.(reset);
       }
     }
-    this.#positionKnown = true;
+    if (clock === undefined || clock.known) this.#positionKnown = true;
     return upstreamNow;
   }
 
