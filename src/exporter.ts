@@ -38,6 +38,8 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     else apiLogger.debug(fields, 'upstream request failed');
   };
   const { delivery, management } = createApiClients(config, { onRequest, logger: apiLogger, signal: clientsShutdown.signal });
+  if (delivery !== null) selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock);
+  if (management !== null) selfMetrics.watchUpstreamClock('management', management.upstreamClock);
   const closeClients = async (): Promise<void> => {
     clientsShutdown.abort(new Error('exporter is stopping'));
     await Promise.allSettled([delivery?.close(), management?.close()]);

@@ -146,6 +146,7 @@ describe('alerts', () => {
         'UpstashLogGapsDetected',
         'UpstashExporterCheckpointFailing',
         'UpstashLogEventRateNearCeiling',
+        'UpstashExporterClockSkew',
         'UpstashDeliveryFailureRatioHigh',
         'UpstashMessagesFailed',
         'UpstashScheduleMissedRun',

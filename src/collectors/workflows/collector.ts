@@ -27,6 +27,8 @@ export interface WorkflowRunsClient {
   workflowLogsPage(query: WorkflowLogsQuery, call?: { signal?: AbortSignal }): Promise<WorkflowLogsPage>;
   readonly rateLimitWaitedMs?: number;
   pendingWorkflowLogsWaitMs?(): number;
+  /** The service's clock (the walk's frontier is its now minus the ingestion delay). */
+  readonly upstreamClock?: { readonly known: boolean; now(): number };
 }
 
 export interface WorkflowsCollectorOptions {
@@ -56,6 +58,7 @@ function runsSource(client: WorkflowRunsClient): LogsSource {
       return client.rateLimitWaitedMs ?? 0;
     },
     pendingLogsWaitMs: () => client.pendingWorkflowLogsWaitMs?.() ?? 0,
+    ...(client.upstreamClock === undefined ? {} : { upstreamClock: client.upstreamClock }),
   };
 }
 
