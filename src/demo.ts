@@ -12,6 +12,7 @@ import { ConfigError, configSecrets, loadConfig, LOG_FORMATS, LOG_LEVELS } from 
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
+import { emulatorAccessLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
 import { cannotListenText, isListenError } from './common/listen.js';
 import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, parseListenAddress } from './emulator/listen-address.js';
@@ -60,6 +61,8 @@ export interface DemoHandle {
   /** Base URL of the exporter, with a trailing slash. */
   exporterUrl: string;
   emulatorUrl: string;
+  /** The emulator's credentials: the public development ones. */
+  emulatorCredentials: EmulatorHandle['credentials'];
   destinations: Destinations['urls'];
   /** Effective state file, or null. */
   stateFile: string | null;
@@ -293,6 +296,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     return {
       exporterUrl: exporter.url,
       emulatorUrl: emulator.url,
+      emulatorCredentials: emulator.credentials,
       destinations: destinations.urls,
       stateFile,
       temporaryState,
@@ -307,6 +311,9 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
   }
 }
 
+/** Where the paste line's second exporter listens (the demo's own has the default 9824). */
+const SECOND_EXPORTER_ADDRESS = '127.0.0.1:9825';
+
 export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
   const base = demo.exporterUrl.replace(/\/$/, '');
   const { healthy, flaky, slow, failing } = demo.destinations;
@@ -316,7 +323,11 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     'upstash-exporter demo: emulator, generated traffic and exporter in one process (Ctrl-C to stop)',
     `  exporter metrics:  ${base}/metrics`,
     `  exporter landing:  ${base}/`,
-    `  emulator:          ${demo.emulatorUrl} (QStash and management APIs, public development credentials)`,
+    `  emulator:          ${demo.emulatorUrl} (QStash and management APIs)`,
+    ...emulatorAccessLines(
+      { url: demo.emulatorUrl, credentials: demo.emulatorCredentials, public: { token: true, email: true, apiKey: true } },
+      SECOND_EXPORTER_ADDRESS,
+    ).map((line) => `  ${line}`),
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
     `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,

@@ -262,6 +262,8 @@ describe('other commands', () => {
       expect(result.stdout).toContain(flag);
     }
     expect((await cli(['check-config', '--help'])).stdout).toBe(result.stdout);
+    // The demo's port flags, often needed (9824 and 8787 are often taken), are named at the top level.
+    expect(result.stdout).toContain('upstash-exporter demo [--listen-address host:port] [--emulator-address host:port]');
   });
 
   it('emulator is dispatched to the emulator module, whose usage errors keep the exit-2 contract', async () => {

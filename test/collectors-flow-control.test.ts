@@ -154,8 +154,8 @@ describe('flow_control collector against the emulator', () => {
       expect(f.has('upstash_qstash_flow_control_keys_listed')).toBe(false);
       expect(valueOf(f, 'upstash_qstash_flow_control_keys_unread')).toBe(1);
       expect(requests.filter((r) => r === '/v2/flowControl 404')).toHaveLength(1);
-      // The unknown configured key is reported once over two polls.
-      expect(log.lines().filter((l) => l.level === 'warn')).toMatchObject([{ flowControlKey: 'never-used' }]);
+      // The missing list and the unknown configured key are each reported once over two polls.
+      expect(log.lines().filter((l) => l.level === 'warn')).toMatchObject([{ endpoint: 'GET /v2/flowControl' }, { flowControlKey: 'never-used' }]);
     } finally {
       await client.close();
     }

@@ -353,6 +353,16 @@ describe('YAML file', () => {
     );
   });
 
+  it('names the flat keys for a section guessed from the flag groups (qstash:, upstash:), never quoting a value', () => {
+    const guessed = file('qstash:\n  url: https://qstash.upstash.io\n  token: CANARY_SECTION_TOKEN\n');
+    const error = configError(() => loadConfig(['--config', guessed], {}));
+    expect(error).toMatchObject({ key: 'qstash', message: `${guessed}: unknown section qstash; these settings are top-level keys: write qstash_url, qstash_token (not qstash: with keys below it)` });
+    const management = file('upstash:\n  email: a@b.c\n  api_key: k\n');
+    expect(configError(() => loadConfig(['--config', management], TOKEN)).message).toContain('write upstash_email, upstash_api_key');
+    const bare = file('qstash: yes\n');
+    expect(configError(() => loadConfig(['--config', bare], TOKEN)).message).toMatch(/unknown key qstash; the keys of that group are top-level: qstash_url, qstash_token,/);
+  });
+
   it('reports syntax errors by position without quoting the file', () => {
     const broken = file('qstash_token: CANARY_IN_YAML\nlog_level: [info\n');
     const error = configError(() => loadConfig(['--config', broken], {}));

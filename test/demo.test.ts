@@ -1,13 +1,15 @@
 // `upstash-exporter demo` as users run it: a child process on free ports. Within 30 s of its start
 // every family of docs/metrics.md that the demo can produce has samples on /metrics; SIGINT stops
 // it with status 0 promptly and removes its temporary state file. Bad flags exit 2 with one line.
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExposition } from './exporter-e2e-helpers.js';
+import { DEV_CREDENTIALS } from '../src/emulator/options.js';
+import { spawnExporter } from './support/exporter-child.js';
 import { CLI, documentedFamilyNames, ROOT, sleep, startDemoProcess, type DemoProcess } from './demo-helpers.js';
 
 /** What the demo must achieve, from its start (the issue's promise). */
@@ -67,6 +69,34 @@ describe('npm run demo: every documented family within 30 s', () => {
       await sleep(1_000);
     }
     expect(missing, `families without samples ${ALL_FAMILIES_WITHIN_MS / 1000} s after the demo started`).toEqual([]);
+  });
+
+  it('prints the emulator\'s credentials and an exporter command line that works when pasted', async () => {
+    const out = demo.stdout();
+    expect(out).toContain(`URL=${demo.emulatorUrl}`);
+    expect(out).toContain(`QSTASH_TOKEN=${DEV_CREDENTIALS.token}`);
+    expect(out).toContain(`UPSTASH_EMAIL=${DEV_CREDENTIALS.email}`);
+    expect(out).toContain(`UPSTASH_API_KEY=${DEV_CREDENTIALS.apiKey}`);
+    const pasted = /^\s+node dist\/cli\.js (run .*)$/m.exec(out)?.[1];
+    expect(pasted).toBeDefined();
+    expect(pasted).toContain('--listen-address 127.0.0.1:9825');
+    // As pasted, but on a free port (9825 may be taken on the test machine).
+    const args = pasted!.split(' ').map((word) => (word === '127.0.0.1:9825' ? '127.0.0.1:0' : word));
+    const children: ChildProcessWithoutNullStreams[] = [];
+    try {
+      const second = await spawnExporter([CLI, ...args, '--log-format', 'json'], '', children);
+      let families = new Map<string, { samples: { value: number }[] }>();
+      for (let i = 0; i < 50; i++) {
+        families = parseExposition(await (await fetch(`${second.url}/metrics`)).text());
+        if (families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length) break;
+        await sleep(200);
+      }
+      // Management (account) and QStash (schedules) both read with the printed credentials.
+      expect(families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length).toBeGreaterThan(0);
+      expect(families.get('upstash_qstash_schedules')?.samples.length).toBeGreaterThan(0);
+    } finally {
+      for (const child of children) child.kill('SIGKILL');
+    }
   });
 
   it('SIGINT stops everything with status 0 promptly and removes the temporary state file', async () => {

@@ -126,6 +126,7 @@ describe('running', () => {
     expect(url).toBeDefined();
     expect(banner).toContain(`QSTASH_TOKEN=${DEV_CREDENTIALS.token}`);
     expect(banner).toContain(`UPSTASH_API_KEY=${DEV_CREDENTIALS.apiKey}`);
+    expect(banner).toContain(`node dist/cli.js run --qstash-url ${url} --qstash-token ${DEV_CREDENTIALS.token} --management-url ${url} --upstash-email ${DEV_CREDENTIALS.email} --upstash-api-key ${DEV_CREDENTIALS.apiKey}`);
     const knobs = (await (await fetch(`${url}/__emulator/knobs`)).json()) as { timeScale: number };
     expect(knobs.timeScale).toBe(10);
     expect((await fetch(`${url}/v2/logs`, { headers: { authorization: `Bearer ${DEV_CREDENTIALS.token}` } })).status).toBe(200);
@@ -148,6 +149,9 @@ describe('running', () => {
     const banner = output.join('');
     expect(banner).not.toContain('very-secret');
     expect(banner).not.toContain('also-secret');
+    // The paste line names the variables holding them instead.
+    expect(banner).toContain('--qstash-token "$QSTASH_TOKEN"');
+    expect(banner).toContain('--upstash-api-key "$UPSTASH_API_KEY"');
     const port = /127\.0\.0\.1:(\d+)/.exec(banner)![1]!;
     await expect(runEmulatorCli(['--listen-address', `127.0.0.1:${port}`], {})).rejects.toMatchObject({ code: 'ERR_CONFIG', flag: '--listen-address' });
     const added = process.listeners('SIGINT').filter((listener) => !before.includes(listener));

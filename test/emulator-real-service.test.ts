@@ -234,7 +234,7 @@ describe('the daily limit (knob dailyLimitNext)', () => {
 
 describe('numeric cursors (knob numericCursor)', () => {
   it('writes the cursor as a bare JSON number beyond 2^53, and continues from its exact text', async () => {
-    emulator.setKnobs({ numericCursor: true, maxPageSize: 2 });
+    emulator.setKnobs({ numericCursor: 'number', maxPageSize: 2 });
     await publishMany(1);
     await settled(3);
     const first = await get('/v2/logs?count=2');

@@ -1,6 +1,8 @@
 // Workflow runs in the emulator: a run is a chain of step deliveries to a real workflow server
-// over HTTP; GET /v2/workflows/logs serves the runs newest first with their steps, paged by
-// cursor; the ground truth counts runs and steps as the exporter must.
+// over HTTP; GET /v2/workflows/logs and GET /v2/workflows/events?groupBy=workflowRunId serve the
+// runs newest first with their steps, paged by cursor (the latter read by the official workflow
+// SDK's client.logs()); the ground truth counts runs and steps as the exporter must.
+import { Client as WorkflowClient } from '@upstash/workflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { startDestination, waitFor, type Destination } from './emulator-helpers.js';
@@ -101,5 +103,44 @@ describe('workflow runs', () => {
     expect((await logs({ cursor: 'nonsense' })).status).toBe(400);
     const unauthorized = await fetch(`${emulator.url}/v2/workflows/logs`);
     expect(unauthorized.status).toBe(401);
+  });
+});
+
+describe('the official workflow SDK (@upstash/workflow client.logs()) reads the emulator', () => {
+  it('at /v2/workflows/events?groupBy=workflowRunId: the same runs, states and steps, paged by its cursor', async () => {
+    const { token } = emulator.credentials;
+    const started = [];
+    for (const path of ['/wf/steps-2', '/wf/fail-at-2', '/wf/steps-3']) started.push(await trigger(emulator.url, token, `${server.url}${path}`, { 'Upstash-Retries': '0' }));
+    await waitFor(() => emulator.workflowGroundTruth().inProgress === 0, 10_000, 'runs to end');
+    // Only the SDK's path: the OpenAPI's answers 404, so what the SDK reads cannot come from it.
+    emulator.setKnobs({ workflowRunsPaths: 'events' });
+    const sdk = new WorkflowClient({ baseUrl: emulator.url, token });
+
+    const all = await sdk.logs();
+    expect(all.runs.map((run) => run.workflowRunId)).toEqual(started.map((run) => run.workflowRunId).reverse());
+    expect(all.runs.map((run) => run.workflowState)).toEqual(['RUN_SUCCESS', 'RUN_FAILED', 'RUN_SUCCESS']);
+    const fromHttp = await fetch(`${emulator.url}/v2/workflows/events?groupBy=workflowRunId`, { headers: { authorization: `Bearer ${token}` } });
+    expect(all).toEqual(await fromHttp.json());
+    const newest = all.runs[0]!;
+    expect(newest.steps.map((group) => (group.steps[0] as { stepType?: string }).stepType)).toEqual(['Run', 'Call', 'Sleep']);
+
+    // Pages of 2 by the SDK's cursor: the 3 runs once each, in order.
+    const first = await sdk.logs({ count: 2 });
+    expect(first.runs).toHaveLength(2);
+    expect(first.cursor).toBeTruthy();
+    const second = await sdk.logs({ count: 2, cursor: first.cursor });
+    expect([...first.runs, ...second.runs].map((run) => run.workflowRunId)).toEqual(all.runs.map((run) => run.workflowRunId));
+    expect(second.cursor ?? '').toBe('');
+
+    // Its filters: one run by id, runs by state.
+    expect((await sdk.logs({ filter: { workflowRunId: started[1]!.workflowRunId } })).runs.map((run) => run.workflowState)).toEqual(['RUN_FAILED']);
+    expect((await sdk.logs({ filter: { state: 'RUN_SUCCESS' } })).runs).toHaveLength(2);
+
+    // The OpenAPI's path is the other side of the knob; the events path serves only the runs mode.
+    expect((await fetch(`${emulator.url}/v2/workflows/logs`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+    expect((await fetch(`${emulator.url}/v2/workflows/events`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(400);
+    emulator.setKnobs({ workflowRunsPaths: 'logs' });
+    await expect(sdk.logs()).rejects.toThrow();
+    emulator.setKnobs({ workflowRunsPaths: 'both' });
   });
 });

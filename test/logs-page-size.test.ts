@@ -128,13 +128,13 @@ describe('log page size', () => {
 });
 
 describe('bad answers leave the watermark where it was', () => {
-  it('a grouped answer, then a 404 on both paths, fail the poll with their codes; the flat list then counts everything', async () => {
+  it('a drifted answer, then a 404 on both paths, fail the poll with their codes; the flat list then counts everything', async () => {
     const server = await startLogServer({ cap: 1000 });
-    let mode: 'flat' | 'grouped' | 'missing' = 'flat';
+    let mode: 'flat' | 'drifted' | 'missing' = 'flat';
     const flat = server.server;
-    // A front that answers grouped or 404 before handing over to the log server.
+    // A front that answers a drifted page or 404 before handing over to the log server.
     const front = await startServiceDouble((req, res) => {
-      if (mode === 'grouped') return sendJson(res, 200, { messages: [{ messageId: 'm', events: [] }], cursor: 'x' });
+      if (mode === 'drifted') return sendJson(res, 200, { events: 'not a list', cursor: 'x' });
       if (mode === 'missing') return sendJson(res, 404, { error: 'not found' });
       void fetch(`${flat.url}${req.url}`).then(async (answer) => {
         res.writeHead(answer.status, { 'content-type': 'application/json' });
@@ -148,8 +148,8 @@ describe('bad answers leave the watermark where it was', () => {
     const { collector } = collectorFor({ ...server, server: front }, 1000, {}, stateFile);
     await collector.poll(pollContext(captureLogger().logger));
     await addEntries(server, 30);
-    mode = 'grouped';
-    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_LOGS_GROUPED' });
+    mode = 'drifted';
+    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_SCHEMA_DRIFT' });
     mode = 'missing';
     await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_NOT_FOUND' });
     mode = 'flat';
@@ -158,7 +158,7 @@ describe('bad answers leave the watermark where it was', () => {
     const families = parseExposition(await collector.registry.metrics());
     const errors: Record<string, number> = Object.fromEntries((families.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [sample.labels.code, sample.value]));
     // Every code is pre-set to 0; only the two that happened have counted.
-    expect(Object.fromEntries(Object.entries(errors).filter(([, value]) => value > 0))).toEqual({ ERR_API_LOGS_GROUPED: 1, ERR_API_NOT_FOUND: 1 });
+    expect(Object.fromEntries(Object.entries(errors).filter(([, value]) => value > 0))).toEqual({ ERR_API_SCHEMA_DRIFT: 1, ERR_API_NOT_FOUND: 1 });
     // Kept in the checkpoint: a restarted collector serves the same counts before any poll.
     await collector.close();
     const restarted = collectorFor({ ...server, server: front }, 1000, {}, stateFile).collector;

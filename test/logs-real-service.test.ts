@@ -145,17 +145,40 @@ describe('answers the collector cannot count', () => {
     return under;
   }
 
-  it('a grouped answer is ERR_API_LOGS_GROUPED, and nothing is lost', async () => {
-    await failsThenRecovers({ logsShape: 'grouped' }, 'ERR_API_LOGS_GROUPED', { logsShape: 'flat' });
-  });
-
-  it('a numeric cursor beyond 2^53 is schema drift, and nothing is lost', async () => {
-    await failsThenRecovers({ numericCursor: true, maxPageSize: 2 }, 'ERR_API_SCHEMA_DRIFT', { numericCursor: false, maxPageSize: 1000 });
-  });
-
   it('the daily-limit 429 is ERR_API_DAILY_LIMIT, asked once (not retried), and nothing is lost', async () => {
     const under = await failsThenRecovers({ dailyLimitNext: 1 }, 'ERR_API_DAILY_LIMIT', {});
     expect(under.requests.filter((request) => request.code === 'daily_limit')).toHaveLength(1);
+  });
+});
+
+describe('shapes of the page other than a flat list with text cursors', () => {
+  async function countsExactly(knobs: Partial<Knobs>): Promise<CollectorUnderTest> {
+    // Small pages: every cursor is followed many times, across groups and chains.
+    const under = await begin({ ...knobs, maxPageSize: 7 });
+    await addUrlGroup(world!.emu, 'fan', [0, 1, 2].map((i) => ({ url: `${world!.ok.url}/fan/${i}` })));
+    for (let i = 0; i < 6; i++) await publish(world!.emu, 'fan');
+    await publishMessages(10);
+    await expectExact(under);
+    const families = await familiesOfCollector(under.collector);
+    expect(sumOf(families, 'upstash_exporter_log_walk_errors_total')).toBe(0);
+    return under;
+  }
+
+  it('a service that always answers grouped (messages[].events[], without groupBy asked) is read flat: every entry counted once', async () => {
+    const under = await countsExactly({ logsShape: 'grouped' });
+    expect(under.requests.length).toBeGreaterThan(5);
+  });
+
+  it('cursors beyond 2^53 as bare JSON numbers are followed with their exact digits', async () => {
+    await countsExactly({ numericCursor: 'number' });
+  });
+
+  it('cursors beyond 2^53 as JSON strings of digits are followed as they are', async () => {
+    await countsExactly({ numericCursor: 'digits' });
+  });
+
+  it('both at once: grouped pages with bare numeric cursors', async () => {
+    await countsExactly({ logsShape: 'grouped', numericCursor: 'number' });
   });
 });
 

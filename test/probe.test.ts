@@ -299,6 +299,10 @@ describe('canary probe against the emulator', () => {
     expect(await post(probeBody, sign(probeBody))).toEqual({ status: 200, json: { result: 'unknown' } });
     expect((await post('{"hello":"world"}', sign('{"hello":"world"}'))).status).toBe(400);
     expect((await fetch(receiver, { method: 'POST', body: 'x'.repeat(64 * 1024), headers: { 'upstash-signature': sign('x') } })).status).toBe(413);
+    // Another method is 405 naming POST, not 404.
+    const got = await fetch(receiver);
+    expect(got.status).toBe(405);
+    expect(got.headers.get('allow')).toBe('POST');
 
     const families = await stack.families();
     expect(value(families, 'upstash_probe_receipts_total', { result: 'invalid_signature' })).toBe(4);
@@ -366,8 +370,9 @@ describe('the probe inside the exporter', () => {
     // The deliveries went through the receiver without basic auth, and were accepted.
     expect(ingress.requests.length).toBeGreaterThanOrEqual(2);
     expect(ingress.requests.every((r) => r.status === 200 && r.headers.authorization === undefined)).toBe(true);
-    // Other paths keep basic auth; a GET on the receiver path is not the receiver.
-    expect((await fetch(new URL(RECEIVER_PATH, exporter.url))).status).toBe(401);
+    // Other paths keep basic auth; a GET on the receiver path (public, like the receiver) is 405.
+    expect((await fetch(new URL('/', exporter.url))).status).toBe(401);
+    expect((await fetch(new URL(RECEIVER_PATH, exporter.url))).status).toBe(405);
 
     const families = parseExposition(await (await fetch(new URL('/metrics', exporter.url), { headers: auth })).text());
     const served = [...families.keys()].filter((name) => name.startsWith('upstash_probe_')).sort();

@@ -181,6 +181,10 @@ describe('remediation webhook', () => {
     const families = await stack.scrape();
     expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'unauthorized' })).toBe(6);
     expect(actions(families, 'paused')).toBe(0);
+    // Another method is 405 naming POST, not 404.
+    const got = await fetch(new URL(WEBHOOK, stack.exporter.url));
+    expect(got.status).toBe(405);
+    expect(got.headers.get('allow')).toBe('POST');
     // The scheme is case-insensitive; the right token then works.
     expect((await stack.notify(body, `bearer ${BEARER}`)).status).toBe(200);
     expect(await stack.isPaused(id)).toBe(true);

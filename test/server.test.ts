@@ -227,6 +227,21 @@ describe('health and readiness', () => {
   });
 });
 
+describe('methods and exact paths', () => {
+  it('answers another method on its own paths with 405 and Allow; paths match exactly (case, trailing slash)', async () => {
+    const { server } = await startStack([], {});
+    for (const path of ['/', '/metrics', '/-/healthy', '/healthz', '/-/ready', '/readyz']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const answer = await get(server.url, path, { method });
+        expect(answer.status, `${method} ${path}`).toBe(405);
+        expect(answer.headers.allow).toBe('GET, HEAD');
+      }
+    }
+    for (const path of ['/METRICS', '/metrics/', '/Metrics', '/-/ready/']) expect((await get(server.url, path)).status, path).toBe(404);
+    expect((await get(server.url, '/nope', { method: 'POST' })).status).toBe(404);
+  });
+});
+
 describe('landing page', () => {
   it('shows version, each collector state, last success and an escaped last error, with links', async () => {
     const failing = new ScriptedCollector('schedules', () => {

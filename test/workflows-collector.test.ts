@@ -25,6 +25,8 @@ let stateDir: string;
 const clients: DeliveryClient[] = [];
 /** Status code (or error) of every request the clients made. */
 const codes: string[] = [];
+/** `endpoint code` of every request the clients made. */
+const requests: string[] = [];
 
 beforeAll(async () => {
   emu = await createEmulator({ knobs: { timeScale: 100 } });
@@ -47,7 +49,10 @@ function client(): DeliveryClient {
     baseUrl: emu.url,
     token: emu.credentials.token,
     retry: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 100, maxRateLimitWaitMs: 1000 },
-    onRequest: (report) => codes.push(report.code),
+    onRequest: (report) => {
+      codes.push(report.code);
+      requests.push(`${report.endpoint} ${report.code}`);
+    },
     timeouts: { connectTimeoutMs: 2000, headersTimeoutMs: 5000, bodyTimeoutMs: 5000 },
   });
   clients.push(made);
@@ -249,5 +254,28 @@ describe('docs/metrics.md, workflow runs and steps', () => {
     }).registry;
     expect(documented.size).toBe(9);
     expect(declaredFamilies(registry)).toEqual(Object.fromEntries(documented));
+  });
+});
+
+describe('the two paths of the workflow runs (emulator knob workflowRunsPaths)', () => {
+  it.each([
+    ['events', ['/v2/workflows/events 200'], 'only the SDK path (as the official workflow SDK and the MCP server read it)'],
+    ['logs', ['/v2/workflows/events 404', '/v2/workflows/logs 200'], "only the OpenAPI's path: one 404, then that path kept"],
+  ] as const)('counts exactly where the service has %s: %j (%s)', async (paths, firstTwo, _what) => {
+    emu.setKnobs({ workflowRunsPaths: paths });
+    requests.length = 0;
+    try {
+      const { collector: under } = collector(null);
+      await sleep(200);
+      await mixedRuns(6);
+      const counts = await pollUntilExact(under);
+      expect(counts.runs).toMatchObject({ RUN_STARTED: 6 });
+      const asked = requests.filter((request) => request.startsWith('/v2/workflows/'));
+      expect(asked.slice(0, firstTwo.length)).toEqual(firstTwo);
+      // After the choice, every request goes to the path that answered.
+      expect(new Set(asked.slice(firstTwo.length))).toEqual(new Set([firstTwo.at(-1)]));
+    } finally {
+      emu.setKnobs({ workflowRunsPaths: 'both' });
+    }
   });
 });

@@ -1,11 +1,8 @@
 // The read-only inventory endpoints of the QStash delivery API: queues, URL Groups, DLQ pages,
 // flow-control keys and global parallelism. DeliveryClient (delivery.ts) exposes them as methods;
-// this module holds the requests and the one piece of state they need (whether the flow-control
-// list endpoint exists).
-import { ApiNotFoundError, ApiUpstreamError } from './errors.js';
+// this module holds the requests.
 import type { ApiErrorDetails } from './errors.js';
 import type { HttpClient, HttpMethod } from './http.js';
-import type { CommonClientOptions } from './http.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';
 import {
@@ -38,13 +35,7 @@ interface Call {
 }
 
 export class DeliveryInventory {
-  /** Whether GET /v2/flowControl answers: null until asked, false after a 404/405 (kept). */
-  #flowControlList: boolean | null = null;
-
-  constructor(
-    private readonly http: HttpClient,
-    private readonly logger: CommonClientOptions['logger'],
-  ) {}
+  constructor(private readonly http: HttpClient) {}
 
   listQueues(call: Call = {}): Promise<QueueInfo[]> {
     return this.#get(INVENTORY_ENDPOINTS.queues, INVENTORY_ENDPOINTS.queues, queueListSchema, call);
@@ -62,29 +53,13 @@ export class DeliveryInventory {
   }
 
   /**
-   * Every flow-control key the service lists, or null when it has no list endpoint: the SDK only
-   * knows `GET /v2/flowControl/{key}`, the docs also list `GET /v2/flowControl`. A 404 or 405 is
-   * remembered, so the list is not asked again.
+   * Every flow-control key the service lists. The SDK only knows `GET /v2/flowControl/{key}`,
+   * the docs also list `GET /v2/flowControl`: a service without it answers 404 or 405 (the
+   * collector remembers that: src/collectors/optional-endpoint.ts).
    */
-  async listFlowControls(call: Call = {}): Promise<FlowControlInfo[] | null> {
-    if (this.#flowControlList === false) return null;
+  listFlowControls(call: Call = {}): Promise<FlowControlInfo[]> {
     const endpoint = INVENTORY_ENDPOINTS.flowControlList;
-    try {
-      const list = await this.#get(endpoint, endpoint, flowControlListSchema, call);
-      this.#flowControlList = true;
-      return list;
-    } catch (error) {
-      const refused = error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status === 405);
-      if (!refused || this.#flowControlList === true) throw error;
-      this.#flowControlList = false;
-      this.logger?.warn({ endpoint }, 'the service has no flow-control list endpoint; reading only the configured flow-control keys from now on');
-      return null;
-    }
-  }
-
-  /** Whether the flow-control list endpoint answered (null: not asked yet). */
-  get flowControlListAvailable(): boolean | null {
-    return this.#flowControlList;
+    return this.#get(endpoint, endpoint, flowControlListSchema, call);
   }
 
   flowControl(key: string, call: Call = {}): Promise<FlowControlInfo> {

@@ -1,11 +1,11 @@
 // DeliveryClient: the message-delivery service (QStash) with Bearer auth. Logs (cursor pages,
-// read without their bodies: logs-path.ts, json-skim.ts), schedules (list, pause), enqueue and
-// workflow trigger.
+// read without their bodies: path-choice.ts, json-skim.ts), workflow runs (at either of their two
+// paths), schedules (list, pause), enqueue and workflow trigger.
 import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails } from './errors.js';
 import type { UpstreamClock } from './upstream-clock.js';
 import { HttpClient } from './http.js';
-import { LogsPathChoice } from './logs-path.js';
+import { isWorkflowEventsPath, otherLogsPath, otherWorkflowRunsPath, PathChoice } from './path-choice.js';
 import { DeliveryInventory, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
 import type { DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
 import { durationText, flowControlValue, joinList, logsSearchParams, rawTargetPath, setIfDefined, unixSeconds } from './delivery-wire.js';
@@ -44,6 +44,13 @@ export const LOG_BODY_KEYS: readonly string[] = ['body', 'responseBody'];
 export const WORKFLOW_BODY_KEYS: readonly string[] = ['out', 'callBody', 'callResponseBody', 'workflowRunResponse', 'body', 'responseBody', 'failResponse'];
 /** What every SDK calls; `/v2/logs` (the OpenAPI's) is the other one tried on a 404. */
 export const DEFAULT_LOGS_PATH = '/v2/events';
+/**
+ * What the official workflow SDK (`client.logs()`) and Upstash's MCP server call, with
+ * `groupBy=workflowRunId`; `/v2/workflows/logs` (the OpenAPI's) is the other one tried on a 404.
+ */
+export const DEFAULT_WORKFLOW_RUNS_PATH = '/v2/workflows/events';
+/** Top-level keys of a page whose bare number value is read as its exact digits. */
+const CURSOR_KEYS: readonly string[] = ['cursor'];
 
 export interface DeliveryClientOptions extends CommonClientOptions {
   token: string;
@@ -56,6 +63,11 @@ export interface DeliveryClientOptions extends CommonClientOptions {
   logsPath?: string;
   /** Cap of a log page's kept bytes (bodies dropped); passing it is ApiPageTooLargeError. */
   logsMaxPageBytes?: number;
+  /**
+   * `/v2/workflows/events` (the workflow SDK's; default) or `/v2/workflows/logs` (the OpenAPI's);
+   * the other is tried on a 404 as for the logs path.
+   */
+  workflowRunsPath?: string;
 }
 
 
@@ -113,13 +125,13 @@ const ENDPOINTS = {
   resume: '/v2/schedules/:id/resume',
   enqueue: '/v2/enqueue/:queue/:destination',
   trigger: '/v2/trigger/:url',
-  workflowLogs: '/v2/workflows/logs',
 } as const;
 
 export class DeliveryClient {
   private readonly http: HttpClient;
   private readonly prefix: string;
-  private readonly logsPaths: LogsPathChoice;
+  private readonly logsPaths: PathChoice;
+  private readonly workflowPaths: PathChoice;
   private readonly logsMaxPageBytes: number;
   private readonly logger: CommonClientOptions['logger'];
   private readonly inventory: DeliveryInventory;
@@ -133,10 +145,25 @@ export class DeliveryClient {
       credentials: { scheme: 'bearer', token: options.token },
     });
     this.prefix = options.headerPrefix ?? 'Upstash-';
-    this.logsPaths = new LogsPathChoice(options.logsPath ?? DEFAULT_LOGS_PATH, options.logger);
+    const logsPath = options.logsPath ?? DEFAULT_LOGS_PATH;
+    this.logsPaths = new PathChoice({
+      configured: logsPath,
+      other: otherLogsPath(logsPath),
+      serves: 'the logs',
+      remedy: 'set logs.path to the logs endpoint',
+      logger: options.logger,
+    });
+    const workflowPath = options.workflowRunsPath ?? DEFAULT_WORKFLOW_RUNS_PATH;
+    this.workflowPaths = new PathChoice({
+      configured: workflowPath,
+      other: otherWorkflowRunsPath(workflowPath),
+      serves: 'the workflow runs',
+      remedy: 'the service has no workflow logs',
+      logger: options.logger,
+    });
     this.logsMaxPageBytes = options.logsMaxPageBytes ?? DEFAULT_LOGS_MAX_PAGE_BYTES;
     this.logger = options.logger;
-    this.inventory = new DeliveryInventory(this.http, options.logger);
+    this.inventory = new DeliveryInventory(this.http);
   }
 
   /** The logs path in use (the configured one, or the other after a 404 on it). */
@@ -159,9 +186,14 @@ export class DeliveryClient {
     return this.http.pendingRateLimitWaitMs(this.logsPath);
   }
 
+  /** The workflow runs path in use (the default one, or the other after a 404 on it). */
+  get workflowRunsPath(): string {
+    return this.workflowPaths.current;
+  }
+
   /** How long the next workflow logs request would wait for its rate-limit window (0: none). */
   pendingWorkflowLogsWaitMs(): number {
-    return this.http.pendingRateLimitWaitMs(ENDPOINTS.workflowLogs);
+    return this.http.pendingRateLimitWaitMs(this.workflowRunsPath);
   }
 
   /** The logs endpoint's announced burst limit and this client's share of it (undefined: none announced yet). */
@@ -184,7 +216,7 @@ export class DeliveryClient {
         path,
         query: params,
         response: 'json',
-        skim: { skipKeys: LOG_BODY_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
+        skim: { skipKeys: LOG_BODY_KEYS, quoteNumberKeys: CURSOR_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
         ...signalOf(call),
       }),
     );
@@ -212,7 +244,10 @@ export class DeliveryClient {
     }
   }
 
-  /** One page of workflow runs, newest first (by creation time), without bodies (trimBody=-1). */
+  /**
+   * One page of workflow runs, newest first (by creation time), without bodies (trimBody=-1),
+   * from `/v2/workflows/events?groupBy=workflowRunId` or `/v2/workflows/logs` (path-choice.ts).
+   */
   async workflowLogsPage(query: WorkflowLogsQuery = {}, call: CallOptions = {}): Promise<WorkflowLogsPage> {
     const params = new URLSearchParams();
     if (query.runs !== undefined) params.set('workflowRuns', query.runs.map((run) => `${run.id}@${run.createdAt}`).join(','));
@@ -222,16 +257,20 @@ export class DeliveryClient {
     if (query.toDate !== undefined) params.set('toDate', String(query.toDate));
     if (query.state !== undefined) params.set('state', query.state);
     params.set('trimBody', '-1');
-    const data = await this.http.request({
-      method: 'GET',
-      endpoint: ENDPOINTS.workflowLogs,
-      path: ENDPOINTS.workflowLogs,
-      query: params,
-      response: 'json',
-      skim: { skipKeys: WORKFLOW_BODY_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
-      ...signalOf(call),
+    const data = await this.workflowPaths.request((path) => {
+      const asked = new URLSearchParams(params);
+      if (isWorkflowEventsPath(path)) asked.set('groupBy', 'workflowRunId');
+      return this.http.request({
+        method: 'GET',
+        endpoint: path,
+        path,
+        query: asked,
+        response: 'json',
+        skim: { skipKeys: WORKFLOW_BODY_KEYS, quoteNumberKeys: CURSOR_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
+        ...signalOf(call),
+      });
     });
-    return parseWith(workflowLogsPageSchema, data, this.context('GET', ENDPOINTS.workflowLogs));
+    return parseWith(workflowLogsPageSchema, data, this.context('GET', this.workflowRunsPath));
   }
 
   async listSchedules(call: CallOptions = {}): Promise<Schedule[]> {
@@ -374,8 +413,8 @@ export class DeliveryClient {
     return this.inventory.dlqPage(cursor, call);
   }
 
-  /** GET /v2/flowControl, or null when the service has no such list (remembered). */
-  listFlowControls(call: CallOptions = {}): Promise<FlowControlInfo[] | null> {
+  /** GET /v2/flowControl (a 404 or 405 where the service has no such list). */
+  listFlowControls(call: CallOptions = {}): Promise<FlowControlInfo[]> {
     return this.inventory.listFlowControls(call);
   }
 

@@ -11,7 +11,6 @@ export const API_ERROR_CODES = [
   'ERR_API_RATE_LIMIT',
   'ERR_API_DAILY_LIMIT',
   'ERR_API_PAGE_TOO_LARGE',
-  'ERR_API_LOGS_GROUPED',
   'ERR_API_UPSTREAM',
   'ERR_API_TIMEOUT',
   'ERR_API_NETWORK',
@@ -89,6 +88,12 @@ export class ApiNotFoundError extends ApiError {
   }
 }
 
+/**
+ * 404 on every path an endpoint has (both names of the logs or of the workflow runs) before any
+ * of them answered: the service does not have it (ERR_API_NOT_FOUND like any 404).
+ */
+export class ApiEndpointAbsentError extends ApiNotFoundError {}
+
 /** 429 after the retries, or a 429 whose announced wait exceeds the allowed maximum. */
 export class ApiRateLimitError extends ApiError {
   constructor(problem: string, details: ApiErrorDetails) {
@@ -114,16 +119,6 @@ export class ApiDailyLimitError extends ApiError {
 export class ApiPageTooLargeError extends ApiError {
   constructor(problem: string, details: ApiErrorDetails) {
     super('ERR_API_PAGE_TOO_LARGE', problem, details);
-  }
-}
-
-/**
- * The logs endpoint answered the grouped shape (`messages[].events[]`, a `groupBy` answer) the
- * exporter does not read: a configuration or service change, not a drift of one field.
- */
-export class ApiGroupedLogsError extends ApiError {
-  constructor(problem: string, details: ApiErrorDetails) {
-    super('ERR_API_LOGS_GROUPED', problem, details);
   }
 }
 

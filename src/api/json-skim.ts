@@ -4,7 +4,9 @@
 // what it needs (inside a string or not, object key or value, container nesting); every byte
 // outside a skipped value is kept and the kept text is then parsed by JSON.parse. A skipped
 // value becomes `null` (which the lenient log schema reads as absent). The tokenizer does not
-// validate: malformed input stays malformed and JSON.parse reports it.
+// validate: malformed input stays malformed and JSON.parse reports it. The bare number value of
+// some top-level keys (`cursor`: numbers beyond 2^53 lose digits in JSON.parse) is kept as a
+// JSON string of its exact digits.
 import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
 import { BodyDeadlineError, BodyLimitError } from './response-body.js';
@@ -18,6 +20,7 @@ const RBRACKET = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 const NULL_TEXT = Buffer.from('null');
+const QUOTE_TEXT = Buffer.from('"');
 /** Kept bytes per block: below glibc's initial mmap threshold of 128 KiB. */
 const BLOCK_BYTES = 64 * 1024;
 /** Keys longer than this are never among the skipped ones; their text is not collected. */
@@ -33,6 +36,8 @@ export interface SkimLimits {
   maxKeptBytes: number;
   /** Most bytes read in all (a sanity limit: a page that never ends). */
   maxTotalBytes: number;
+  /** Top-level keys whose bare number value is kept as a string of its digits (nothing rounded). */
+  quoteNumberKeys?: readonly string[];
 }
 
 export interface SkimStats {
@@ -45,6 +50,7 @@ export interface SkimStats {
 /** The tokenizer: feed chunks with write(), take the kept text with end(). */
 export class JsonSkimmer {
   readonly #skipKeys: ReadonlySet<string>;
+  readonly #quoteKeys: ReadonlySet<string>;
   readonly #limits: SkimLimits;
   /**
    * The kept bytes, in blocks of BLOCK_BYTES: full ones, then the one being filled (allocated at
@@ -66,6 +72,10 @@ export class JsonSkimmer {
   #skipping = false;
   /** The last key read names a skipped key and its value has not started yet. */
   #pendingSkip = false;
+  /** The last key read is a top-level quoted-number key and its value has not started yet. */
+  #pendingQuote = false;
+  /** Inside a number value being kept as a string: a closing quote is due where it ends. */
+  #quoting = false;
   #key = '';
   #keyTooLong = false;
   readonly stats: SkimStats = { keptBytes: 0, totalBytes: 0, skippedValues: 0 };
@@ -73,6 +83,7 @@ export class JsonSkimmer {
   constructor(limits: SkimLimits) {
     this.#limits = limits;
     this.#skipKeys = new Set(limits.skipKeys);
+    this.#quoteKeys = new Set(limits.quoteNumberKeys ?? []);
   }
 
   write(chunk: Buffer): void {
@@ -110,14 +121,22 @@ export class JsonSkimmer {
         } else if (this.#isKey) {
           this.#isKey = false;
           this.#pendingSkip = !this.#keyTooLong && this.#skipKeys.has(this.#key);
+          this.#pendingQuote = !this.#keyTooLong && this.#stack.length === 1 && this.#quoteKeys.has(this.#key);
         }
         i = quote + 1;
         continue;
       }
       const c = chunk[i]!;
+      if (this.#quoting && !isNumberByte(c)) {
+        this.#keep(chunk, segmentStart, i);
+        this.#keepBuffer(QUOTE_TEXT);
+        segmentStart = i;
+        this.#quoting = false;
+      }
       switch (c) {
         case QUOTE:
           this.#inString = true;
+          this.#pendingQuote = false;
           if (this.#stack[this.#stack.length - 1] === true && this.#expectKey) {
             this.#isKey = true;
             this.#key = '';
@@ -134,16 +153,19 @@ export class JsonSkimmer {
           this.#stack.push(true);
           this.#expectKey = true;
           this.#pendingSkip = false;
+          this.#pendingQuote = false;
           break;
         case LBRACKET:
           this.#stack.push(false);
           this.#pendingSkip = false;
+          this.#pendingQuote = false;
           break;
         case RBRACE:
         case RBRACKET:
           this.#stack.pop();
           this.#expectKey = false;
           this.#pendingSkip = false;
+          this.#pendingQuote = false;
           break;
         case COLON:
           this.#expectKey = false;
@@ -151,10 +173,20 @@ export class JsonSkimmer {
         case COMMA:
           this.#expectKey = this.#stack[this.#stack.length - 1] === true;
           this.#pendingSkip = false;
+          this.#pendingQuote = false;
           break;
         default:
           // Whitespace keeps a pending skip; a number or a literal is a value that is not a string.
-          if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) this.#pendingSkip = false;
+          if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+            this.#pendingSkip = false;
+            if (this.#pendingQuote && isNumberByte(c)) {
+              this.#keep(chunk, segmentStart, i);
+              this.#keepBuffer(QUOTE_TEXT);
+              segmentStart = i;
+              this.#quoting = true;
+            }
+            this.#pendingQuote = false;
+          }
       }
       i += 1;
     }
@@ -231,6 +263,11 @@ export async function readSkimmed(
     clearTimeout(deadline);
   }
   return { text: skimmer.end(), stats: skimmer.stats };
+}
+
+/** A byte of a JSON number: digits, sign, decimal point, exponent. */
+function isNumberByte(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
 }
 
 /** How many backslashes immediately precede position `at`, not looking before `from`. */

@@ -1,8 +1,8 @@
 // The flow-control collector: per flow-control key, the wait list, parallelism and rate in use
 // against their maximum, and the paused and pinned flags (GET /v2/flowControl/{key}, the SDK's
 // FlowControlInfo). Which keys: the configured ones (flow_control.keys), plus those the list
-// endpoint GET /v2/flowControl names, where the service has it (the SDK has no list call; the
-// client asks once and remembers a 404). At most flow_control.max_keys keys are read per poll,
+// endpoint GET /v2/flowControl names, where the service has it (the SDK has no list call; a 404
+// is remembered and asked again rarely: optional-endpoint.ts). At most flow_control.max_keys keys are read per poll,
 // one request each: configured keys first, then listed ones by wait list size.
 
 import type { Registry } from 'prom-client';
@@ -12,6 +12,7 @@ import type { Logger } from '../logging/index.js';
 import type { CollectorFactory, PollContext } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { OptionalEndpoint, type EndpointAvailabilityGauge } from './optional-endpoint.js';
 
 const SOURCE = 'GET /v2/flowControl/{key}';
 const LIST_SOURCE = 'GET /v2/flowControl';
@@ -70,12 +71,14 @@ export interface FlowControlCollectorOptions {
   /** Keys read even when the service does not list them. */
   keys?: readonly string[];
   maxKeys?: number;
+  availability?: EndpointAvailabilityGauge;
 }
 
 export class FlowControlCollector extends SnapshotCollector<'flow_control', FlowControlData> {
   readonly #client: FlowControlClient;
   readonly #keys: readonly string[];
   readonly #maxKeys: number;
+  readonly #list: OptionalEndpoint;
   /** Configured keys the service did not know, already logged. */
   readonly #unknownWarned = new Set<string>();
 
@@ -84,11 +87,12 @@ export class FlowControlCollector extends SnapshotCollector<'flow_control', Flow
     this.#client = options.client;
     this.#keys = options.keys ?? [];
     this.#maxKeys = options.maxKeys ?? DEFAULT_FLOW_CONTROL_MAX_KEYS;
+    this.#list = new OptionalEndpoint({ collector: 'flow_control', endpoint: LIST_SOURCE, gauge: options.availability });
   }
 
   protected async fetch(ctx: PollContext): Promise<FlowControlData> {
     const call = { signal: ctx.signal };
-    const list = await this.#client.listFlowControls(call);
+    const list = (await this.#list.read(ctx, () => this.#client.listFlowControls(call))) ?? null;
     const listedByKey = new Map((list ?? []).map((record) => [record.flowControlKey, record]));
     const waitOf = (record: FlowControlInfo | undefined): number => record?.waitListSize ?? record?.waitlistSize ?? 0;
     const listedKeys = [...listedByKey.keys()].filter((key) => !this.#keys.includes(key)).sort((a, b) => waitOf(listedByKey.get(b)) - waitOf(listedByKey.get(a)));
@@ -164,4 +168,5 @@ export const createFlowControlCollector: CollectorFactory = (config, deps) =>
         bounds: deps.selfMetrics.seriesCounters,
         keys: config.flowControl.keys,
         maxKeys: config.flowControl.maxKeys,
+        availability: deps.selfMetrics.endpointAvailable,
       });

@@ -3,13 +3,15 @@
 // max_queues (upstash_qstash_plan_max_queues of the account collector; both carry only the
 // target labels, so `sum(upstash_qstash_queues) / upstash_qstash_plan_max_queues` divides).
 // Global parallelism (GET /v2/globalParallelism) is read here too: it is the account-wide
-// counterpart of a queue's parallelism.
+// counterpart of a queue's parallelism. A service without it (404) still has its queues
+// exported; the global gauges are left out (optional-endpoint.ts).
 
 import type { Registry } from 'prom-client';
 import type { DeliveryClient, GlobalParallelism, QueueInfo } from '../api/delivery.js';
 import type { CollectorFactory, PollContext } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { OptionalEndpoint, type EndpointAvailabilityGauge } from './optional-endpoint.js';
 
 const SOURCE = 'GET /v2/queues';
 const GLOBAL_SOURCE = 'GET /v2/globalParallelism';
@@ -55,7 +57,8 @@ export const QUEUE_FAMILIES = {
 
 interface QueuesData {
   queues: QueueInfo[];
-  global: GlobalParallelism;
+  /** undefined: the service has no global parallelism endpoint. */
+  global: GlobalParallelism | undefined;
 }
 
 type QueuesClient = Pick<DeliveryClient, 'listQueues' | 'globalParallelism'>;
@@ -64,19 +67,22 @@ export interface QueuesCollectorOptions {
   bounds?: InventoryBounds;
   client: QueuesClient;
   intervalMs: number;
+  availability?: EndpointAvailabilityGauge;
 }
 
 export class QueuesCollector extends SnapshotCollector<'queues', QueuesData> {
   readonly #client: QueuesClient;
+  readonly #global: OptionalEndpoint;
 
   constructor(options: QueuesCollectorOptions) {
     super('queues', options.intervalMs, options.bounds);
     this.#client = options.client;
+    this.#global = new OptionalEndpoint({ collector: 'queues', endpoint: GLOBAL_SOURCE, gauge: options.availability });
   }
 
   protected async fetch(ctx: PollContext): Promise<QueuesData> {
     const call = { signal: ctx.signal };
-    const [queues, global] = await Promise.all([this.#client.listQueues(call), this.#client.globalParallelism(call)]);
+    const [queues, global] = await Promise.all([this.#client.listQueues(call), this.#global.read(ctx, () => this.#client.globalParallelism(call))]);
     return { queues, global };
   }
 
@@ -98,6 +104,7 @@ export class QueuesCollector extends SnapshotCollector<'queues', QueuesData> {
       if (queue.parallelism !== undefined) parallelism.set(id, queue.parallelism);
     }
 
+    if (data.global === undefined) return;
     // The SDK reads absent fields of this record as 0; so does the exporter.
     registerGauge(registry, f.globalParallelismMax, this.families).set(data.global.parallelismMax ?? 0);
     registerGauge(registry, f.globalParallelismInUse, this.families).set(data.global.parallelismCount ?? 0);
@@ -107,4 +114,9 @@ export class QueuesCollector extends SnapshotCollector<'queues', QueuesData> {
 export const createQueuesCollector: CollectorFactory = (config, deps) =>
   deps.delivery === null
     ? null
-    : new QueuesCollector({ client: deps.delivery, intervalMs: config.collectors.queues.intervalMs, bounds: deps.selfMetrics.seriesCounters });
+    : new QueuesCollector({
+        client: deps.delivery,
+        intervalMs: config.collectors.queues.intervalMs,
+        bounds: deps.selfMetrics.seriesCounters,
+        availability: deps.selfMetrics.endpointAvailable,
+      });

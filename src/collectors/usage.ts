@@ -8,7 +8,8 @@
 // node_exporter does it: the statistics move by the minute while the plan record hardly changes,
 // so each has its own interval, and a failing stats endpoint leaves the limits exported. Each poll
 // reads the user (ManagementClient.qstashUser: the same choice as the account collector) and its
-// statistics: two requests.
+// statistics: two requests. A service without the statistics (404 on both paths) makes the
+// collector unsupported, not failing: nothing exported, asked again rarely (optional-endpoint.ts).
 //
 // "Today" is the point of a daily series whose timestamp falls on the current UTC date (the daily
 // series cover the whole month, future days included with 0, so the newest point is not today's).
@@ -25,6 +26,7 @@ import type { Logger } from '../logging/index.js';
 import type { CollectorFactory, PollContext } from './collector.js';
 import { registerGauge } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { OptionalEndpoint, unsupportedSummary, type EndpointAvailabilityGauge } from './optional-endpoint.js';
 
 const DAY_MS = 86_400_000;
 
@@ -91,29 +93,43 @@ export interface UsageCollectorOptions {
   intervalMs: number;
   /** Path of the legacy account record: the stats live beside it. */
   accountPath: string;
+  availability?: EndpointAvailabilityGauge;
 }
 
-interface PollResult {
+interface UsageReading {
   stats: QStashStats;
   path: QStashStatsPath;
   /** Start of the current UTC day at the poll, epoch ms. */
   todayMs: number;
 }
 
+/** undefined: the service has no statistics. */
+type PollResult = UsageReading | undefined;
+
 export class UsageCollector extends SnapshotCollector<'usage', PollResult> {
   readonly #client: UsageCollectorOptions['client'];
   readonly #prefix: string;
+  readonly #stats: OptionalEndpoint;
   #lastPath: QStashStatsPath | undefined;
 
   constructor(options: UsageCollectorOptions) {
     super('usage', options.intervalMs, options.bounds);
     this.#client = options.client;
     this.#prefix = options.accountPath.endsWith('/user') ? options.accountPath.slice(0, -'/user'.length) : '/v2/qstash';
+    this.#stats = new OptionalEndpoint({ collector: 'usage', endpoint: `GET ${this.#prefix}/stats[/{id}]`, gauge: options.availability });
+  }
+
+  /** Unsupported when the service has no statistics. */
+  summary(): string | undefined {
+    return unsupportedSummary([this.#stats]);
   }
 
   protected async fetch(ctx: PollContext): Promise<PollResult> {
+    if (this.#stats.skipped(ctx.now())) return undefined;
     const user = await this.#client.qstashUser({ signal: ctx.signal });
-    const { stats, path } = await this.#client.qstashStats(user.account.id, { signal: ctx.signal });
+    const answer = await this.#stats.read(ctx, () => this.#client.qstashStats(user.account.id, { signal: ctx.signal }));
+    if (answer === undefined) return undefined;
+    const { stats, path } = answer;
     if (path !== this.#lastPath) {
       this.#lastPath = path;
       ctx.logger.info(
@@ -124,7 +140,9 @@ export class UsageCollector extends SnapshotCollector<'usage', PollResult> {
     return { stats, path, todayMs: Math.floor(ctx.now() / DAY_MS) * DAY_MS };
   }
 
-  protected fill(registry: Registry, { stats, path, todayMs }: PollResult, _logger: Logger): void {
+  protected fill(registry: Registry, reading: PollResult, _logger: Logger): void {
+    if (reading === undefined) return;
+    const { stats, path, todayMs } = reading;
     const endpoint = path === 'id' ? `GET ${this.#prefix}/stats/{id}?period=1h` : `GET ${this.#prefix}/stats?period=1h`;
     for (const spec of USAGE_VALUES) {
       const value = spec.value(stats, todayMs);
@@ -143,4 +161,5 @@ export const createUsageCollector: CollectorFactory = (config, deps) =>
         intervalMs: config.collectors.usage.intervalMs,
         bounds: deps.selfMetrics.seriesCounters,
         accountPath: config.management.accountPath,
+        availability: deps.selfMetrics.endpointAvailable,
       });

@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import YAML, { LineCounter } from 'yaml';
 import { ConfigError, quoteValue } from './errors.js';
 import { SETTINGS, YAML_SECTIONS, yamlKeys, type SettingSpec } from './settings.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean, flatKeysOfSection } from './suggest.js';
 
 export type SourceKind = 'flag' | 'env' | 'yaml' | 'default';
 
@@ -181,7 +181,12 @@ export function readYamlFile(path: string, origin: string): Layer {
         }
         visit(value, key);
       } else {
-        const hint = didYouMean(key, candidates, 'see docs/configuration.md for the keys');
+        const flat = prefix === '' && isPlainObject(value) ? flatKeysOfSection(key, Object.keys(value), known) : [];
+        if (flat.length > 0) {
+          throw new ConfigError(key, `${path}: unknown section ${key}; these settings are top-level keys: write ${flat.join(', ')} (not ${key}: with keys below it)`);
+        }
+        const prefixed = candidates.filter((candidate) => candidate.startsWith(`${key}_`));
+        const hint = didYouMean(key, candidates, prefixed.length > 0 ? `the keys of that group are top-level: ${prefixed.join(', ')}` : 'see docs/configuration.md for the keys');
         throw new ConfigError(key, `${path}: unknown key ${key}; ${hint}`);
       }
     }

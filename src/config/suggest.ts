@@ -49,3 +49,12 @@ export function didYouMean(input: string, candidates: readonly string[], fallbac
   const match = closestMatch(input, candidates);
   return match === undefined ? fallback : `did you mean ${match}?`;
 }
+
+/**
+ * For a map under an unknown top-level key (`qstash: {token: ...}`), the flat keys its entries
+ * stand for (`qstash_token`): the flat spelling of settings that have no section. Empty when
+ * none of its entries is such a key.
+ */
+export function flatKeysOfSection(section: string, entries: readonly string[], known: ReadonlySet<string>): string[] {
+  return entries.map((entry) => `${section}_${entry}`).filter((key) => known.has(key));
+}

@@ -5,6 +5,7 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import { bearerAuth } from './auth.js';
 import { faultInjector } from './faults.js';
 import { describeError, sendError } from './http-util.js';
+import type { AbsentEndpointGroup } from './knobs.js';
 import type { Management } from './management/index.js';
 import { ADMIN_PREFIX, adminRouter } from './routes/admin.js';
 import { logsHandler } from './routes/logs.js';
@@ -28,6 +29,17 @@ function managementPathPattern(serviceNames: string[]): RegExp {
   return new RegExp(`^/v2/(?:vector|search|(?:${names || 'qstash'})/(?:users?|stats))(?:/|$)`, 'i');
 }
 
+/** Requests of each optional endpoint group (knob absentEndpoints). */
+function absentEndpointPattern(serviceNames: string[]): Record<AbsentEndpointGroup, RegExp> {
+  const names = serviceNames.map(escapeRegExp).join('|') || 'qstash';
+  return {
+    workflows: /^\/v2\/workflows(?:\/|$)/,
+    globalParallelism: /^\/v2\/globalParallelism(?:\/|$)/,
+    flowControl: /^\/v2\/flowControl(?:\/|$)/,
+    qstashStats: new RegExp(`^/v2/(?:${names})/stats(?:/|$)`, 'i'),
+  };
+}
+
 function onlyWhen(test: (req: Parameters<RequestHandler>[0]) => boolean, handler: RequestHandler): RequestHandler {
   return (req, res, next) => {
     if (!test(req)) {
@@ -45,6 +57,17 @@ export function createApp(service: DeliveryService, management: Management, repo
 
   app.use(`${ADMIN_PREFIX}/management`, management.adminRouter);
   app.use(ADMIN_PREFIX, adminRouter(service));
+
+  // Optional endpoint groups switched off (knob absentEndpoints) answer 404 as a service without them.
+  const absent = absentEndpointPattern(service.options.serviceNames);
+  app.use((req, res, next) => {
+    const groups = service.knobs.absentEndpoints;
+    if (groups.length === 0 || !groups.some((group) => absent[group].test(req.path))) {
+      next();
+      return;
+    }
+    sendError(res, 404, `no route for ${req.method} ${req.path.slice(0, 200)}`);
+  });
 
   const auth = bearerAuth(service.options.token);
   const logFaults = faultInjector(service, 'logs');

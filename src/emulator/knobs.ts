@@ -22,6 +22,16 @@ export const DEFAULT_FAULT_SCOPES: readonly FaultScope[] = ['logs', 'schedules',
 export const LOGS_PATHS = ['both', 'events', 'logs'] as const;
 /** `grouped`: `{cursor, messages:[{messageId, events:[...]}]}`, the `groupBy=messageId` answer. */
 export const LOGS_SHAPES = ['flat', 'grouped'] as const;
+/** Which workflow runs paths answer; the other answers 404 (the workflow SDK calls /v2/workflows/events?groupBy=workflowRunId, the OpenAPI documents /v2/workflows/logs). */
+export const WORKFLOW_RUNS_PATHS = ['both', 'events', 'logs'] as const;
+/**
+ * Optional endpoint groups a service may lack (each then answers 404): every `/v2/workflows/*`
+ * route, `/v2/globalParallelism`, every `/v2/flowControl*` route, the management `/v2/qstash/stats*`.
+ */
+export const ABSENT_ENDPOINT_GROUPS = ['workflows', 'globalParallelism', 'flowControl', 'qstashStats'] as const;
+export type AbsentEndpointGroup = (typeof ABSENT_ENDPOINT_GROUPS)[number];
+/** How log cursors are written: opaque text `<time>-<seq>`, or digits beyond 2^53 as a JSON string or a bare JSON number. */
+export const CURSOR_FORMS = ['text', 'digits', 'number'] as const;
 /** Verbs schedule pause/resume accept (the SDKs send PATCH, the OpenAPI documents POST); the other answers 405. */
 export const SCHEDULE_VERBS = ['both', 'patch', 'post'] as const;
 
@@ -78,8 +88,16 @@ export interface Knobs {
   scheduleVerbs: (typeof SCHEDULE_VERBS)[number];
   /** The next N faulted requests answer the daily-limit 429 (`RateLimit-*` headers). */
   dailyLimitNext: number;
-  /** Log cursors are JSON numbers beyond Number.MAX_SAFE_INTEGER (the SDK warns of these). */
-  numericCursor: boolean;
+  /**
+   * Log cursors: `text` (`<time>-<seq>`), or numbers beyond Number.MAX_SAFE_INTEGER (the SDK
+   * warns of these) written as a JSON string of digits (`digits`) or a bare JSON number (`number`).
+   * `numericCursor: true` in a patch is `number`, `false` is `text`.
+   */
+  numericCursor: (typeof CURSOR_FORMS)[number];
+  /** Which of /v2/workflows/events (with groupBy=workflowRunId) and /v2/workflows/logs exist. */
+  workflowRunsPaths: (typeof WORKFLOW_RUNS_PATHS)[number];
+  /** Optional endpoint groups answering 404 as on a service without them. */
+  absentEndpoints: AbsentEndpointGroup[];
   /** Whether `GET /v2/flowControl` (the docs' list; the SDK only has `/v2/flowControl/{key}`) answers; off: 404. */
   flowControlList: boolean;
   /** Management API vintage: `legacy` serves only GET /v2/qstash/user and /v2/qstash/stats (no users list, no ids), the older record. */
@@ -111,7 +129,9 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   largeBodyBytes: 1_048_576,
   scheduleVerbs: 'both',
   dailyLimitNext: 0,
-  numericCursor: false,
+  numericCursor: 'text',
+  workflowRunsPaths: 'both',
+  absentEndpoints: [],
   flowControlList: false,
   managementApi: 'current',
 });
@@ -145,7 +165,9 @@ const knobsPatchSchema = z
     largeBodyBytes: z.number().int().min(0).max(50 * 1_048_576),
     scheduleVerbs: z.enum(SCHEDULE_VERBS),
     dailyLimitNext: count,
-    numericCursor: z.boolean(),
+    numericCursor: z.union([z.enum(CURSOR_FORMS), z.boolean().transform((on) => (on ? 'number' : 'text'))]),
+    workflowRunsPaths: z.enum(WORKFLOW_RUNS_PATHS),
+    absentEndpoints: z.array(z.enum(ABSENT_ENDPOINT_GROUPS)),
     flowControlList: z.boolean(),
     managementApi: z.enum(MANAGEMENT_APIS),
   })
@@ -173,5 +195,6 @@ function fail(knob: string, problem: string): never {
 export function mergeKnobs(base: Knobs, patch: Partial<Knobs>): Knobs {
   const merged: Knobs = { ...base, ...patch };
   merged.faultScope = [...new Set(merged.faultScope)];
+  merged.absentEndpoints = [...new Set(merged.absentEndpoints)];
   return merged;
 }

@@ -10,6 +10,7 @@ import { DEFAULT_LISTEN_ADDRESS, isListenError, parseListenAddress } from './lis
 import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, PLAN_LOG_RETENTION_MS, type FaultScope, type Knobs } from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
 import { DEV_SIGNING_KEYS } from './signing.js';
+import { emulatorAccessLines } from './usage-text.js';
 
 const FLAGS = {
   'listen-address': { type: 'string', help: `host:port to listen on (default ${DEFAULT_LISTEN_ADDRESS})` },
@@ -218,19 +219,16 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   };
 }
 
+/** The exporter's default listen address, for the paste line. */
+const EXPORTER_LISTEN_ADDRESS = '127.0.0.1:9824';
+
 function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): string {
   const { defaults } = settings;
   const lines = [
     `upstash-exporter emulator listening on ${handle.url}`,
     `  delivery (QStash) and management interfaces: ${handle.url}`,
-    `  point the exporter at it: --qstash-url ${handle.url} --management-url ${handle.url}`,
+    ...emulatorAccessLines({ url: handle.url, credentials: handle.credentials, public: defaults }, EXPORTER_LISTEN_ADDRESS),
   ];
-  if (defaults.token || defaults.email || defaults.apiKey) {
-    lines.push('  public development credentials (set --qstash-token/QSTASH_TOKEN, --upstash-email/UPSTASH_EMAIL, --upstash-api-key/UPSTASH_API_KEY to change):');
-    if (defaults.token) lines.push(`    QSTASH_TOKEN=${handle.credentials.token}`);
-    if (defaults.email) lines.push(`    UPSTASH_EMAIL=${handle.credentials.email}`);
-    if (defaults.apiKey) lines.push(`    UPSTASH_API_KEY=${handle.credentials.apiKey}`);
-  }
   // The development keys are public, so they are printed whoever chose them; other keys never are.
   const keys = handle.signingKeys();
   const devKeys = keys.current === DEV_SIGNING_KEYS.current && keys.next === DEV_SIGNING_KEYS.next;

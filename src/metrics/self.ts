@@ -47,6 +47,8 @@ export class SelfMetrics {
   readonly collectorErrors: Counter<'collector'>;
   readonly collectorOverlaps: Counter<'collector'>;
   readonly collectorMissedRuns: Counter<'collector'>;
+  /** Optional endpoints by whether the service has them (src/collectors/optional-endpoint.ts). */
+  readonly endpointAvailable: Gauge<'collector' | 'endpoint'>;
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
   readonly apiRequestDuration: Histogram<'api' | 'endpoint'>;
   readonly rateLimitRemaining: Gauge<'api'>;
@@ -108,6 +110,12 @@ export class SelfMetrics {
       name: 'upstash_exporter_collector_missed_runs_total',
       help: 'Scheduled polls the scheduler missed (event loop blocked past the tolerance)',
       labelNames: ['collector'] as const,
+      registers,
+    });
+    this.endpointAvailable = new Gauge({
+      name: 'upstash_exporter_endpoint_available',
+      help: 'Whether the service has an optional endpoint the collector reads (1) or answered 404/405 (0: its metrics are left out, asked again every 10 minutes); absent until asked',
+      labelNames: ['collector', 'endpoint'] as const,
       registers,
     });
     this.apiRequests = new Counter({

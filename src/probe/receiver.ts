@@ -84,8 +84,13 @@ export function probeReceiverRouter(options: ReceiverOptions): Router {
   const router = Router();
   // Matched by exact comparison, not as an express route pattern: the path is user input.
   router.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'POST' || req.path !== options.path) {
+    if (req.path !== options.path) {
       next();
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      res.status(405).json({ error: `method ${req.method} not allowed: the probe receiver answers POST` });
       return;
     }
     readBody(req, res, (error?: unknown) => {

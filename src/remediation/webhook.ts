@@ -112,6 +112,10 @@ export function remediationRouter(options: WebhookOptions): Router {
     const failed = outcomes.some((outcome) => outcome.result === 'error');
     res.status(failed ? 503 : 200).json({ dryRun: options.dryRun, actions, ignored: ignored.length });
   });
+  router.all(REMEDIATION_WEBHOOK_PATH, (req: Request, res: Response) => {
+    res.setHeader('Allow', 'POST');
+    res.status(405).json({ error: `method ${req.method} not allowed: the remediation webhook answers POST` });
+  });
 
   router.use(REMEDIATION_WEBHOOK_PATH, (error: unknown, _req: Request, res: Response, next: NextFunction) => {
     const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;

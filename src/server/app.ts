@@ -48,6 +48,8 @@ export interface AppOptions {
 }
 
 const READY_RETRY_AFTER_MAX_S = 60;
+/** The server's own paths (GET and HEAD); another method on them is 405 with `Allow`. */
+const READ_ONLY_PATHS: ReadonlySet<string> = new Set(['/', '/metrics', '/-/healthy', '/healthz', '/-/ready', '/readyz']);
 
 export function createApp(options: AppOptions): Express {
   const { view, logger, webConfig } = options;
@@ -55,6 +57,9 @@ export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Exact paths only, as Prometheus and its exporters: `/METRICS` and `/metrics/` are 404.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
 
   for (const router of options.extraRouters ?? []) app.use(router);
 
@@ -98,7 +103,12 @@ export function createApp(options: AppOptions): Express {
     }, next);
   });
 
-  app.use((_req: Request, res: Response) => {
+  app.use((req: Request, res: Response) => {
+    if (READ_ONLY_PATHS.has(req.path)) {
+      res.setHeader('Allow', 'GET, HEAD');
+      res.status(405).type('text/plain').send(`Method ${req.method} not allowed: ${req.path} answers GET and HEAD.\n`);
+      return;
+    }
     res.status(404).type('text/plain').send('Not found. See / for the endpoints.\n');
   });
   // Express recognises an error handler by its four parameters.

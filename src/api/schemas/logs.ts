@@ -3,7 +3,7 @@
 // walks each freshly parsed entry once, in place: required fields and the type of every known
 // field are checked, unknown fields pass untouched, nothing is copied. The rules are the same
 // as the zod schemas': null reads as absent, a wrong type is ApiSchemaDriftError with its path.
-import { ApiGroupedLogsError, ApiSchemaDriftError, jsonTypeOf } from '../errors.js';
+import { ApiSchemaDriftError, jsonTypeOf } from '../errors.js';
 import type { SchemaContext } from './common.js';
 
 /** Message states of log entries (and the IN_PROGRESS filter); both cancel spellings exist. */
@@ -106,22 +106,25 @@ const NUMERIC_TIME = /^\d{1,16}$/;
 /**
  * Validate a parsed log list response and return its page. The entries array is the one from
  * `data` (entries are checked and normalised in place: `time` strings become numbers, nulls
- * become undefined). The list is read from `logs`, or from `events` (the SDKs' endpoint).
+ * become undefined). The list is read from `logs`, or from `events` (the SDKs' endpoint), or
+ * from the grouped shape `messages[].events[]` (what the service answers to `groupBy=messageId`;
+ * Upstash's MCP server reads it): flattened into entries, each taking its group's `messageId`
+ * when it has none, newest first again. A grouped page is one page of the walk like a flat one:
+ * each of its entries is on it once, and the cursor goes on after the whole page.
  */
 export function parseLogsPage(data: unknown, context: SchemaContext): LogsPage {
   if (!isPlainObject(data)) throw drift(context, '', 'object', data);
+  let key: string;
+  let entries: unknown;
   if (!Array.isArray(data.logs) && !Array.isArray(data.events) && Array.isArray(data.messages)) {
-    // `messages[].events[]`: what the service answers to `groupBy=messageId` (Upstash's MCP
-    // server reads it). Not one field drifting: the whole shape is another one.
-    throw new ApiGroupedLogsError(
-      'the logs endpoint answered grouped entries (messages[].events[], a groupBy answer) instead of a flat list under "logs" or "events"; check the logs path and any proxy in front of the service',
-      context,
-    );
+    key = 'messages[].events';
+    entries = flattenGroups(data.messages, context);
+  } else {
+    key = Array.isArray(data.logs) || data.events === undefined ? 'logs' : 'events';
+    entries = data[key];
   }
-  const key = Array.isArray(data.logs) || data.events === undefined ? 'logs' : 'events';
-  const entries = data[key];
   if (!Array.isArray(entries)) {
-    throw drift(context, key, 'array (under "logs" or "events")', entries);
+    throw drift(context, key, 'array (under "logs" or "events", or grouped under "messages")', entries);
   }
   for (let index = 0; index < entries.length; index++) {
     checkEntry(entries[index], key, index, context);
@@ -130,6 +133,32 @@ export function parseLogsPage(data: unknown, context: SchemaContext): LogsPage {
   const page: LogsPage = { logs: entries as LogEntry[] };
   if (cursor !== undefined) page.cursor = cursor;
   return page;
+}
+
+/**
+ * The entries of `messages[].events[]`, newest first. Groups come in the order each message
+ * first appears on the page, so the flat order is not the page's: sorted again by time (stable,
+ * so equal times keep the service's order). An entry's time is checked after this; one that is
+ * not a number sorts as it comes and then fails the check with its path.
+ */
+function flattenGroups(groups: unknown[], context: SchemaContext): unknown[] {
+  const entries: unknown[] = [];
+  for (let index = 0; index < groups.length; index++) {
+    const group = groups[index];
+    if (!isPlainObject(group)) throw drift(context, `messages[${index}]`, 'object', group);
+    const events = group.events ?? [];
+    if (!Array.isArray(events)) throw drift(context, `messages[${index}].events`, 'array', events);
+    for (const event of events) {
+      if (isPlainObject(event) && event.messageId === undefined && typeof group.messageId === 'string') event.messageId = group.messageId;
+      entries.push(event);
+    }
+  }
+  const timeOf = (entry: unknown): number => {
+    const time = isPlainObject(entry) ? entry.time : undefined;
+    return typeof time === 'number' ? time : typeof time === 'string' ? Number(time) : Number.NaN;
+  };
+  if (groups.length > 1) entries.sort((a, b) => (timeOf(b) - timeOf(a)) || 0);
+  return entries;
 }
 
 function readCursor(value: unknown, context: SchemaContext): string | undefined {

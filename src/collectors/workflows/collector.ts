@@ -1,10 +1,12 @@
-// The workflows collector: Upstash Workflow runs and steps from GET /v2/workflows/logs, counted
+// The workflows collector: Upstash Workflow runs and steps from GET /v2/workflows/events
+// (groupBy=workflowRunId, the workflow SDK's) or GET /v2/workflows/logs (the OpenAPI's), counted
 // exactly once with the walk of the delivery logs (src/collectors/logs/walker.ts: watermark,
 // slices, cursor chains, overlap, de-duplication window, retention gaps, restarts), fed with
 // runs ordered by creation time (runs.ts). Runs still in progress are followed: asked for again
 // by id (`workflowRuns=ID@TS,...`) each cycle until they end. Its position, the runs it follows
 // and its counters live in the `workflows` section of the checkpoint file, published (shown on
-// /metrics) only once written, like the logs collector's.
+// /metrics) only once written, like the logs collector's. A service without workflow runs (404 on
+// both paths) makes the collector unsupported, not failing (optional-endpoint.ts).
 import type { Registry } from 'prom-client';
 import type { LogsPage, LogsQuery, WorkflowLogsPage, WorkflowLogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
@@ -15,6 +17,8 @@ import { computedCounter, computedGauge } from '../logs/families.js';
 import { LogWalker, type LogsSource, type WalkPosition, type WalkSettings } from '../logs/walker.js';
 import { RunCounter, runEntry, runKey } from './runs.js';
 import { timeText } from '../../common/time-text.js';
+import { ApiEndpointAbsentError } from '../../api/errors.js';
+import { OptionalEndpoint, unsupportedSummary, type EndpointAvailabilityGauge } from '../optional-endpoint.js';
 
 /** Runs asked for in one follow-up request (the OpenAPI's cap of run-mode pages). */
 export const FOLLOW_BATCH = 10;
@@ -40,6 +44,7 @@ export interface WorkflowsCollectorOptions {
   logger: Logger;
   now?: () => number;
   nextPollAt?: (now: number) => number;
+  availability?: EndpointAvailabilityGauge;
 }
 
 /** The walk's source: pages of runs, each run an entry at its creation time. */
@@ -88,6 +93,8 @@ export class WorkflowsCollector implements Collector {
   readonly #now: () => number;
   readonly #nextPollAt: ((now: number) => number) | undefined;
   readonly #misses = new Map<string, number>();
+  /** Both paths of the runs; a 404 on one that answered before is a refused cursor, not absence. */
+  readonly #runs: OptionalEndpoint;
   #pages = 0;
   #followPages = 0;
   #gaps = 0;
@@ -104,6 +111,12 @@ export class WorkflowsCollector implements Collector {
     this.#now = options.now ?? Date.now;
     this.#nextPollAt = options.nextPollAt;
     this.#counter = new RunCounter(this.registry);
+    this.#runs = new OptionalEndpoint({
+      collector: 'workflows',
+      endpoint: 'GET /v2/workflows/events|logs',
+      gauge: options.availability,
+      isAbsence: (error) => error instanceof ApiEndpointAbsentError,
+    });
     this.#section = options.stateFile === null ? null : new CheckpointSection({ path: options.stateFile, upstream: options.upstream, name: 'workflows', schema: workflowsStateSchema, now: this.#now });
     const position = this.#restore();
     this.#walker = new LogWalker({
@@ -140,11 +153,18 @@ export class WorkflowsCollector implements Collector {
   async poll(ctx: PollContext): Promise<void> {
     const deadline = this.#nextPollAt?.(this.#now()) ?? null;
     try {
-      await this.#walker.cycle(ctx.signal, deadline);
-      await this.#follow(ctx.signal);
+      await this.#runs.read(ctx, async () => {
+        await this.#walker.cycle(ctx.signal, deadline);
+        await this.#follow(ctx.signal);
+      });
     } finally {
       await this.#checkpoint();
     }
+  }
+
+  /** Unsupported when the service has no workflow runs. */
+  summary(): string | undefined {
+    return unsupportedSummary([this.#runs]);
   }
 
   async close(): Promise<void> {

@@ -17,6 +17,7 @@ export function createWorkflowsCollector(config: ExporterConfig, deps: Collector
     stateFile: config.stateFile,
     upstream: upstreamIdentity(config.qstash.url, config.qstash.token),
     logger: deps.logger.child({ collector: 'workflows' }),
+    availability: deps.selfMetrics.endpointAvailable,
     ...(deps.now ? { now: deps.now } : schedule ? { nextPollAt: (now: number) => schedule.nextPollAt('workflows', now) } : {}),
   });
 }

@@ -21,7 +21,7 @@ export function encodeCursor(time: number, seq: number): string {
   return `${time}-${seq}`;
 }
 
-/** Numeric cursors (knob `numericCursor`) are this plus the sequence number: beyond 2^53 on purpose. */
+/** Numeric cursors (knob `numericCursor`: digits, number) are this plus the sequence number: beyond 2^53 on purpose. */
 const NUMERIC_CURSOR_BASE = 10n ** 17n;
 
 function decodeCursor(text: string): number {
@@ -172,14 +172,15 @@ export function logsHandler(service: DeliveryService, key: 'logs' | 'events'): R
       cursor = query.cursor;
     } else if (page.nextBeforeSeq !== undefined) {
       const last = page.entries[page.entries.length - 1]!;
-      cursor = knobs.numericCursor ? String(NUMERIC_CURSOR_BASE + BigInt(last.seq)) : encodeCursor(last.time, last.seq);
+      cursor = knobs.numericCursor === 'text' ? encodeCursor(last.time, last.seq) : String(NUMERIC_CURSOR_BASE + BigInt(last.seq));
     }
     const entries = page.entries.map((entry) => withBodies(entry, toLogEntryJson(entry, knobs.omitState), knobs, query.trimBody));
     const grouped = knobs.logsShape === 'grouped' || query.grouped;
     const listKey = grouped ? 'messages' : key;
     const items: unknown[] = grouped ? groupByMessage(entries) : entries;
     const large = knobs.largeBodyRatio > 0 && knobs.largeBodyBytes > 0;
-    if (!large && !(cursor !== undefined && knobs.numericCursor)) {
+    const bareNumber = cursor !== undefined && knobs.numericCursor === 'number';
+    if (!large && !bareNumber) {
       const body: Record<string, unknown> = {};
       if (cursor !== undefined) body.cursor = cursor;
       body[listKey] = items;
@@ -189,7 +190,7 @@ export function logsHandler(service: DeliveryService, key: 'logs' | 'events'): R
     }
     // A page of large bodies can be far over what one string may hold: written entry by entry.
     // A numeric cursor is written as a bare JSON number, which JSON.stringify cannot make.
-    const head = cursor === undefined ? '{' : `{"cursor":${knobs.numericCursor ? cursor : JSON.stringify(cursor)},`;
+    const head = cursor === undefined ? '{' : `{"cursor":${bareNumber ? cursor : JSON.stringify(cursor)},`;
     await writeJsonStreamed(res, `${head}${JSON.stringify(listKey)}:[`, items, ']}');
   };
 }
