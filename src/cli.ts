@@ -10,7 +10,7 @@ import { createLogger } from './logging/index.js';
 import { closestMatch } from './config/suggest.js';
 import { VERSION } from './version.js';
 
-const COMMANDS = ['run', 'check-config', 'emulator', 'demo', 'pause-schedule'] as const;
+const COMMANDS = ['run', 'check-config', 'emulator', 'demo', 'pause-schedule', 'slo'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** Exit status of invalid configuration or usage, the contract of every command. */
@@ -33,6 +33,7 @@ export function helpText(): string {
     '                                          emulator + generated traffic + exporter in one process',
     '                                          (the ports to change when taken; demo --help shows their defaults and the rest)',
     '  upstash-exporter pause-schedule <id> [flags]   pause one QStash schedule (needs QSTASH_TOKEN); exit 0 paused, 1 not found or failed',
+    '  upstash-exporter slo --spec FILE [--out FILE] [--period 30d]   Prometheus rules of an SLO spec (Sloth prometheus/v1, docs/slos.md)',
     '  upstash-exporter --help | --version',
     '',
     'Flags, with their environment variable and default. Precedence: flags > environment > the YAML',
@@ -127,6 +128,11 @@ async function pauseSchedule(argv: readonly string[], env: NodeJS.ProcessEnv): P
   return result.status;
 }
 
+async function generateSloRules(argv: readonly string[]): Promise<Outcome> {
+  const { sloCommand } = await import('./slo/command.js');
+  return sloCommand(argv, process.stdout);
+}
+
 async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   const m = await import('./demo.js');
   await m.runDemo(argv, env);
@@ -176,6 +182,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         return await runDemo(rest, env);
       case 'pause-schedule':
         return await pauseSchedule(rest, env);
+      case 'slo':
+        return await generateSloRules(rest);
     }
   } catch (error) {
     // The one-line message, no stack trace, status 2.

@@ -136,7 +136,7 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
   it('an unknown command suggests the closest one', async () => {
     expectConfigFailure(
       await cli(['check-confg']),
-      'unknown command "check-confg": did you mean check-config? commands are run, check-config, emulator, demo, pause-schedule; see upstash-exporter --help',
+      'unknown command "check-confg": did you mean check-config? commands are run, check-config, emulator, demo, pause-schedule, slo; see upstash-exporter --help',
     );
   });
 });

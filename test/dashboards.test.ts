@@ -15,8 +15,8 @@ import {
   allPanels,
   allValues,
   interpolateGrafanaVariables,
-  loadRuleGroups,
   panelTargets,
+  shippedRuleGroups,
 } from '../dashboards/src/expressions.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -88,7 +88,7 @@ function defaultProcessSeries(): Set<string> {
   return names;
 }
 
-const recordedNames = new Set(loadRuleGroups().flatMap((group) => group.rules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]))));
+const recordedNames = new Set(shippedRuleGroups().flatMap((group) => group.rules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]))));
 
 describe('the metric catalogue parsed from docs/metrics.md', () => {
   it('holds every family of the tables, with histogram series', () => {
@@ -130,7 +130,7 @@ describe('PromQL helpers', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('dashboards', () => {
-  it('are the seven with stable uids, one file each', () => {
+  it('are the nine with stable uids, one file each', () => {
     expect(dashboards.map((d) => d.dashboard.uid)).toEqual([
       'upstash-overview',
       'upstash-qstash-deliveries',
@@ -140,6 +140,7 @@ describe('dashboards', () => {
       'upstash-indexes',
       'upstash-exporter-health',
       'upstash-workflows',
+      'upstash-slos',
     ]);
     for (const { file, dashboard } of dashboards) expect(file).toBe(`${dashboard.uid}.json`);
   });
@@ -203,12 +204,14 @@ describe('dashboards', () => {
         }
       });
 
-      it('shows timestamps (x1000) as dateTimeFromNow and ratios as percentunit', () => {
+      it('shows timestamps (x1000) as dateTimeFromNow, ratios as percentunit and burn rates as multiples', () => {
         for (const panel of panels) {
           for (const { refId, expr } of panelTargets(panel)) {
             const unit = targetUnit(panel, refId);
             if (/_timestamp_seconds\b/.test(expr) && /\* 1000$/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('dateTimeFromNow');
-            if (/_ratio:|:ratio\b/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('percentunit');
+            // A burn rate is an error ratio in units of the error budget: 14.4x, not 1440%.
+            if (/burn_rate:ratio\b|group_left \(\) slo:error_budget:ratio/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('suffix:x');
+            else if (/_ratio:|:ratio\b/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('percentunit');
           }
         }
       });
@@ -249,7 +252,7 @@ describe('shipped PromQL (dashboards and rules)', () => {
 
   it('covers every dashboard target and every rule', () => {
     const targets = dashboards.reduce((n, d) => n + allPanels(d.dashboard).reduce((m, p) => m + panelTargets(p).length, 0), 0);
-    const rules = loadRuleGroups().reduce((n, g) => n + g.rules.length, 0);
+    const rules = shippedRuleGroups().reduce((n, g) => n + g.rules.length, 0);
     expect(expressions.filter((e) => e.origin === 'dashboard')).toHaveLength(targets);
     expect(expressions.filter((e) => e.origin === 'rule')).toHaveLength(rules);
     for (const e of expressions) expect(e.query, e.where).not.toMatch(/\$/);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadConfig, SETTINGS } from '../src/config/index.js';
 import { parseDemoArgs } from '../src/demo.js';
-import { PROMETHEUS_RULE_FILE, RULES_FILE, renderPrometheusRule } from '../deploy/kubernetes/generator/prometheus-rule.js';
+import { PROMETHEUS_RULE_FILE, RULES_FILES, renderPrometheusRule } from '../deploy/kubernetes/generator/prometheus-rule.js';
 import { CLI, ROOT, sleep } from './demo-helpers.js';
 import { freePort } from './support/prometheus.js';
 import { NODE_FLAGS } from '../src/node-flags.js';
@@ -234,16 +234,17 @@ describe('Kubernetes manifests', () => {
     expect(manifests.map((m) => String(m.kind)).sort()).toEqual(['Deployment', 'PersistentVolumeClaim', 'PrometheusRule', 'Service', 'ServiceMonitor']);
   });
 
-  it('the committed PrometheusRule is the one generated from the rules file (npm run deploy:generate)', () => {
-    const rulesText = readFileSync(RULES_FILE, 'utf8');
-    expect(readFileSync(PROMETHEUS_RULE_FILE, 'utf8')).toBe(renderPrometheusRule(rulesText));
+  it('the committed PrometheusRule is the one generated from the rules files, SLO rules included (npm run deploy:generate)', () => {
+    const rulesTexts = RULES_FILES.map((file) => readFileSync(file, 'utf8'));
+    expect(readFileSync(PROMETHEUS_RULE_FILE, 'utf8')).toBe(renderPrometheusRule(rulesTexts));
     const rule = byKind('PrometheusRule');
     expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
-    expect(rule.spec.groups).toEqual((YAML.parse(rulesText) as { groups: unknown }).groups);
+    expect(rule.spec.groups).toEqual(rulesTexts.flatMap((text) => (YAML.parse(text) as { groups: unknown[] }).groups));
+    expect((rule.spec.groups as { name: string }[]).map((group) => group.name)).toContain('upstash-slos.delivery-success.alerts');
   });
 
   it('the generator refuses a rules file without groups', () => {
-    expect(() => renderPrometheusRule('rules: []\n')).toThrow(/no groups/);
+    expect(() => renderPrometheusRule(['rules: []\n'])).toThrow(/no groups/);
   });
 
   const deployment = byKind('Deployment');
@@ -383,7 +384,7 @@ describe('compose files', () => {
     expect(job.job_name).toMatch(/^upstash/);
     expect(job.static_configs[0].targets).toEqual(['exporter:9824']);
     const ruleFiles = (config.rule_files as string[]).map((file) => hostPath(prometheus, file));
-    expect(ruleFiles).toEqual([RULES_FILE]);
+    expect(ruleFiles).toEqual([...RULES_FILES]);
 
     const scratch = mkdtempSync(join(tmpdir(), 'upstash-exporter-compose-'));
     try {

@@ -11,6 +11,10 @@ import { buildDashboards } from './index.js';
 
 /** The rules file, found from this module (same depth in dashboards/src and in its build output). */
 export const RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-exporter.rules.yml', import.meta.url));
+/** The SLO rules, generated from deploy/slo/upstash-slos.yaml (`upstash-exporter slo`). */
+export const SLO_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-slos.rules.yml', import.meta.url));
+/** Every rules file shipped in deploy/rules, in the order Prometheus is given them. */
+export const SHIPPED_RULE_FILES = [RULES_FILE, SLO_RULES_FILE] as const;
 
 const RuleSchema = z.object({
   record: z.string().optional(),
@@ -30,6 +34,11 @@ export type RuleGroup = z.infer<typeof RulesFileSchema>['groups'][number];
 /** The rule groups of a Prometheus rules file (default: the shipped one). */
 export function loadRuleGroups(file: string = RULES_FILE): RuleGroup[] {
   return RulesFileSchema.parse(parse(readFileSync(file, 'utf8'))).groups;
+}
+
+/** The groups of every shipped rules file. */
+export function shippedRuleGroups(): RuleGroup[] {
+  return SHIPPED_RULE_FILES.flatMap((file) => loadRuleGroups(file));
 }
 
 export interface ShippedExpression {
@@ -126,5 +135,5 @@ export function ruleExpressions(file: string = RULES_FILE): ShippedExpression[] 
 
 /** Dashboards first, then rules; `query` of each is ready for Prometheus. */
 export function allExpressions(options: IntervalOptions = {}): ShippedExpression[] {
-  return [...dashboardExpressions(options), ...ruleExpressions()];
+  return [...dashboardExpressions(options), ...SHIPPED_RULE_FILES.flatMap((file) => ruleExpressions(file))];
 }

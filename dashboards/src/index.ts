@@ -7,6 +7,7 @@ import { overviewDashboard } from './overview.js';
 import { queuesDashboard } from './queues.js';
 import { quotasDashboard } from './quotas.js';
 import { schedulesDashboard } from './schedules.js';
+import { slosDashboard } from './slos.js';
 import { workflowsDashboard } from './workflows.js';
 
 export interface DashboardFile {
@@ -24,6 +25,7 @@ const BUILDERS: (() => Dashboard)[] = [
   indexesDashboard,
   exporterHealthDashboard,
   workflowsDashboard,
+  slosDashboard,
 ];
 
 /** Every dashboard, built and finalised, in a fixed order. */

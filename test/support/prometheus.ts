@@ -16,6 +16,7 @@ const PACKAGES: Record<string, string> = {
   prometheus: 'prometheus',
   promtool: 'prometheus',
   'prometheus-alertmanager': 'prometheus-alertmanager',
+  jsonnet: 'jsonnet',
 };
 
 function installHint(binaries: readonly string[]): string {
