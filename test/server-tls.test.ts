@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
@@ -12,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CollectorRunner } from '../src/collectors/runner.js';
 import { ConfigError } from '../src/config/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
-import { exporterView, startServer, type ExporterServer } from '../src/server/index.js';
+import { exporterView, startServer, type ExporterServer, type ServerOptions } from '../src/server/index.js';
 import { BasicAuthChecker, loadWebConfig, parseBasicAuthorization } from '../src/server/web-config.js';
 import { captureLogger, type CapturedLogger } from './exporter-e2e-helpers.js';
 import { collectorSettings } from './support/collector-settings.js';
@@ -57,7 +58,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(webConfigYaml: string, name = 'web.yml'): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
+async function serve(webConfigYaml: string, name = 'web.yml', options: Pick<ServerOptions, 'timeouts'> = {}): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
   const path = join(dir, name);
   writeFileSync(path, webConfigYaml);
   const log = captureLogger('debug');
@@ -69,6 +70,7 @@ async function serve(webConfigYaml: string, name = 'web.yml'): Promise<{ server:
     view: exporterView('1.0.0', selfMetrics, runner),
     logger: log.logger,
     webConfigCheckIntervalMs: 0,
+    ...options,
   });
   servers.push(server);
   return { server, path, log };
@@ -142,6 +144,27 @@ describe('HTTPS with basic auth', () => {
     // Every endpoint is behind the auth, as with the exporter-toolkit.
     expect((await httpsGet(server.url, '/-/healthy')).status).toBe(401);
     expect((await httpsGet(server.url, '/-/healthy', { auth: { user: 'prometheus', password } })).status).toBe(200);
+  });
+
+  it.skipIf(!opensslAvailable)('closes a connection that does not finish its TLS handshake within the handshake timeout', async () => {
+    const tls = ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key'].join('\n');
+    const { server } = await serve(tls, 'handshake.yml', { timeouts: { tlsHandshakeMs: 1_000 } });
+    // A TCP connection that never starts the handshake (node's default holds it for 120 s).
+    const socket = connect(server.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const opened = Date.now();
+    const closed = await new Promise<number>((resolve) => {
+      const giveUp = setTimeout(() => resolve(Number.POSITIVE_INFINITY), 5_000);
+      socket.on('close', () => {
+        clearTimeout(giveUp);
+        resolve(Date.now());
+      });
+      socket.resume();
+    });
+    socket.destroy();
+    expect(closed - opened).toBeLessThan(3_000);
+    // The server still answers a client that does shake hands.
+    expect((await httpsGet(server.url, '/-/healthy')).status).toBe(200);
   });
 
   it.skipIf(!opensslAvailable)('re-reads the users when the file changes', async () => {

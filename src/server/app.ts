@@ -16,6 +16,11 @@ export interface ExporterView {
   version: string;
   /** Registries rendered by /metrics, in order (self metrics first). */
   registries(): readonly NamedRegistry[];
+  /**
+   * Moves whenever a registry not marked `live` may show something new (a poll ended); /metrics
+   * keeps its rendered bytes until then. Absent: rendered on every scrape.
+   */
+  generation?(): number;
   status(): CollectorStatus[];
   ready(): boolean;
   waitingFor(): CollectorName[];
@@ -25,7 +30,12 @@ export interface ExporterView {
 export function exporterView(version: string, selfMetrics: SelfMetrics, runner: CollectorRunner): ExporterView {
   return {
     version,
-    registries: () => [{ name: 'self', registry: selfMetrics.registry, createdOf: selfMetrics.createdOf }, ...runner.registries()],
+    registries: () => [
+      { name: 'self', registry: selfMetrics.registry, createdOf: selfMetrics.createdOf },
+      ...runner.registries(),
+      { name: 'process', registry: selfMetrics.processRegistry, createdOf: selfMetrics.createdOf, live: true },
+    ],
+    generation: () => selfMetrics.generation,
     status: () => runner.status(),
     ready: () => runner.ready(),
     waitingFor: () => runner.waitingFor(),
@@ -64,7 +74,7 @@ export function createApp(options: AppOptions): Express {
     });
   }
 
-  app.get('/metrics', metricsHandler(() => view.registries(), logger, { openMetrics: options.openMetrics ?? true }));
+  app.get('/metrics', metricsHandler(view, logger, { openMetrics: options.openMetrics ?? true }));
 
   const healthy = (_req: Request, res: Response): void => {
     res.setHeader('Cache-Control', 'no-store');
