@@ -145,6 +145,7 @@ describe('alerts', () => {
         'UpstashLogLagHigh',
         'UpstashLogGapsDetected',
         'UpstashLogEventRateNearCeiling',
+        'UpstashRemediationWebhookUnauthorized',
         'UpstashDeliveryFailureRatioHigh',
         'UpstashMessagesFailed',
         'UpstashScheduleMissedRun',

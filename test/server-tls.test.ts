@@ -266,19 +266,55 @@ describe('web config validation', () => {
 });
 
 describe('basic auth checks', () => {
-  it('caches successes only, keyed by user, password and hash', async () => {
+  it('remembers successes and failures, keyed by user, password and hash', async () => {
     const checker = new BasicAuthChecker();
     const users = new Map([['alice', hash]]);
-    expect(await checker.check(users, 'alice', 'wrong')).toBe(false);
-    expect(checker.cached).toBe(0);
-    expect(await checker.check(users, 'alice', password)).toBe(true);
+    expect(await checker.check(users, 'alice', 'wrong')).toBe('refused');
     expect(checker.cached).toBe(1);
+    expect(await checker.check(users, 'alice', password)).toBe('ok');
+    expect(checker.cached).toBe(2);
     const started = performance.now();
-    expect(await checker.check(users, 'alice', password)).toBe(true);
+    expect(await checker.check(users, 'alice', password)).toBe('ok');
+    expect(await checker.check(users, 'alice', 'wrong')).toBe('refused');
     expect(performance.now() - started).toBeLessThan(5);
     // A changed hash (password rotated in the file) misses the cache.
-    expect(await checker.check(new Map([['alice', bcrypt.hashSync('other', 4)]]), 'alice', password)).toBe(false);
-    expect(await checker.check(users, 'mallory', password)).toBe(false);
+    expect(await checker.check(new Map([['alice', bcrypt.hashSync('other', 4)]]), 'alice', password)).toBe('refused');
+    expect(await checker.check(users, 'mallory', password)).toBe('refused');
+    await checker.close();
+  });
+
+  it('forgets a failure after its time, a success later', async () => {
+    let now = 0;
+    const checker = new BasicAuthChecker({ failureTtlMs: 1_000, successTtlMs: 60_000, now: () => now });
+    const users = new Map([['alice', hash]]);
+    await checker.check(users, 'alice', 'wrong');
+    await checker.check(users, 'alice', password);
+    expect(checker.cached).toBe(2);
+    now = 1_001;
+    // The expired failure is checked again (and remembered again); the success is still there.
+    expect(await checker.check(users, 'alice', 'wrong')).toBe('refused');
+    expect(await checker.check(users, 'alice', password)).toBe('ok');
+    await checker.close();
+  });
+
+  it('runs bcrypt off the event loop, one check at a time, and answers busy beyond the waiting bound', async () => {
+    // Cost 10, as in real files: about 50-100 ms of CPU per check.
+    const costly = bcrypt.hashSync(password, 10);
+    const users = new Map([['alice', costly]]);
+    const checker = new BasicAuthChecker({ maxPending: 3 });
+    const start = performance.eventLoopUtilization();
+    // Distinct wrong passwords: nothing to remember between them.
+    const verdicts = await Promise.all(Array.from({ length: 8 }, (_, i) => checker.check(users, 'alice', `wrong-${i}`)));
+    const busy = performance.eventLoopUtilization(start);
+    // One runs, three wait, four are told to come back.
+    expect(verdicts.filter((v) => v === 'refused')).toHaveLength(4);
+    expect(verdicts.filter((v) => v === 'busy')).toHaveLength(4);
+    // The main thread was mostly idle while the worker hashed (on the main thread this is near 1).
+    expect(busy.utilization).toBeLessThan(0.5);
+    // The same wrong password, asked twice at once, is one check.
+    const twice = await Promise.all([checker.check(users, 'alice', 'again'), checker.check(users, 'alice', 'again')]);
+    expect(twice).toEqual(['refused', 'refused']);
+    await checker.close();
   });
 
   it('parses Basic authorization headers', () => {

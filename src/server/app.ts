@@ -147,7 +147,14 @@ async function guard(
 
   if (config.users.size === 0) return true;
   const credentials = parseBasicAuthorization(req.headers.authorization);
-  if (credentials !== null && (await checker.check(config.users, credentials.user, credentials.password))) return true;
+  const verdict = credentials === null ? 'refused' : await checker.check(config.users, credentials.user, credentials.password);
+  if (verdict === 'ok') return true;
+  if (verdict === 'busy') {
+    // Too many password checks wait already (a flood of new passwords): no queue without end.
+    res.setHeader('Retry-After', '1');
+    res.status(503).type('text/plain').send('Too many password checks in progress; retry shortly.\n');
+    return false;
+  }
   if (credentials !== null) logger.debug({ path: req.path }, 'basic auth refused');
   res.setHeader('WWW-Authenticate', 'Basic realm="upstash-exporter", charset="UTF-8"');
   res.status(401).type('text/plain').send('Unauthorized.\n');
