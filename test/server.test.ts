@@ -2,8 +2,8 @@
 // readiness, landing page, and no secret anywhere. Collectors are small in-test implementations
 // of the real Collector interface, run by the real CollectorRunner.
 
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -411,6 +411,60 @@ describe('secrets', () => {
     const metrics = (await get(server.url, '/metrics')).body.toString('utf8');
     expect(landing).toContain('401 for token ***');
     for (const text of [landing, metrics, log.text()]) expect(text).not.toContain(canary);
+  });
+
+  it('startExporter: credentials an upstream echoes back encoded (base64, base64url, hex, upper case) appear nowhere', async () => {
+    const token = 'canary-qstash-token-7e3a9f0b';
+    const apiKey = 'canary-api-key-5c81d2aa';
+    const email = 'canary-owner@example.test';
+    const b64 = (text: string): string => Buffer.from(text).toString('base64');
+    const forms = [
+      b64(token),
+      Buffer.from(token).toString('base64url').replace(/=+$/, ''),
+      Buffer.from(token).toString('hex').toUpperCase(),
+      Buffer.from(apiKey).toString('hex'),
+      token.toUpperCase(),
+      apiKey.toUpperCase(),
+      b64(`x:${token}`),
+      b64(`xy:${apiKey}`),
+      b64(`${email}:${apiKey}`).toLowerCase() === b64(`${email}:${apiKey}`) ? '' : b64(`${email}:${apiKey}`),
+    ].filter((form) => form !== '');
+    // An upstream double that answers every request 400 with one of the forms, in turn.
+    let served = 0;
+    const echo = createHttpServer((_req, res) => {
+      const form = forms[served++ % forms.length]!;
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `you sent ${form}` }));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => echo.close(() => resolve())));
+    const upstream = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    const config = loadConfig(
+      [
+        '--listen-address', '127.0.0.1:0',
+        '--qstash-token', token,
+        '--qstash-url', upstream,
+        '--upstash-email', email,
+        '--upstash-api-key', apiKey,
+        '--management-url', upstream,
+        '--state-file', 'none',
+        '--http-max-retries', '0',
+        '--poll-interval', '1s',
+      ],
+      {},
+    );
+    const log = captureLogger('debug');
+    const exporter = await startExporter(config, log.logger);
+    cleanups.push(() => exporter.close());
+    await waitFor(() => served >= 2 * forms.length, 10_000);
+    const landing = (await get(exporter.url, '/')).body.toString('utf8');
+    const metrics = (await get(exporter.url, '/metrics')).body.toString('utf8');
+    await exporter.close();
+    expect(landing).toContain('you sent ***');
+    const texts = { landing, metrics, logs: log.text() };
+    for (const [where, text] of Object.entries(texts)) {
+      for (const form of forms) expect(text, `${where}: ${form}`).not.toContain(form);
+      for (const secret of [token, apiKey]) expect(text.toLowerCase(), where).not.toContain(secret.toLowerCase());
+    }
   });
 
   it('startExporter: configured credentials appear nowhere, and close() is quick', async () => {
