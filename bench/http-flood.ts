@@ -18,6 +18,7 @@ import bcrypt from 'bcryptjs';
 import { parseDuration } from '../src/common/duration.js';
 import { DEMO_POLL_INTERVALS } from '../src/demo.js';
 import { createEmulator } from '../src/emulator/index.js';
+import { NODE_FLAGS } from '../src/node-flags.js';
 import { cliPath, ExporterProcess, repoRoot } from './exporter-process.js';
 import { median, round, sampleProcess, sleep } from './measure.js';
 
@@ -89,6 +90,7 @@ export async function runWrk(url: string, options: { connections: number; second
 interface PollRecord {
   collector: string;
   startedAt: number;
+  endedAt: number;
 }
 
 /** Poll starts from the exporter's JSON debug log (`poll succeeded` / `poll failed ...` lines). */
@@ -105,36 +107,48 @@ export class PollWatch {
       // pino writes epoch ms, or an ISO date with the exporter's timestamp setting.
       const time = typeof entry.time === 'string' ? Date.parse(entry.time) : entry.time;
       if (typeof entry.collector !== 'string' || time === undefined || !Number.isFinite(time)) return;
-      this.polls.push({ collector: entry.collector, startedAt: time - (entry.durationSeconds ?? 0) * 1000 });
+      this.polls.push({ collector: entry.collector, startedAt: time - (entry.durationSeconds ?? 0) * 1000, endedAt: time });
     } catch {
       // Not JSON: not a runner line.
     }
   }
 
   /**
-   * The latest any poll started in [from, to], as a share of its collector's interval: the gap
-   * between two starts less the interval (a collector with no start left in the window counts
-   * up to `to`).
+   * The latest any poll started in [from, to], as a share of its collector's interval: how long
+   * after both its due time (the previous start plus the interval) and the previous poll's end it
+   * started. A collector whose poll outlasts its interval starts the next one when it ends (logs,
+   * workflows) or skips a tick: that is the poll's duration, reported apart, not the scheduler
+   * being late. A collector with no start left in the window counts up to `to`.
    */
-  worstLateness(from: number, to: number, intervalsMs: ReadonlyMap<string, number>): { collector: string; lateMs: number; ratio: number } {
+  worstLateness(from: number, to: number, intervalsMs: ReadonlyMap<string, number>): PollLateness {
     let worst = { collector: '', lateMs: Number.NEGATIVE_INFINITY, ratio: Number.NEGATIVE_INFINITY };
+    let longestPollMs = 0;
     for (const [collector, interval] of intervalsMs) {
-      const starts = this.polls.filter((p) => p.collector === collector).map((p) => p.startedAt).sort((a, b) => a - b);
-      const before = starts.filter((t) => t < from).at(-1);
-      const within = starts.filter((t) => t >= from && t <= to);
+      const polls = this.polls.filter((p) => p.collector === collector).sort((a, b) => a.startedAt - b.startedAt);
+      const before = polls.filter((p) => p.startedAt < from).at(-1);
+      const within = polls.filter((p) => p.startedAt >= from && p.startedAt <= to);
       const points = [...(before === undefined ? [] : [before]), ...within];
-      const gaps: number[] = [];
-      for (let i = 1; i < points.length; i++) gaps.push(points[i]! - points[i - 1]!);
-      if (points.length > 0) gaps.push(to - points.at(-1)!);
-      else throw new Error(`no poll of ${collector} seen in the exporter's log: is it at debug level?`);
-      for (const gap of gaps) {
-        const lateMs = gap - interval;
-        if (lateMs / interval > worst.ratio) worst = { collector, lateMs, ratio: lateMs / interval };
-      }
+      if (points.length === 0) throw new Error(`no poll of ${collector} seen in the exporter's log: is it at debug level?`);
+      for (const poll of within) longestPollMs = Math.max(longestPollMs, poll.endedAt - poll.startedAt);
+      const lateness: number[] = [];
+      for (let i = 1; i < points.length; i++) lateness.push(points[i]!.startedAt - Math.max(points[i - 1]!.startedAt + interval, points[i - 1]!.endedAt));
+      const last = points.at(-1)!;
+      lateness.push(to - Math.max(last.startedAt + interval, last.endedAt));
+      for (const lateMs of lateness) if (lateMs / interval > worst.ratio) worst = { collector, lateMs, ratio: lateMs / interval };
     }
-    // Early (a gap shorter than the interval) is on time.
-    return { ...worst, lateMs: round(Math.max(0, worst.lateMs), 0), ratio: round(Math.max(0, worst.ratio), 2) };
+    // Early (before the due time) is on time.
+    return { ...worst, lateMs: round(Math.max(0, worst.lateMs), 0), ratio: round(Math.max(0, worst.ratio), 2), longestPollMs: round(longestPollMs, 0) };
   }
+}
+
+export interface PollLateness {
+  /** The collector of the latest poll. */
+  collector: string;
+  lateMs: number;
+  /** lateMs over that collector's interval. */
+  ratio: number;
+  /** The longest poll that started in the window, ms. */
+  longestPollMs: number;
 }
 
 function intervalsOf(spec: string): Map<string, number> {
@@ -168,9 +182,11 @@ export interface ScrapeFloodResult {
   metrics: WrkResult;
   /** /metrics requests/s over /-/healthy's. */
   ratio: number;
-  lateness: { collector: string; lateMs: number; ratio: number };
+  lateness: PollLateness;
   missedPolls: number;
   peakRssMiB: number;
+  /** One /-/healthy request right after the /metrics flood ended, ms. */
+  healthyAfterMs: number;
 }
 
 interface DemoChild {
@@ -179,7 +195,8 @@ interface DemoChild {
 }
 
 async function startDemo(onLine: (line: string) => void): Promise<DemoChild> {
-  const child = spawn(process.execPath, [cliPath(), 'demo', '--listen-address', '127.0.0.1:0', '--emulator-address', '127.0.0.1:0', '--log-format', 'json', '--log-level', 'debug', '--state-file', 'none'], {
+  // With the exporter's V8 flags, as the shipped command line has them.
+  const child = spawn(process.execPath, [...NODE_FLAGS, cliPath(), 'demo', '--listen-address', '127.0.0.1:0', '--emulator-address', '127.0.0.1:0', '--log-format', 'json', '--log-level', 'debug', '--state-file', 'none'], {
     cwd: repoRoot(),
     env: { PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -234,6 +251,9 @@ export async function measureScrapeFlood(log: (line: string) => void): Promise<S
     const from = Date.now();
     const { result: metrics, peakMiB } = await peakRssDuring(demo.child.pid!, () => runWrk(new URL('metrics', demo.url).href, { connections: SCRAPE_CONNECTIONS, seconds: FLOOD_SECONDS }));
     const to = Date.now();
+    const healthyStarted = performance.now();
+    await (await fetch(new URL('-/healthy', demo.url), { signal: AbortSignal.timeout(30_000) })).text();
+    const healthyAfterMs = round(performance.now() - healthyStarted, 1);
     // The last polls of the window are logged when they end.
     await sleep(2_000);
     return {
@@ -246,6 +266,7 @@ export async function measureScrapeFlood(log: (line: string) => void): Promise<S
       lateness: watch.worstLateness(from, to, intervalsOf(DEMO_POLL_INTERVALS)),
       missedPolls: watch.missed - missedBefore,
       peakRssMiB: peakMiB,
+      healthyAfterMs,
     };
   } finally {
     await stopChild(demo.child);
@@ -258,7 +279,7 @@ export interface PasswordFloodRun {
   kind: 'same wrong password' | 'new wrong password each request';
   wrk: WrkResult;
   legit: { scrapes: number; failed: number; medianMs: number; maxMs: number };
-  lateness: { collector: string; lateMs: number; ratio: number };
+  lateness: PollLateness;
   missedPolls: number;
 }
 
@@ -326,41 +347,46 @@ export async function measurePasswordFlood(log: (line: string) => void): Promise
   writeFileSync(webConfig, `basic_auth_users:\n  ${USER}: '${bcrypt.hashSync(PASSWORD, BCRYPT_COST)}'\n`);
   const script = join(dir, 'distinct.lua');
   writeFileSync(script, DISTINCT_PASSWORDS_LUA);
-  const exporter = await ExporterProcess.start({
-    qstashUrl: emulator.url,
-    token: emulator.credentials.token,
-    stateFile: null,
-    args: ['--web-config-file', webConfig, '--poll-interval', PASSWORD_POLL_INTERVAL, '--log-level', 'debug'],
-    onLine: (line) => watch.line(line),
-  });
   const intervals = new Map(['logs', 'schedules', 'queues', 'url_groups', 'dlq', 'flow_control', 'workflows'].map((name) => [name, parseDuration(PASSWORD_POLL_INTERVAL)]));
+  const wrong = `Authorization: Basic ${Buffer.from(`${USER}:not-the-password`).toString('base64')}`;
   const runs: PasswordFloodRun[] = [];
   try {
-    // The right password once before: its check is remembered, as for a Prometheus scraping already.
-    const wrong = `Authorization: Basic ${Buffer.from(`${USER}:not-the-password`).toString('base64')}`;
-    const primed = await fetch(new URL('metrics', exporter.url), { headers: { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` } });
-    if (primed.status !== 200) throw new Error(`the right password got ${primed.status}`);
-    await primed.arrayBuffer();
-    await sleep(4_000);
+    // A fresh exporter for each flood: what one flood left queued must not weigh on the next.
     for (const kind of ['same wrong password', 'new wrong password each request'] as const) {
-      log(`  password flood, ${kind}: wrk -c${PASSWORD_CONNECTIONS} -d${FLOOD_SECONDS}s with legitimate scrapes every ${LEGIT_EVERY_MS} ms`);
-      const missedBefore = watch.missed;
-      const from = Date.now();
-      let flooding = true;
-      const flood = runWrk(new URL('metrics', exporter.url).href, {
-        connections: PASSWORD_CONNECTIONS,
-        seconds: FLOOD_SECONDS,
-        ...(kind === 'same wrong password' ? { headers: [wrong] } : { script }),
-      }).finally(() => (flooding = false));
-      await sleep(500);
-      const legit = await legitScrapes(exporter.url, () => !flooding);
-      const wrk = await flood;
-      const to = Date.now();
-      await sleep(3_000);
-      runs.push({ kind, wrk, legit, lateness: watch.worstLateness(from, to, intervals), missedPolls: watch.missed - missedBefore });
+      const exporter = await ExporterProcess.start({
+        qstashUrl: emulator.url,
+        token: emulator.credentials.token,
+        stateFile: null,
+        args: ['--web-config-file', webConfig, '--poll-interval', PASSWORD_POLL_INTERVAL, '--log-level', 'debug'],
+        onLine: (line) => watch.line(line),
+      });
+      try {
+        // The right password once before: its check is remembered, as for a Prometheus scraping already.
+        const primed = await fetch(new URL('metrics', exporter.url), { headers: { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` } });
+        if (primed.status !== 200) throw new Error(`the right password got ${primed.status}`);
+        await primed.arrayBuffer();
+        await sleep(4_000);
+        log(`  password flood, ${kind}: wrk -c${PASSWORD_CONNECTIONS} -d${FLOOD_SECONDS}s with legitimate scrapes every ${LEGIT_EVERY_MS} ms`);
+        const missedBefore = watch.missed;
+        const from = Date.now();
+        let flooding = true;
+        const flood = runWrk(new URL('metrics', exporter.url).href, {
+          connections: PASSWORD_CONNECTIONS,
+          seconds: FLOOD_SECONDS,
+          ...(kind === 'same wrong password' ? { headers: [wrong] } : { script }),
+        }).finally(() => (flooding = false));
+        await sleep(500);
+        const legit = await legitScrapes(exporter.url, () => !flooding);
+        const wrk = await flood;
+        const to = Date.now();
+        await sleep(3_000);
+        runs.push({ kind, wrk, legit, lateness: watch.worstLateness(from, to, intervals), missedPolls: watch.missed - missedBefore });
+      } finally {
+        await exporter.stop();
+        watch.polls.length = 0;
+      }
     }
   } finally {
-    await exporter.stop();
     await emulator.close();
     rmSync(dir, { recursive: true, force: true });
   }

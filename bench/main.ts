@@ -273,8 +273,10 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     rows.push({ figure: `/metrics req/s at ${fmt(connections)} connections, wrk ${seconds} s (demo, ${fmt(exposition.series)} series, ${fmt(exposition.bytes / 1024)} KiB)`, exporter: fmt(metrics.requestsPerSecond), baseline: `${fmt(healthy.requestsPerSecond)} /-/healthy`, ratio: fmt(scrapeFlood.ratio, 3), target: TARGETS.scrapeFlood.text, met: verdict(TARGETS.scrapeFlood, scrapeFlood.ratio) });
     rows.push({ figure: '/metrics average latency during that flood, ms', exporter: fmt(metrics.latencyAvgMs), baseline: `${fmt(healthy.latencyAvgMs)} /-/healthy`, ratio: '', target: '', met: `${metrics.timeouts} timeouts` });
     rows.push({ figure: `latest poll during the /metrics flood (${scrapeFlood.lateness.collector}), late by x its interval`, exporter: fmt(scrapeFlood.lateness.ratio, 2), baseline: `${fmt(scrapeFlood.lateness.lateMs)} ms`, ratio: '', target: TARGETS.pollLateness.text, met: verdict(TARGETS.pollLateness, scrapeFlood.lateness.ratio) });
+    rows.push({ figure: 'longest poll during the /metrics flood, ms', exporter: fmt(scrapeFlood.lateness.longestPollMs), baseline: '', ratio: '', target: '', met: '' });
     rows.push({ figure: 'polls missed during the /metrics flood (event loop blocked)', exporter: String(scrapeFlood.missedPolls), baseline: '', ratio: '', target: TARGETS.missedPolls.text, met: verdict(TARGETS.missedPolls, scrapeFlood.missedPolls) });
     rows.push({ figure: 'peak RSS of the demo during the /metrics flood, MiB', exporter: fmt(scrapeFlood.peakRssMiB), baseline: '', ratio: '', target: '', met: '' });
+    rows.push({ figure: '/-/healthy right after the /metrics flood, ms', exporter: fmt(scrapeFlood.healthyAfterMs), baseline: '', ratio: '', target: '', met: '' });
   }
   const passwordFlood = results['password-flood'] as PasswordFloodResult | undefined;
   for (const run of passwordFlood?.runs ?? []) {
@@ -282,6 +284,7 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     rows.push({ figure: `legitimate scrape median during a password flood (${where}, bcrypt cost ${passwordFlood!.bcryptCost}), ms`, exporter: fmt(run.legit.medianMs), baseline: `${fmt(run.legit.maxMs)} max, ${run.legit.failed}/${run.legit.scrapes} failed`, ratio: '', target: TARGETS.legitScrapeMs.text, met: verdict(TARGETS.legitScrapeMs, run.legit.medianMs) });
     rows.push({ figure: `wrong-password answers/s (${where})`, exporter: fmt(run.wrk.requestsPerSecond), baseline: `${fmt(run.wrk.non2xx)} non-2xx`, ratio: '', target: '', met: '' });
     rows.push({ figure: `latest poll during that flood (${run.lateness.collector}), late by x its interval`, exporter: fmt(run.lateness.ratio, 2), baseline: `${fmt(run.lateness.lateMs)} ms`, ratio: '', target: TARGETS.pollLateness.text, met: verdict(TARGETS.pollLateness, run.lateness.ratio) });
+    rows.push({ figure: `longest poll during that flood (${run.kind}), ms`, exporter: fmt(run.lateness.longestPollMs), baseline: '', ratio: '', target: '', met: '' });
     rows.push({ figure: `polls missed during that flood (${run.kind})`, exporter: String(run.missedPolls), baseline: '', ratio: '', target: TARGETS.missedPolls.text, met: verdict(TARGETS.missedPolls, run.missedPolls) });
   }
   return rows;
