@@ -177,6 +177,23 @@ describe('HTTPS with basic auth', () => {
     expect((await httpsGet(server.url, '/', { auth: { user: 'bob', password: 'new password' } })).status).toBe(200);
   });
 
+  it('answers 503 with Retry-After to password checks beyond the waiting bound; a scraper with remembered credentials passes', async () => {
+    const costly = bcrypt.hashSync(password, 10);
+    const { server } = await serve(['basic_auth_users:', `  alice: '${costly}'`].join('\n'), 'flood.yml');
+    const basic = (secret: string): string => `Basic ${Buffer.from(`alice:${secret}`).toString('base64')}`;
+    expect((await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } })).status).toBe(200);
+    // 40 new wrong passwords at once: one checked, 32 waiting, the rest refused at once.
+    const flood = Array.from({ length: 40 }, (_, i) => fetch(new URL('/-/healthy', server.url), { headers: { Authorization: basic(`wrong-${i}`) } }));
+    const scraper = await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } });
+    expect(scraper.status).toBe(200);
+    const answers = await Promise.all(flood);
+    const busy = answers.filter((answer) => answer.status === 503);
+    expect(busy.length).toBeGreaterThan(0);
+    expect(busy.every((answer) => answer.headers.get('retry-after') === '1')).toBe(true);
+    expect(answers.filter((answer) => answer.status === 401).length).toBeLessThanOrEqual(33);
+    expect(busy.length + answers.filter((answer) => answer.status === 401).length).toBe(40);
+  });
+
   it('keeps the previous settings when the changed file is invalid', async () => {
     const { server, path, log } = await serve(['basic_auth_users:', `  alice: '${hash}'`].join('\n'), 'plain.yml');
     expect(server.tls).toBe(false);
