@@ -27,8 +27,9 @@ export function repoRoot(): string {
   throw new Error('cannot find the repository root (package.json next to bench/tsconfig.json)');
 }
 
+/** The exporter's CLI: dist/cli.js, or BENCH_EXPORTER_CLI (another build, e.g. the previous commit's, for a before/after). */
 export function cliPath(): string {
-  const path = join(repoRoot(), 'dist', 'cli.js');
+  const path = process.env.BENCH_EXPORTER_CLI ?? join(repoRoot(), 'dist', 'cli.js');
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
   return path;
 }

@@ -15,7 +15,9 @@
 // requests per cycle vs the minimum), sustained (highest rate with zero gaps vs the limit of the
 // upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share;
 // bench/throughput.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag), naive
-// (the exporter vs a script that re-reads the whole log every cycle).
+// (the exporter vs a script that re-reads the whole log every cycle), scrape-flood (/metrics vs
+// /-/healthy at 1,000 connections with wrk, and the polls' lateness meanwhile; bench/http-flood.ts),
+// password-flood (a legitimate scrape while 200 connections send wrong passwords).
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -26,6 +28,7 @@ import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js'
 import { NODE_FLAGS } from '../src/node-flags.js';
 import { repoRoot } from './exporter-process.js';
 import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed, type MemoryFigures } from './logs.js';
+import { measurePasswordFlood, measureScrapeFlood, wrkAvailable, type PasswordFloodResult, type ScrapeFloodResult } from './http-flood.js';
 import { hasGc, median, round } from './measure.js';
 import { measureInFlightMemory } from './memory.js';
 import { compareWithNaivePoller } from './naive.js';
@@ -34,7 +37,7 @@ import { measureRender, type RenderPoint } from './render.js';
 import { DEFAULT_SUSTAINED, measureSustainedRate } from './sustained.js';
 import { measureCatchUp, measureLiveSustained, type CatchUpResult, type LiveSustainedResult } from './throughput.js';
 
-const PARTS = ['speed', 'render', 'landing', 'memory', 'inflight', 'cycles', 'sustained', 'live', 'catchup', 'naive'] as const;
+const PARTS = ['speed', 'render', 'landing', 'memory', 'inflight', 'cycles', 'sustained', 'live', 'catchup', 'naive', 'scrape-flood', 'password-flood'] as const;
 type Part = (typeof PARTS)[number];
 const CHILD_PARTS: ReadonlySet<Part> = new Set(['memory', 'inflight']);
 const RESULT_PREFIX = 'BENCH_RESULT ';
@@ -164,6 +167,13 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
       return measureCatchUp({ ...(args.outageMs === undefined ? {} : { outageSeconds: args.outageMs / 1000 }), log });
     case 'naive':
       return compareWithNaivePoller(logsOverrides(args));
+    case 'scrape-flood':
+    case 'password-flood':
+      if (!wrkAvailable()) {
+        log(`  skipped: wrk is not installed (apt-get install wrk)`);
+        return undefined;
+      }
+      return part === 'scrape-flood' ? measureScrapeFlood(log) : measurePasswordFlood(log);
   }
 }
 
@@ -190,6 +200,10 @@ const TARGETS = {
   requestsPerCycle: { text: '<= 1.1', met: (ratio: number) => ratio <= 1.1 },
   sustained: { text: '>= 0.97', met: (ratio: number) => ratio >= 0.97 },
   liveSustained: { text: '>= 0.9', met: (ratio: number) => ratio >= 0.9 },
+  scrapeFlood: { text: '>= 0.5', met: (ratio: number) => ratio >= 0.5 },
+  pollLateness: { text: '<= 1 interval', met: (ratio: number) => ratio <= 1 },
+  missedPolls: { text: '0', met: (count: number) => count === 0 },
+  legitScrapeMs: { text: '< 500', met: (ms: number) => ms < 500 },
 } as const;
 
 function verdict(target: { met: (value: number) => boolean }, value: number): string {
@@ -261,6 +275,26 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     rows.push({ figure: 'requests per 1000 events: naive re-scan vs exporter', exporter: fmt(naive.exporter.requestsPerThousandEvents), baseline: `${fmt(naive.naive.requestsPerThousandEvents)} naive`, ratio: fmt(naive.naive.requestsPerThousandEvents / naive.exporter.requestsPerThousandEvents, 2), target: '', met: '' });
     rows.push({ figure: 'CPU ms per 1000 events: naive re-scan vs exporter', exporter: fmt(naive.exporter.cpuMsPerThousandEvents), baseline: `${fmt(naive.naive.cpuMsPerThousandEvents)} naive`, ratio: fmt(naive.naive.cpuMsPerThousandEvents / naive.exporter.cpuMsPerThousandEvents, 2), target: '', met: '' });
     rows.push({ figure: 'share of the ground truth reported at the end', exporter: fmt(naive.exporter.reportedShare, 3), baseline: `${fmt(naive.naive.reportedShare, 3)} naive`, ratio: '', target: '', met: '' });
+  }
+  const scrapeFlood = results['scrape-flood'] as ScrapeFloodResult | undefined;
+  if (scrapeFlood) {
+    const { metrics, healthy, connections, seconds, exposition } = scrapeFlood;
+    rows.push({ figure: `/metrics req/s at ${fmt(connections)} connections, wrk ${seconds} s (demo, ${fmt(exposition.series)} series, ${fmt(exposition.bytes / 1024)} KiB)`, exporter: fmt(metrics.requestsPerSecond), baseline: `${fmt(healthy.requestsPerSecond)} /-/healthy`, ratio: fmt(scrapeFlood.ratio, 3), target: TARGETS.scrapeFlood.text, met: verdict(TARGETS.scrapeFlood, scrapeFlood.ratio) });
+    rows.push({ figure: '/metrics average latency during that flood, ms', exporter: fmt(metrics.latencyAvgMs), baseline: `${fmt(healthy.latencyAvgMs)} /-/healthy`, ratio: '', target: '', met: `${metrics.timeouts} timeouts` });
+    rows.push({ figure: `latest poll during the /metrics flood (${scrapeFlood.lateness.collector}), late by x its interval`, exporter: fmt(scrapeFlood.lateness.ratio, 2), baseline: `${fmt(scrapeFlood.lateness.lateMs)} ms`, ratio: '', target: TARGETS.pollLateness.text, met: verdict(TARGETS.pollLateness, scrapeFlood.lateness.ratio) });
+    rows.push({ figure: 'longest poll during the /metrics flood, ms', exporter: fmt(scrapeFlood.lateness.longestPollMs), baseline: '', ratio: '', target: '', met: '' });
+    rows.push({ figure: 'polls missed during the /metrics flood (event loop blocked)', exporter: String(scrapeFlood.missedPolls), baseline: '', ratio: '', target: TARGETS.missedPolls.text, met: verdict(TARGETS.missedPolls, scrapeFlood.missedPolls) });
+    rows.push({ figure: 'peak RSS of the demo during the /metrics flood, MiB', exporter: fmt(scrapeFlood.peakRssMiB), baseline: '', ratio: '', target: '', met: '' });
+    rows.push({ figure: '/-/healthy right after the /metrics flood, ms', exporter: fmt(scrapeFlood.healthyAfterMs), baseline: '', ratio: '', target: '', met: '' });
+  }
+  const passwordFlood = results['password-flood'] as PasswordFloodResult | undefined;
+  for (const run of passwordFlood?.runs ?? []) {
+    const where = `${passwordFlood!.connections} connections, ${run.kind}`;
+    rows.push({ figure: `legitimate scrape median during a password flood (${where}, bcrypt cost ${passwordFlood!.bcryptCost}), ms`, exporter: fmt(run.legit.medianMs), baseline: `${fmt(run.legit.maxMs)} max, ${run.legit.failed}/${run.legit.scrapes} failed`, ratio: '', target: TARGETS.legitScrapeMs.text, met: verdict(TARGETS.legitScrapeMs, run.legit.medianMs) });
+    rows.push({ figure: `wrong-password answers/s (${where})`, exporter: fmt(run.wrk.requestsPerSecond), baseline: `${fmt(run.wrk.non2xx)} non-2xx`, ratio: '', target: '', met: '' });
+    rows.push({ figure: `latest poll during that flood (${run.lateness.collector}), late by x its interval`, exporter: fmt(run.lateness.ratio, 2), baseline: `${fmt(run.lateness.lateMs)} ms`, ratio: '', target: TARGETS.pollLateness.text, met: verdict(TARGETS.pollLateness, run.lateness.ratio) });
+    rows.push({ figure: `longest poll during that flood (${run.kind}), ms`, exporter: fmt(run.lateness.longestPollMs), baseline: '', ratio: '', target: '', met: '' });
+    rows.push({ figure: `polls missed during that flood (${run.kind})`, exporter: String(run.missedPolls), baseline: '', ratio: '', target: TARGETS.missedPolls.text, met: verdict(TARGETS.missedPolls, run.missedPolls) });
   }
   return rows;
 }

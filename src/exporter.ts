@@ -70,8 +70,9 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   const baseView = exporterView(VERSION, selfMetrics, runner);
   const view: ExporterView = {
     ...baseView,
-    // Their counters start at 0 with the process: that is their OpenMetrics created time.
-    registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart() }))],
+    // Their counters start at 0 with the process: that is their OpenMetrics created time. They
+    // move with incoming requests, not with polls: rendered on every scrape (live).
+    registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart(), live: true }))],
   };
   // The landing page's last hour: a fixed-size ring sampled from the same registries.
   const history = new OverviewHistory(() => view.registries());
@@ -83,6 +84,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
       listen: config.listen,
       webConfigFile: config.webConfigFile,
       openMetrics: config.openMetrics,
+      maxConnections: config.web.maxConnections,
       view,
       logger: logger.child({ component: 'http' }),
       extraRouters: activeChecks.map((check) => check.router),

@@ -107,6 +107,17 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
     expectConfigFailure(await cli(['check-config'], { QSTASH_TOKEN: '' }), 'QSTASH_TOKEN is empty; set it to your QStash token or unset it');
   });
 
+  it('a remediation bearer token under 32 characters: names the key, never the token', async () => {
+    const token = file('short-bearer', 'CANARY-bearer-31-characters-xyz\n');
+    const result = await cli(['check-config', '--remediation-enabled', '--remediation-bearer-token-file', token], { QSTASH_TOKEN: 'tok' });
+    expectConfigFailure(result, `--remediation-bearer-token-file: the token has 31 characters, fewer than 32; use a random one, e.g. openssl rand -hex 32`);
+    expect(result.stderr).not.toContain('CANARY');
+  });
+
+  it('web.max_connections out of range', async () => {
+    expectConfigFailure(await cli(['check-config', '--web-max-connections', '0'], { QSTASH_TOKEN: 'tok' }), '--web-max-connections: 0 is out of range; use a number between 1 and 65535');
+  });
+
   it('unknown collector name', async () => {
     expectConfigFailure(
       await cli(['check-config', '--disable-collector', 'shedules'], { QSTASH_TOKEN: 'tok' }),

@@ -48,6 +48,7 @@ describe('defaults', () => {
     expect(config).toEqual<ExporterConfig>({
       configFile: null,
       listen: { host: '0.0.0.0', port: 9824 },
+      web: { maxConnections: 512 },
       webConfigFile: null,
       openMetrics: true,
       stateFile: resolve('upstash-exporter-state.json'),

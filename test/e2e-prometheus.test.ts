@@ -47,6 +47,7 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
   { where: 'upstash-exporter.exporter / UpstashLogGapsDetected', reason: 'the emulator keeps 10,000 log entries; the demo never outruns them' },
   { where: 'upstash-exporter.exporter / UpstashExporterCheckpointFailing', reason: 'the demo writes its state file in a temporary directory' },
   { where: 'upstash-exporter.exporter / UpstashExporterClockSkew', reason: 'the demo exporter and its emulator read one clock' },
+  { where: 'upstash-exporter.exporter / UpstashRemediationWebhookUnauthorized', reason: 'nothing sends the demo\'s remediation webhook a wrong token' },
   // Alerts on conditions the demo does not create.
   { where: 'upstash-exporter.qstash / UpstashScheduleMissedRun', reason: 'the emulator runs every schedule on time' },
   { where: 'upstash-exporter.quota / UpstashQuotaUsageHigh', reason: 'the emulator account and indexes are far from their limits' },

@@ -116,4 +116,38 @@ describe('createScrubber', () => {
   it('is the identity with no secrets', () => {
     expect(createScrubber([])('unchanged')).toBe('unchanged');
   });
+
+  it('replaces the encoded forms an upstream may echo: base64 and base64url at any offset, hex, any letter case', () => {
+    const secret = 'sk_Live-Canary+Token/42?x=1';
+    const scrub = createScrubber([secret]);
+    const b64 = (text: string): string => Buffer.from(text).toString('base64');
+    const forms = [
+      secret,
+      secret.toUpperCase(),
+      secret.toLowerCase(),
+      JSON.stringify(secret).slice(1, -1),
+      encodeURIComponent(secret),
+      encodeURIComponent(secret).toLowerCase(),
+      b64(secret),
+      b64(secret).replace(/=+$/, ''),
+      Buffer.from(secret).toString('base64url'),
+      Buffer.from(secret).toString('hex'),
+      Buffer.from(secret).toString('hex').toUpperCase(),
+    ];
+    for (const form of forms) expect(scrub(`echo: ${form} end`), form).toBe(`echo: ${REDACTED} end`);
+    // Inside a longer base64 text (a Basic header), at each of the three byte offsets.
+    for (const user of ['u', 'us', 'usr']) {
+      const header = b64(`${user}:${secret}`);
+      const scrubbed = scrub(`Authorization: Basic ${header}`);
+      expect(scrubbed, user).toContain(REDACTED);
+      // What is left: the user's characters, and at most a few bits of the secret's first and last byte.
+      const userChars = Math.ceil(((user.length + 1) * 8) / 6);
+      expect(scrubbed.replace(/.*Basic /, '').replace(REDACTED, '').length, user).toBeLessThanOrEqual(userChars + 4);
+    }
+  });
+
+  it('leaves short encoded forms alone: they could match a number by chance', () => {
+    const scrub = createScrubber(['abc']);
+    expect(scrub('id 616263 and YWJj stay; abc and ABC go')).toBe(`id 616263 and YWJj stay; ${REDACTED} and ${REDACTED} go`);
+  });
 });

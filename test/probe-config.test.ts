@@ -94,19 +94,35 @@ describe('probe', () => {
   });
 });
 
+/** Bearer tokens of the length the exporter accepts (32 characters or more). */
+const BEARER_CANARY = 'bearer-canary-77-0123456789abcdef';
+const BEARER_FROM_FILE = 'bearer-from-file-0123456789abcdef';
+
 describe('remediation', () => {
+  it('refuses a bearer token shorter than 32 characters, naming the key and not the token', () => {
+    const short = 'short-bearer-canary-31-chars-xx';
+    expect(short).toHaveLength(31);
+    const error = configError(['--remediation-enabled', '--remediation-bearer-token', short], TOKEN);
+    expect(error.key).toBe('remediation.bearer_token');
+    expect(error.message).toContain('fewer than 32');
+    expect(error.message).not.toContain(short);
+    expect(loadConfig(['--remediation-enabled', '--remediation-bearer-token', `${short}y`], TOKEN).remediation.bearerToken).toBe(`${short}y`);
+    // Off, the token is not used and not judged.
+    expect(loadConfig(['--remediation-bearer-token', 'x'], TOKEN).remediation.enabled).toBe(false);
+  });
+
   it('needs a bearer token and the QStash token', () => {
     expect(configError(['--remediation-enabled'], TOKEN).key).toBe('remediation.bearer_token');
     expect(configError(['--remediation-enabled', '--remediation-bearer-token', 'b'], { UPSTASH_EMAIL: 'a@b.c', UPSTASH_API_KEY: 'k' }).key).toBe('remediation.enabled');
   });
 
   it('alert allowlist from repeated flags, a comma list, or the default; names are checked', () => {
-    const env = { ...TOKEN, REMEDIATION_BEARER_TOKEN: 'bearer-canary-77' };
+    const env = { ...TOKEN, REMEDIATION_BEARER_TOKEN: BEARER_CANARY };
     expect(loadConfig(['--remediation-enabled', '--remediation-alert', 'A', '--remediation-alert', 'B:c'], env).remediation.alerts).toEqual(['A', 'B:c']);
     expect(loadConfig(['--remediation-enabled'], { ...env, REMEDIATION_ALERTS: 'X, Y' }).remediation.alerts).toEqual(['X', 'Y']);
     expect(loadConfig(['--remediation-enabled', '--remediation-dry-run'], env).remediation).toEqual({
       enabled: true,
-      bearerToken: 'bearer-canary-77',
+      bearerToken: BEARER_CANARY,
       alerts: ['UpstashScheduleLastRunFailed'],
       dryRun: true,
     });
@@ -116,18 +132,18 @@ describe('remediation', () => {
 
   it('the bearer token from a file; both value and file is an error', () => {
     const file = join(dir, 'bearer');
-    writeFileSync(file, 'bearer-from-file\n');
-    expect(loadConfig(['--remediation-enabled'], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file }).remediation.bearerToken).toBe('bearer-from-file');
+    writeFileSync(file, `${BEARER_FROM_FILE}\n`);
+    expect(loadConfig(['--remediation-enabled'], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file }).remediation.bearerToken).toBe(BEARER_FROM_FILE);
     expect(configError([], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file, REMEDIATION_BEARER_TOKEN: 'x' }).key).toBe('remediation.bearer_token');
   });
 });
 
 describe('secrets of the active checks', () => {
   it('check-config masks the signing keys and the bearer token, the logger scrubs them, and the output loads again', () => {
-    const env = { ...TOKEN, ...KEYS, REMEDIATION_BEARER_TOKEN: 'bearer-canary-77' };
+    const env = { ...TOKEN, ...KEYS, REMEDIATION_BEARER_TOKEN: BEARER_CANARY };
     const config = loadConfig([...PROBE, '--remediation-enabled', '--state-file', 'none'], env);
     const printed = renderConfigYaml(config);
-    for (const secret of [KEYS.QSTASH_CURRENT_SIGNING_KEY, KEYS.QSTASH_NEXT_SIGNING_KEY, 'bearer-canary-77']) {
+    for (const secret of [KEYS.QSTASH_CURRENT_SIGNING_KEY, KEYS.QSTASH_NEXT_SIGNING_KEY, BEARER_CANARY]) {
       expect(printed).not.toContain(secret);
       expect(configSecrets(config)).toContain(secret);
     }
@@ -140,7 +156,8 @@ describe('secrets of the active checks', () => {
     });
     // With the masked secrets put back, the printed file is the same configuration.
     const reloaded = join(dir, 'reloaded.yaml');
-    writeFileSync(reloaded, printed.replaceAll("'***'", 'placeholder').replaceAll('***', 'placeholder'));
+    const placeholder = 'placeholder-'.repeat(3);
+    writeFileSync(reloaded, printed.replaceAll("'***'", placeholder).replaceAll('***', placeholder));
     const again = loadConfig(['--config', reloaded], {});
     expect(again.probe).toEqual(config.probe);
     expect({ ...again.remediation, bearerToken: null }).toEqual({ ...config.remediation, bearerToken: null });

@@ -22,7 +22,7 @@ const binaries = requireBinaries('remediation-alertmanager', ['prometheus', 'pro
 const RULES_FILE = resolve('deploy/rules/upstash-exporter.rules.yml');
 const ALERT = 'UpstashScheduleLastRunFailed';
 const TOKEN = 'remediation-e2e-qstash-token-2c8e';
-const BEARER = 'remediation-e2e-bearer-7d41';
+const BEARER = 'remediation-e2e-bearer-7d41-0123456789';
 /** From Prometheus' start: its first scrape alone takes about 6 s (discovery batches its first update). */
 const PAUSE_DEADLINE_MS = 40_000;
 

@@ -15,11 +15,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
+import { FailureThrottle, FREE_FAILURES } from '../src/remediation/webhook.js';
 import { captureLogger, exporterTestArgs, parseExposition, valueOf, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
 import { startDestination, type Destination } from './emulator-helpers.js';
 
 const TOKEN = 'remediation-test-qstash-token-93ab';
-const BEARER = 'remediation-bearer-canary-4f1d';
+const BEARER = 'remediation-bearer-canary-4f1d-0123456789';
 const ALERT = 'UpstashScheduleLastRunFailed';
 const CLI = resolve('dist/cli.js');
 const WEBHOOK = '/-/remediation/alertmanager';
@@ -190,6 +191,28 @@ describe('remediation webhook', () => {
     expect(await stack.isPaused(id)).toBe(true);
   });
 
+  it('an address that sent too many wrong tokens waits: 429 with Retry-After, even for the right token, counted as throttled', async () => {
+    const stack = await startStack();
+    const id = await stack.schedule('scd-throttled');
+    const body = notification([alert({ alertname: ALERT, schedule_id: id })]);
+    for (let i = 0; i < FREE_FAILURES; i++) expect((await stack.notify(body, `Bearer guess-${i}`)).status).toBe(401);
+    // One more wrong token: from now on the address waits 1 s before anything it sends is looked at.
+    expect((await stack.notify(body, 'Bearer guess-last')).status).toBe(401);
+    const throttled = await stack.notify(body, 'Bearer guess-during-wait');
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers.get('retry-after')).toBe('1');
+    expect((await stack.notify(body)).status).toBe(429);
+    expect(await stack.isPaused(id)).toBe(false);
+    const families = await stack.scrape();
+    expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'unauthorized' })).toBe(FREE_FAILURES + 1);
+    expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'throttled' })).toBe(2);
+    // After the wait the right token works, and it clears the address's record.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await stack.notify(body)).status).toBe(200);
+    expect(await stack.isPaused(id)).toBe(true);
+    expect((await stack.notify(body, 'Bearer one-more-guess')).status).toBe(401);
+  });
+
   it('ignores resolved alerts, other alert names and alerts without schedule_id; an unknown schedule is not_found', async () => {
     const stack = await startStack();
     const id = await stack.schedule('scd-untouched');
@@ -246,6 +269,36 @@ describe('remediation webhook', () => {
     const families = await stack.scrape();
     expect(actions(families, 'error')).toBe(1);
     expect(actions(families, 'paused')).toBe(1);
+  });
+});
+
+describe('failure throttle', () => {
+  it('lets FREE_FAILURES through, then doubles the wait up to 5 min; a success or an hour of quiet clears it; follows a bounded number of addresses', () => {
+    let now = 0;
+    const throttle = new FailureThrottle(() => now, 3);
+    for (let i = 0; i < FREE_FAILURES; i++) {
+      expect(throttle.waitMs('a')).toBe(0);
+      throttle.fail('a');
+    }
+    expect(throttle.waitMs('a')).toBe(0);
+    const waits: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      throttle.fail('a');
+      waits.push(throttle.waitMs('a'));
+      now += throttle.waitMs('a');
+    }
+    expect(waits.slice(0, 5)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000]);
+    expect(Math.max(...waits)).toBe(300_000);
+    throttle.succeed('a');
+    expect(throttle.waitMs('a')).toBe(0);
+
+    for (let i = 0; i <= FREE_FAILURES; i++) throttle.fail('b');
+    expect(throttle.waitMs('b')).toBe(1_000);
+    now += 60 * 60_000 + 1;
+    expect(throttle.waitMs('b')).toBe(0);
+
+    for (const address of ['c', 'd', 'e', 'f']) throttle.fail(address);
+    expect(throttle.size).toBe(3);
   });
 });
 

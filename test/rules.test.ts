@@ -147,6 +147,7 @@ describe('alerts', () => {
         'UpstashExporterCheckpointFailing',
         'UpstashLogEventRateNearCeiling',
         'UpstashExporterClockSkew',
+        'UpstashRemediationWebhookUnauthorized',
         'UpstashDeliveryFailureRatioHigh',
         'UpstashMessagesFailed',
         'UpstashScheduleMissedRun',

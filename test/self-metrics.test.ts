@@ -87,7 +87,7 @@ describe('SelfMetrics', () => {
   it('registers only families documented in docs/metrics.md, plus the process defaults', () => {
     const self = new SelfMetrics({ version: '1.0.0' });
     const doc = readFileSync(new URL('../docs/metrics.md', import.meta.url), 'utf8');
-    const names = self.registry.getMetricsAsArray().map((m) => m.name);
+    const names = [self.registry, self.processRegistry].flatMap((registry) => registry.getMetricsAsArray().map((m) => m.name));
     const own = names.filter((n) => n.startsWith('upstash_'));
     expect(own.length).toBeGreaterThanOrEqual(11);
     for (const name of own) expect(doc, name).toContain(`\`${name}\``);
@@ -105,7 +105,7 @@ describe('SelfMetrics', () => {
     const guard = new SeriesGuard({ metric: 'upstash_qstash_message_events_total', limit: 1, dropped: self.seriesDropped });
     guard.admit({ state: 'CREATED' });
     guard.admit({ state: 'ACTIVE' });
-    const text = await self.registry.metrics();
+    const text = (await self.registry.metrics()) + (await self.processRegistry.metrics());
     // prom-client's default metrics include gauges named nodejs_active_{handles,requests,resources}_total,
     // which promtool's lint rejects ("non-counter metrics should not have _total suffix"). They are
     // prom-client's names, not ours: drop exactly those three families and lint everything else.

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
@@ -12,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CollectorRunner } from '../src/collectors/runner.js';
 import { ConfigError } from '../src/config/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
-import { exporterView, startServer, type ExporterServer } from '../src/server/index.js';
+import { exporterView, startServer, type ExporterServer, type ServerOptions } from '../src/server/index.js';
 import { BasicAuthChecker, loadWebConfig, parseBasicAuthorization } from '../src/server/web-config.js';
 import { captureLogger, type CapturedLogger } from './exporter-e2e-helpers.js';
 import { collectorSettings } from './support/collector-settings.js';
@@ -57,7 +58,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(webConfigYaml: string, name = 'web.yml'): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
+async function serve(webConfigYaml: string, name = 'web.yml', options: Pick<ServerOptions, 'timeouts'> = {}): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
   const path = join(dir, name);
   writeFileSync(path, webConfigYaml);
   const log = captureLogger('debug');
@@ -69,6 +70,7 @@ async function serve(webConfigYaml: string, name = 'web.yml'): Promise<{ server:
     view: exporterView('1.0.0', selfMetrics, runner),
     logger: log.logger,
     webConfigCheckIntervalMs: 0,
+    ...options,
   });
   servers.push(server);
   return { server, path, log };
@@ -144,6 +146,27 @@ describe('HTTPS with basic auth', () => {
     expect((await httpsGet(server.url, '/-/healthy', { auth: { user: 'prometheus', password } })).status).toBe(200);
   });
 
+  it.skipIf(!opensslAvailable)('closes a connection that does not finish its TLS handshake within the handshake timeout', async () => {
+    const tls = ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key'].join('\n');
+    const { server } = await serve(tls, 'handshake.yml', { timeouts: { tlsHandshakeMs: 1_000 } });
+    // A TCP connection that never starts the handshake (node's default holds it for 120 s).
+    const socket = connect(server.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const opened = Date.now();
+    const closed = await new Promise<number>((resolve) => {
+      const giveUp = setTimeout(() => resolve(Number.POSITIVE_INFINITY), 5_000);
+      socket.on('close', () => {
+        clearTimeout(giveUp);
+        resolve(Date.now());
+      });
+      socket.resume();
+    });
+    socket.destroy();
+    expect(closed - opened).toBeLessThan(3_000);
+    // The server still answers a client that does shake hands.
+    expect((await httpsGet(server.url, '/-/healthy')).status).toBe(200);
+  });
+
   it.skipIf(!opensslAvailable)('re-reads the users when the file changes', async () => {
     const { server, path } = await serve(['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', 'basic_auth_users:', `  alice: '${hash}'`].join('\n'), 'reload.yml');
     expect((await httpsGet(server.url, '/', { auth: { user: 'alice', password } })).status).toBe(200);
@@ -152,6 +175,23 @@ describe('HTTPS with basic auth', () => {
     writeFileSync(path, ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', 'basic_auth_users:', `  bob: '${newHash}'`, `  carol: '${newHash}'`].join('\n'));
     expect((await httpsGet(server.url, '/', { auth: { user: 'alice', password } })).status).toBe(401);
     expect((await httpsGet(server.url, '/', { auth: { user: 'bob', password: 'new password' } })).status).toBe(200);
+  });
+
+  it('answers 503 with Retry-After to password checks beyond the waiting bound; a scraper with remembered credentials passes', async () => {
+    const costly = bcrypt.hashSync(password, 10);
+    const { server } = await serve(['basic_auth_users:', `  alice: '${costly}'`].join('\n'), 'flood.yml');
+    const basic = (secret: string): string => `Basic ${Buffer.from(`alice:${secret}`).toString('base64')}`;
+    expect((await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } })).status).toBe(200);
+    // 40 new wrong passwords at once: one checked, 32 waiting, the rest refused at once.
+    const flood = Array.from({ length: 40 }, (_, i) => fetch(new URL('/-/healthy', server.url), { headers: { Authorization: basic(`wrong-${i}`) } }));
+    const scraper = await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } });
+    expect(scraper.status).toBe(200);
+    const answers = await Promise.all(flood);
+    const busy = answers.filter((answer) => answer.status === 503);
+    expect(busy.length).toBeGreaterThan(0);
+    expect(busy.every((answer) => answer.headers.get('retry-after') === '1')).toBe(true);
+    expect(answers.filter((answer) => answer.status === 401).length).toBeLessThanOrEqual(33);
+    expect(busy.length + answers.filter((answer) => answer.status === 401).length).toBe(40);
   });
 
   it('keeps the previous settings when the changed file is invalid', async () => {
@@ -243,19 +283,55 @@ describe('web config validation', () => {
 });
 
 describe('basic auth checks', () => {
-  it('caches successes only, keyed by user, password and hash', async () => {
+  it('remembers successes and failures, keyed by user, password and hash', async () => {
     const checker = new BasicAuthChecker();
     const users = new Map([['alice', hash]]);
-    expect(await checker.check(users, 'alice', 'wrong')).toBe(false);
-    expect(checker.cached).toBe(0);
-    expect(await checker.check(users, 'alice', password)).toBe(true);
+    expect(await checker.check(users, 'alice', 'wrong')).toBe('refused');
     expect(checker.cached).toBe(1);
+    expect(await checker.check(users, 'alice', password)).toBe('ok');
+    expect(checker.cached).toBe(2);
     const started = performance.now();
-    expect(await checker.check(users, 'alice', password)).toBe(true);
+    expect(await checker.check(users, 'alice', password)).toBe('ok');
+    expect(await checker.check(users, 'alice', 'wrong')).toBe('refused');
     expect(performance.now() - started).toBeLessThan(5);
     // A changed hash (password rotated in the file) misses the cache.
-    expect(await checker.check(new Map([['alice', bcrypt.hashSync('other', 4)]]), 'alice', password)).toBe(false);
-    expect(await checker.check(users, 'mallory', password)).toBe(false);
+    expect(await checker.check(new Map([['alice', bcrypt.hashSync('other', 4)]]), 'alice', password)).toBe('refused');
+    expect(await checker.check(users, 'mallory', password)).toBe('refused');
+    await checker.close();
+  });
+
+  it('forgets a failure after its time, a success later', async () => {
+    let now = 0;
+    const checker = new BasicAuthChecker({ failureTtlMs: 1_000, successTtlMs: 60_000, now: () => now });
+    const users = new Map([['alice', hash]]);
+    await checker.check(users, 'alice', 'wrong');
+    await checker.check(users, 'alice', password);
+    expect(checker.cached).toBe(2);
+    now = 1_001;
+    // The expired failure is checked again (and remembered again); the success is still there.
+    expect(await checker.check(users, 'alice', 'wrong')).toBe('refused');
+    expect(await checker.check(users, 'alice', password)).toBe('ok');
+    await checker.close();
+  });
+
+  it('runs bcrypt off the event loop, one check at a time, and answers busy beyond the waiting bound', async () => {
+    // Cost 10, as in real files: about 50-100 ms of CPU per check.
+    const costly = bcrypt.hashSync(password, 10);
+    const users = new Map([['alice', costly]]);
+    const checker = new BasicAuthChecker({ maxPending: 3 });
+    const start = performance.eventLoopUtilization();
+    // Distinct wrong passwords: nothing to remember between them.
+    const verdicts = await Promise.all(Array.from({ length: 8 }, (_, i) => checker.check(users, 'alice', `wrong-${i}`)));
+    const busy = performance.eventLoopUtilization(start);
+    // One runs, three wait, four are told to come back.
+    expect(verdicts.filter((v) => v === 'refused')).toHaveLength(4);
+    expect(verdicts.filter((v) => v === 'busy')).toHaveLength(4);
+    // The main thread was mostly idle while the worker hashed (on the main thread this is near 1).
+    expect(busy.utilization).toBeLessThan(0.5);
+    // The same wrong password, asked twice at once, is one check.
+    const twice = await Promise.all([checker.check(users, 'alice', 'again'), checker.check(users, 'alice', 'again')]);
+    expect(twice).toEqual(['refused', 'refused']);
+    await checker.close();
   });
 
   it('parses Basic authorization headers', () => {

@@ -2,7 +2,8 @@
 // readiness, landing page, and no secret anywhere. Collectors are small in-test implementations
 // of the real Collector interface, run by the real CollectorRunner.
 
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { SelfMetrics } from '../src/metrics/self.js';
 import { SnapshotRegistry } from '../src/metrics/snapshot.js';
 import { acceptsGzip } from '../src/server/metrics-endpoint.js';
 import { escapeHtml } from '../src/server/landing.js';
-import { exporterView, startServer, type ExporterServer } from '../src/server/index.js';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVER_TIMEOUTS, exporterView, startServer, type ExporterServer, type ServerOptions } from '../src/server/index.js';
 import { VERSION } from '../src/version.js';
 import { captureLogger, type CapturedLogger } from './exporter-e2e-helpers.js';
 import { collectorSettings } from './support/collector-settings.js';
@@ -170,6 +171,68 @@ describe('/metrics', () => {
     expect(log.text()).toContain('a registry failed to render');
   });
 
+  it('renders once between two poll ends, whatever the format and encoding, and serves the next poll at once', async () => {
+    let renders = 0;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Poll 2 waits for the test: nothing ends a poll while the scrapes below run.
+    const collector = new ScriptedCollector('logs', (poll) => (poll === 2 ? held : undefined));
+    const counted: Collector = {
+      name: 'logs',
+      get registry() {
+        const registry = collector.registry;
+        if (registry.getSingleMetric('upstash_test_renders') === undefined) {
+          new Gauge({
+            name: 'upstash_test_renders',
+            help: 'incremented whenever the registry is rendered',
+            registers: [registry],
+            collect() {
+              renders += 1;
+              this.set(renders);
+            },
+          });
+        }
+        return registry;
+      },
+      poll: (ctx) => collector.poll(ctx),
+    };
+    const { server, runner } = await startStack([counted], { logs: 1_000 });
+    cleanups.push(() => Promise.resolve(release()));
+    await runner.firstPolls();
+    await waitFor(() => collector.polls === 2);
+    const first = await get(server.url, '/metrics');
+    const second = await get(server.url, '/metrics');
+    const zipped = await get(server.url, '/metrics', { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(renders).toBe(1);
+    expect(second.body.equals(first.body)).toBe(true);
+    expect(gunzipSync(zipped.body).equals(first.body)).toBe(true);
+    expect(first.body.toString('utf8')).toContain('upstash_test_logs_items{kind="a"} 1');
+    const om = await get(server.url, '/metrics', { headers: { Accept: 'application/openmetrics-text;version=1.0.0' } });
+    const omAgain = await get(server.url, '/metrics', { headers: { Accept: 'application/openmetrics-text;version=1.0.0', 'Accept-Encoding': 'gzip' } });
+    expect(renders).toBe(2);
+    expect(gunzipSync(omAgain.body).equals(om.body)).toBe(true);
+    expect(om.body.toString('utf8').endsWith('# EOF\n')).toBe(true);
+
+    // The end of poll 2 is what changes the answer: the next scrape renders and shows it.
+    release();
+    await waitFor(() => collector.snapshot.swaps === 2);
+    const after = (await get(server.url, '/metrics')).body.toString('utf8');
+    expect(after).toContain('upstash_test_logs_items{kind="a"} 2');
+    expect(renders).toBe(3);
+  });
+
+  it('renders the process metrics on every scrape, a second apart', async () => {
+    const { server, runner } = await startStack([new ScriptedCollector('schedules')], { schedules: 60_000 }, { processMetrics: true });
+    await runner.firstPolls();
+    await runner.stop();
+    const cpu = (text: string): string => /^process_cpu_seconds_total (\S+)$/m.exec(text)?.[1] ?? '';
+    const before = (await get(server.url, '/metrics')).body.toString('utf8');
+    const start = Date.now();
+    while (Date.now() - start < 1_100) Math.sqrt(Math.random()); // a second of CPU
+    const after = (await get(server.url, '/metrics')).body.toString('utf8');
+    expect(Number(cpu(after))).toBeGreaterThan(Number(cpu(before)));
+  });
+
   it('reads gzip preferences correctly', () => {
     expect(acceptsGzip(undefined)).toBe(false);
     expect(acceptsGzip('')).toBe(false);
@@ -181,6 +244,90 @@ describe('/metrics', () => {
     expect(acceptsGzip('*;q=0')).toBe(false);
     expect(acceptsGzip('gzip;q=0, *')).toBe(false);
     expect(acceptsGzip('identity')).toBe(false);
+  });
+});
+
+/** A raw TCP client: what it received, and whether the server closed it. */
+class RawClient {
+  readonly socket: Socket;
+  received = '';
+  closedAt: number | null = null;
+  readonly openedAt = Date.now();
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.on('data', (chunk: Buffer) => (this.received += chunk.toString('utf8')));
+    this.socket.on('error', () => undefined);
+    this.socket.on('close', () => (this.closedAt = Date.now()));
+    cleanups.push(() => Promise.resolve(void this.socket.destroy()));
+  }
+  connected(): Promise<void> {
+    return new Promise((resolve) => (this.socket.readyState === 'open' ? resolve() : this.socket.once('connect', () => resolve())));
+  }
+  send(path: string): void {
+    this.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  }
+  answers(): number {
+    return this.received.split('HTTP/1.1 200 OK').length - 1;
+  }
+}
+
+async function startBareServer(options: Pick<ServerOptions, 'maxConnections' | 'timeouts'>): Promise<ExporterServer> {
+  const log = captureLogger();
+  const selfMetrics = new SelfMetrics({ version: '7.7.7', processMetrics: false });
+  const runner = new CollectorRunner({ collectors: [], settings: collectorSettings({}, 'off'), selfMetrics, logger: log.logger });
+  const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: null, view: exporterView('7.7.7', selfMetrics, runner), logger: log.logger, ...options });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+describe('connections', () => {
+  it('serves at most --web-max-connections at once: the next ones wait their turn, beyond as many again they are closed', async () => {
+    const server = await startBareServer({ maxConnections: 2, timeouts: { keepAliveMs: 30_000 } });
+    // Two keep-alive connections, answered and held open.
+    const holders = [new RawClient(server.port), new RawClient(server.port)];
+    for (const holder of holders) holder.send('/-/healthy');
+    await waitFor(() => holders.every((holder) => holder.answers() === 1));
+    expect(server.connections.active).toBe(2);
+
+    // Two more are accepted but not served: their requests wait, unread.
+    const waiting = [new RawClient(server.port), new RawClient(server.port)];
+    for (const client of waiting) {
+      await client.connected();
+      client.send('/-/healthy');
+    }
+    await waitFor(() => server.connections.waiting === 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(waiting.map((client) => client.answers())).toEqual([0, 0]);
+
+    // One more than the cap and the waiting room: closed at once.
+    const extra = new RawClient(server.port);
+    await waitFor(() => extra.closedAt !== null);
+    expect(extra.received).toBe('');
+    expect(server.connections.dropped).toBe(1);
+
+    // A slot frees up: the first waiting connection is served, in arrival order.
+    holders[0]!.socket.destroy();
+    await waitFor(() => waiting[0]!.answers() === 1);
+    expect(waiting[1]!.answers()).toBe(0);
+    holders[1]!.socket.destroy();
+    await waitFor(() => waiting[1]!.answers() === 1);
+  });
+
+  it('closes a connection that sends no request headers after the headers timeout', async () => {
+    const server = await startBareServer({ timeouts: { headersMs: 1_000 } });
+    const idle = new RawClient(server.port);
+    const partial = new RawClient(server.port);
+    await partial.connected();
+    partial.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n'); // never finished
+    await waitFor(() => idle.closedAt !== null && partial.closedAt !== null, 4_000);
+    // Node checks the timeouts every second here (every 30 s by default).
+    expect(idle.closedAt! - idle.openedAt).toBeLessThan(3_000);
+    expect(partial.closedAt! - partial.openedAt).toBeLessThan(3_000);
+  });
+
+  it('defaults: 512 connections, 10 s for headers and for a TLS handshake', () => {
+    expect(DEFAULT_MAX_CONNECTIONS).toBe(512);
+    expect(DEFAULT_SERVER_TIMEOUTS).toMatchObject({ headersMs: 10_000, tlsHandshakeMs: 10_000 });
   });
 });
 
@@ -279,6 +426,60 @@ describe('secrets', () => {
     const metrics = (await get(server.url, '/metrics')).body.toString('utf8');
     expect(landing).toContain('401 for token ***');
     for (const text of [landing, metrics, log.text()]) expect(text).not.toContain(canary);
+  });
+
+  it('startExporter: credentials an upstream echoes back encoded (base64, base64url, hex, upper case) appear nowhere', async () => {
+    const token = 'canary-qstash-token-7e3a9f0b';
+    const apiKey = 'canary-api-key-5c81d2aa';
+    const email = 'canary-owner@example.test';
+    const b64 = (text: string): string => Buffer.from(text).toString('base64');
+    const forms = [
+      b64(token),
+      Buffer.from(token).toString('base64url').replace(/=+$/, ''),
+      Buffer.from(token).toString('hex').toUpperCase(),
+      Buffer.from(apiKey).toString('hex'),
+      token.toUpperCase(),
+      apiKey.toUpperCase(),
+      b64(`x:${token}`),
+      b64(`xy:${apiKey}`),
+      b64(`${email}:${apiKey}`).toLowerCase() === b64(`${email}:${apiKey}`) ? '' : b64(`${email}:${apiKey}`),
+    ].filter((form) => form !== '');
+    // An upstream double that answers every request 400 with one of the forms, in turn.
+    let served = 0;
+    const echo = createHttpServer((_req, res) => {
+      const form = forms[served++ % forms.length]!;
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `you sent ${form}` }));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => echo.close(() => resolve())));
+    const upstream = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    const config = loadConfig(
+      [
+        '--listen-address', '127.0.0.1:0',
+        '--qstash-token', token,
+        '--qstash-url', upstream,
+        '--upstash-email', email,
+        '--upstash-api-key', apiKey,
+        '--management-url', upstream,
+        '--state-file', 'none',
+        '--http-max-retries', '0',
+        '--poll-interval', '1s',
+      ],
+      {},
+    );
+    const log = captureLogger('debug');
+    const exporter = await startExporter(config, log.logger);
+    cleanups.push(() => exporter.close());
+    await waitFor(() => served >= 2 * forms.length, 10_000);
+    const landing = (await get(exporter.url, '/')).body.toString('utf8');
+    const metrics = (await get(exporter.url, '/metrics')).body.toString('utf8');
+    await exporter.close();
+    expect(landing).toContain('you sent ***');
+    const texts = { landing, metrics, logs: log.text() };
+    for (const [where, text] of Object.entries(texts)) {
+      for (const form of forms) expect(text, `${where}: ${form}`).not.toContain(form);
+      for (const secret of [token, apiKey]) expect(text.toLowerCase(), where).not.toContain(secret.toLowerCase());
+    }
   });
 
   it('startExporter: configured credentials appear nowhere, and close() is quick', async () => {

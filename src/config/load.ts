@@ -151,6 +151,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
         });
 
   const listen = value('listen_address', (raw) => asListenAddress('listen_address', raw));
+  const web = { maxConnections: count('web.max_connections', 1, 65_535) };
   const webConfigFile = readWebConfigFile(sources);
   const stateFile = readStateFile(sources);
   const openMetrics = value('openmetrics', (raw) => asBoolean('openmetrics', raw));
@@ -234,6 +235,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   const candidate: ExporterConfig = {
     configFile,
     listen,
+    web,
     webConfigFile,
     openMetrics,
     stateFile,

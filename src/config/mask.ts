@@ -88,6 +88,7 @@ export function renderConfigYaml(config: ExporterConfig): string {
     log_format: masked.log.format,
     header_prefix: qstash.headerPrefix,
     account_path: management.accountPath,
+    web: { max_connections: masked.web.maxConnections },
     http: {
       connect_timeout: formatDuration(http.timeouts.connectMs),
       headers_timeout: formatDuration(http.timeouts.headersMs),

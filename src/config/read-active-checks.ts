@@ -6,6 +6,9 @@ import type { ExporterConfig } from './schema.js';
 import { DEFAULT_REMEDIATION_ALERTS } from './settings.js';
 import { asUniqueList } from './values.js';
 
+/** Shortest remediation bearer token accepted (characters). */
+export const MIN_BEARER_TOKEN_CHARS = 32;
+
 /** What Prometheus accepts as an alert name (a metric name). */
 const ALERT_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
 
@@ -39,6 +42,13 @@ export function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig,
     if (qstash.token === null) throw new ConfigError('remediation.enabled', `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`);
     if (remediation.bearerToken === null) {
       throw new ConfigError('remediation.bearer_token', `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`);
+    }
+    // The webhook is reachable without basic auth: a short token falls to guessing.
+    if ([...remediation.bearerToken].length < MIN_BEARER_TOKEN_CHARS) {
+      throw new ConfigError(
+        'remediation.bearer_token',
+        `${originOf(sources, 'remediation.bearer_token')}: the token has ${[...remediation.bearerToken].length} characters, fewer than ${MIN_BEARER_TOKEN_CHARS}; use a random one, e.g. openssl rand -hex 32`,
+      );
     }
   }
 }

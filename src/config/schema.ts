@@ -37,6 +37,10 @@ export const ExporterConfigSchema = z.strictObject({
     level: z.enum(LOG_LEVELS),
     format: z.enum(LOG_FORMATS),
   }),
+  web: z.strictObject({
+    /** Connections the HTTP server serves at once. */
+    maxConnections: z.number().int().min(1),
+  }),
   qstash: z.strictObject({
     url: httpUrl,
     token: z.string().min(1).nullable(),

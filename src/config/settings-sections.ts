@@ -2,6 +2,15 @@
 import { DEFAULT_REMEDIATION_ALERTS, DURATION, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, type SettingSpec } from './setting-spec.js';
 
 export const SECTION_SETTINGS: readonly SettingSpec[] = [
+  // The exporter's own HTTP server.
+  {
+    key: 'web.max_connections',
+    flag: 'web-max-connections',
+    env: 'WEB_MAX_CONNECTIONS',
+    valueHint: '<count>',
+    defaultText: '512',
+    help: 'connections the HTTP server serves at once (as Prometheus\' --web.max-connections); more wait for a free one, up to the same number again',
+  },
   // HTTP client, for both upstream APIs.
   {
     key: 'http.connect_timeout',

@@ -74,6 +74,11 @@ export const OPENMETRICS_EOF = '# EOF\n';
 
 /** Renders the registries as one OpenMetrics exposition; `onError` gets each registry that failed (left out). */
 export async function renderOpenMetrics(sources: readonly OpenMetricsRegistry[], onError: (name: string, error: unknown) => void): Promise<string> {
+  return (await renderOpenMetricsFamilies(sources, onError)) + OPENMETRICS_EOF;
+}
+
+/** The registries' families in OpenMetrics, without the closing `# EOF`: a part of an exposition. */
+export async function renderOpenMetricsFamilies(sources: readonly OpenMetricsRegistry[], onError: (name: string, error: unknown) => void): Promise<string> {
   const parts = await Promise.all(
     sources.map(async (source) => {
       try {
@@ -87,7 +92,7 @@ export async function renderOpenMetrics(sources: readonly OpenMetricsRegistry[],
       }
     }),
   );
-  return parts.join('') + OPENMETRICS_EOF;
+  return parts.join('');
 }
 
 function familyOf(metric: unknown): Promise<OpenMetricsFamily> {

@@ -1,6 +1,8 @@
 // The exporter's own metrics: one stable registry (never swapped) with every
-// upstash_exporter_* family that is not specific to the logs walk, plus prom-client's process
-// defaults. The runner reports polls here; the API clients report requests via `onRequest`.
+// upstash_exporter_* family that is not specific to the logs walk, and one with prom-client's
+// process defaults. The runner reports polls here; the API clients report requests via
+// `onRequest`. /metrics keeps the first one rendered until `generation` moves; the process
+// defaults, read from the system at each scrape, are rendered every time.
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ApiName } from '../api/errors.js';
@@ -39,6 +41,8 @@ export function buildRevision(env: NodeJS.ProcessEnv = process.env): string {
 
 export class SelfMetrics {
   readonly registry: Registry = createRegistry();
+  /** prom-client's process_* and nodejs_* defaults (empty with `processMetrics: false`). */
+  readonly processRegistry: Registry = createRegistry();
 
   readonly buildInfo: Gauge<'version' | 'revision' | 'nodejs_version'>;
   readonly collectorSuccess: Gauge<'collector'>;
@@ -67,6 +71,7 @@ export class SelfMetrics {
    */
   readonly createdOf: (family: string) => number | undefined;
   readonly #collectors = new Set<CollectorName>();
+  #generation = 0;
 
   constructor(options: SelfMetricsOptions) {
     const registers = [this.registry];
@@ -177,7 +182,17 @@ export class SelfMetrics {
       1,
     );
     for (const collector of options.collectors ?? []) this.addCollector(collector);
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.processRegistry });
+  }
+
+  /**
+   * Moves at every recorded change that does not come with an upstream request: the end of a
+   * poll (which also swapped the collector's snapshot) and a skipped or missed poll. Requests
+   * are counted during polls, so they show with the poll's end; those of the probe, which runs
+   * on its own, show with the next poll's end.
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** The counters every SeriesGuard reports to. */
@@ -203,6 +218,7 @@ export class SelfMetrics {
 
   /** Records the end of one poll. */
   recordPoll(outcome: PollOutcome): void {
+    this.#generation += 1;
     const labels = { collector: outcome.collector };
     this.collectorDuration.set(labels, outcome.durationSeconds);
     if (outcome.ok) {
@@ -220,10 +236,12 @@ export class SelfMetrics {
   }
 
   countOverlap(collector: CollectorName): void {
+    this.#generation += 1;
     this.collectorOverlaps.inc({ collector });
   }
 
   countMissedRun(collector: CollectorName): void {
+    this.#generation += 1;
     this.collectorMissedRuns.inc({ collector });
   }
 

@@ -4,7 +4,7 @@ import { createRegistry } from '../metrics/snapshot.js';
 import { PAUSE_RESULTS } from './pauser.js';
 
 export const REMEDIATION_ACTIONS = ['pause_schedule'] as const;
-export const WEBHOOK_RESULTS = ['accepted', 'unauthorized', 'invalid'] as const;
+export const WEBHOOK_RESULTS = ['accepted', 'unauthorized', 'throttled', 'invalid'] as const;
 export const IGNORED_REASONS = ['resolved', 'not_allowed', 'no_schedule_id'] as const;
 
 export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
@@ -20,7 +20,7 @@ export class RemediationMetrics {
     const registers = [this.registry];
     this.webhooks = new Counter({
       name: 'upstash_remediation_webhooks_total',
-      help: 'Alertmanager notifications received by result: accepted, unauthorized (wrong or missing bearer token), invalid (not a version 4 webhook payload)',
+      help: 'Alertmanager notifications received by result: accepted, unauthorized (wrong or missing bearer token), throttled (refused unread: the address sent too many wrong tokens), invalid (not a version 4 webhook payload)',
       labelNames: ['result'] as const,
       registers,
     });

@@ -2,7 +2,8 @@
 // outside its basic auth (Alertmanager sends one Authorization header, and it carries this
 // bearer token). For every firing alert whose name is on the allowlist and that has a
 // `schedule_id` label, the schedule is paused (idempotent: already paused is fine). A wrong or
-// missing token is 401 before the body is even read, and nothing is paused.
+// missing token is 401 before the body is even read, and nothing is paused; an address that
+// sent too many wrong tokens is answered 429 for a while (FailureThrottle).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { DeliveryClient } from '../api/delivery.js';
@@ -17,6 +18,15 @@ export const SCHEDULE_LABEL = 'schedule_id';
 const MAX_BODY = '1mb';
 /** At most one warning per this interval about refused requests (the path is public). */
 const WARN_INTERVAL_MS = 60_000;
+/** Wrong tokens an address may send before it has to wait between tries. */
+export const FREE_FAILURES = 10;
+/** The wait after the first failure beyond the free ones; it doubles with each further one. */
+const FIRST_WAIT_MS = 1_000;
+const MAX_WAIT_MS = 5 * 60_000;
+/** An address with no failure for this long starts afresh. */
+const FORGET_AFTER_MS = 60 * 60_000;
+/** Addresses followed at most (the least recently failing go first). */
+const MAX_ADDRESSES = 10_000;
 
 export interface WebhookOptions {
   delivery: Pick<DeliveryClient, 'listSchedules' | 'pauseSchedule'>;
@@ -42,6 +52,65 @@ function digest(text: string): Buffer {
 function bearerMatches(header: string | undefined, expected: Buffer): boolean {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
   return match !== null && timingSafeEqual(digest(match[1]!), expected);
+}
+
+interface Failures {
+  count: number;
+  lastAt: number;
+  blockedUntil: number;
+}
+
+/**
+ * Failed bearer checks per client address (the TCP peer: a forwarded-for header is the
+ * client's word). After FREE_FAILURES, an address must wait before its next request is even
+ * looked at, 1 s doubling up to 5 min: guessing a token becomes hopeless. A right token resets
+ * the address. While an address waits, every request from it is refused, the right token
+ * included, so the answer tells a guesser nothing.
+ */
+export class FailureThrottle {
+  readonly #entries = new Map<string, Failures>();
+  readonly #now: () => number;
+  readonly #maxAddresses: number;
+
+  constructor(now: () => number = Date.now, maxAddresses = MAX_ADDRESSES) {
+    this.#now = now;
+    this.#maxAddresses = maxAddresses;
+  }
+
+  /** How long `address` must still wait, ms; 0 when it may try. */
+  waitMs(address: string): number {
+    const entry = this.#entries.get(address);
+    if (entry === undefined) return 0;
+    const now = this.#now();
+    if (now - entry.lastAt > FORGET_AFTER_MS) {
+      this.#entries.delete(address);
+      return 0;
+    }
+    return Math.max(0, entry.blockedUntil - now);
+  }
+
+  fail(address: string): void {
+    const now = this.#now();
+    const previous = this.#entries.get(address);
+    const count = previous === undefined || now - previous.lastAt > FORGET_AFTER_MS ? 1 : previous.count + 1;
+    const waitMs = count <= FREE_FAILURES ? 0 : Math.min(FIRST_WAIT_MS * 2 ** (count - FREE_FAILURES - 1), MAX_WAIT_MS);
+    // Deleted and set again: the map's order is then least recently failing first.
+    this.#entries.delete(address);
+    if (this.#entries.size >= this.#maxAddresses) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(address, { count, lastAt: now, blockedUntil: now + waitMs });
+  }
+
+  succeed(address: string): void {
+    this.#entries.delete(address);
+  }
+
+  /** Addresses followed now. */
+  get size(): number {
+    return this.#entries.size;
+  }
 }
 
 /** The alerts to act on, and why each other alert is left alone. */
@@ -80,14 +149,26 @@ export function remediationRouter(options: WebhookOptions): Router {
     res.status(status).json({ error: `not an Alertmanager webhook notification (version 4): ${problem}` });
   };
 
+  const throttle = new FailureThrottle(now);
   const router = Router();
   const authenticate = (req: Request, res: Response, next: NextFunction): void => {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const waitMs = throttle.waitMs(address);
+    if (waitMs > 0) {
+      metrics.webhooks.inc({ result: 'throttled' });
+      warnThrottled({ remoteAddress: address }, 'remediation webhook: refused a request from an address that sent too many wrong bearer tokens');
+      res.setHeader('Retry-After', String(Math.ceil(waitMs / 1000)));
+      res.status(429).json({ error: 'too many failed attempts; retry later' });
+      return;
+    }
     if (bearerMatches(req.get('authorization'), expected)) {
+      throttle.succeed(address);
       next();
       return;
     }
+    throttle.fail(address);
     metrics.webhooks.inc({ result: 'unauthorized' });
-    warnThrottled({ remoteAddress: req.socket.remoteAddress }, 'remediation webhook: refused a request without the bearer token');
+    warnThrottled({ remoteAddress: address }, 'remediation webhook: refused a request without the bearer token');
     res.setHeader('WWW-Authenticate', 'Bearer realm="upstash-exporter remediation"');
     res.status(401).json({ error: 'unauthorized' });
   };

@@ -17,6 +17,11 @@ export interface ExporterView {
   version: string;
   /** Registries rendered by /metrics, in order (self metrics first). */
   registries(): readonly NamedRegistry[];
+  /**
+   * Moves whenever a registry not marked `live` may show something new (a poll ended); /metrics
+   * keeps its rendered bytes until then. Absent: rendered on every scrape.
+   */
+  generation?(): number;
   status(): CollectorStatus[];
   ready(): boolean;
   waitingFor(): CollectorName[];
@@ -28,7 +33,12 @@ export interface ExporterView {
 export function exporterView(version: string, selfMetrics: SelfMetrics, runner: CollectorRunner): ExporterView {
   return {
     version,
-    registries: () => [{ name: 'self', registry: selfMetrics.registry, createdOf: selfMetrics.createdOf }, ...runner.registries()],
+    registries: () => [
+      { name: 'self', registry: selfMetrics.registry, createdOf: selfMetrics.createdOf },
+      ...runner.registries(),
+      { name: 'process', registry: selfMetrics.processRegistry, createdOf: selfMetrics.createdOf, live: true },
+    ],
+    generation: () => selfMetrics.generation,
     status: () => runner.status(),
     ready: () => runner.ready(),
     waitingFor: () => runner.waitingFor(),
@@ -72,7 +82,7 @@ export function createApp(options: AppOptions): Express {
     });
   }
 
-  app.get('/metrics', metricsHandler(() => view.registries(), logger, { openMetrics: options.openMetrics ?? true }));
+  app.get('/metrics', metricsHandler(view, logger, { openMetrics: options.openMetrics ?? true }));
 
   const healthy = (_req: Request, res: Response): void => {
     res.setHeader('Cache-Control', 'no-store');
@@ -156,7 +166,14 @@ async function guard(
 
   if (config.users.size === 0) return true;
   const credentials = parseBasicAuthorization(req.headers.authorization);
-  if (credentials !== null && (await checker.check(config.users, credentials.user, credentials.password))) return true;
+  const verdict = credentials === null ? 'refused' : await checker.check(config.users, credentials.user, credentials.password);
+  if (verdict === 'ok') return true;
+  if (verdict === 'busy') {
+    // Too many password checks wait already (a flood of new passwords): no queue without end.
+    res.setHeader('Retry-After', '1');
+    res.status(503).type('text/plain').send('Too many password checks in progress; retry shortly.\n');
+    return false;
+  }
   if (credentials !== null) logger.debug({ path: req.path }, 'basic auth refused');
   res.setHeader('WWW-Authenticate', 'Basic realm="upstash-exporter", charset="UTF-8"');
   res.status(401).type('text/plain').send('Unauthorized.\n');

@@ -8,6 +8,7 @@ import type { RequestHandler } from 'express';
 import { hostForUrl } from '../common/url.js';
 import type { Logger } from '../logging/index.js';
 import { createApp, type ExporterView } from './app.js';
+import { limitConnections, type ConnectionLimit } from './connection-limit.js';
 import { WebConfigWatcher } from './web-config.js';
 
 export { exporterView, type ExporterView } from './app.js';
@@ -29,13 +30,50 @@ export interface ServerOptions {
   extraRouters?: readonly RequestHandler[];
   /** Serve OpenMetrics to scrapers that ask for it (default true). */
   openMetrics?: boolean;
+  /** Connections served at once (--web-max-connections); more wait their turn. */
+  maxConnections?: number;
+  /** The server's timeouts; the defaults below unless a test wants them short. */
+  timeouts?: Partial<ServerTimeouts>;
 }
+
+export interface ServerTimeouts {
+  /** From a connection's first byte (or the end of the previous request) to the end of the request headers, ms. */
+  headersMs: number;
+  /** A whole request, body included, ms. */
+  requestMs: number;
+  /** A TLS handshake, from the TCP connection on, ms. */
+  tlsHandshakeMs: number;
+  /** An idle keep-alive connection between requests, ms. */
+  keepAliveMs: number;
+  /** A connection waiting for a slot under the connection cap, ms. */
+  waitForSlotMs: number;
+}
+
+/** Default of --web-max-connections (Prometheus' --web.max-connections has 512 too). */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+
+// A slow or idle client must not hold the exporter: scrapes are small and quick.
+export const DEFAULT_SERVER_TIMEOUTS: Readonly<ServerTimeouts> = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  tlsHandshakeMs: 10_000,
+  keepAliveMs: 5_000,
+  waitForSlotMs: 30_000,
+};
+
+/**
+ * How often node checks the headers and request timeouts; it checks every 30 s by default, so
+ * an idle socket was held for up to 40 s instead of the 10 s of headersMs.
+ */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 export interface ExporterServer {
   /** Base URL, e.g. `https://127.0.0.1:9824/` (the bound port when 0 was asked). */
   url: string;
   port: number;
   tls: boolean;
+  /** Connections served and waiting under the cap. */
+  connections: ConnectionLimit;
   close(): Promise<void>;
 }
 
@@ -57,12 +95,18 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
         });
 
   const app = createApp({ view: options.view, logger, webConfig, extraRouters: options.extraRouters ?? [], openMetrics: options.openMetrics ?? true });
+  const timeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
+  const serverOptions = {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, timeouts.headersMs),
+  };
   const tls = webConfig?.current.tls ?? null;
-  if (tls !== null) httpsServer = createHttpsServer(tls.options, app);
-  const server: Server = httpsServer ?? createHttpServer(app);
-  // A slow or idle client must not hold the exporter; scrapes are small and quick.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  if (tls !== null) httpsServer = createHttpsServer({ ...tls.options, ...serverOptions, handshakeTimeout: timeouts.tlsHandshakeMs }, app);
+  const server: Server = httpsServer ?? createHttpServer(serverOptions, app);
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const connections = limitConnections(server, { maxConnections, maxWaiting: maxConnections, maxWaitMs: timeouts.waitForSlotMs });
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => reject(error);
@@ -85,12 +129,14 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
     url: `${scheme}://${host}:${address.port}/`,
     port: address.port,
     tls: tls !== null,
-    close: () => closeServer(server),
+    connections,
+    close: () => closeServer(server, connections),
   };
 }
 
-function closeServer(server: Server): Promise<void> {
+function closeServer(server: Server, connections: ConnectionLimit): Promise<void> {
   return new Promise((resolve) => {
+    connections.closeWaiting();
     const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
     server.close(() => {
       clearTimeout(force);

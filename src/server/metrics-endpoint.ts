@@ -1,42 +1,24 @@
-// /metrics: the self registry and every collector's current snapshot, rendered and concatenated,
-// in text 0.0.4 or, when the scraper asks for it, OpenMetrics (negotiate.ts). Rendering reads
-// snapshots only; it never calls the upstream API. A registry that fails to render is left out
-// (and logged) instead of failing the whole scrape.
+// /metrics: the self registry and every collector's current snapshot, concatenated, in text
+// 0.0.4 or, when the scraper asks for it, OpenMetrics (negotiate.ts), served from bytes rendered
+// once per poll (exposition.ts). Rendering reads snapshots only; it never calls the upstream
+// API. A registry that fails to render is left out (and logged) instead of failing the scrape.
 
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from '../logging/index.js';
-import { renderOpenMetrics, type OpenMetricsRegistry } from '../metrics/openmetrics.js';
+import { renderOpenMetrics } from '../metrics/openmetrics.js';
+import { ExpositionCache, renderText, type ExpositionSources, type NamedRegistry } from './exposition.js';
 import { CONTENT_TYPES, negotiateFormat, type ExpositionFormat } from './negotiate.js';
+
+export type { NamedRegistry } from './exposition.js';
 
 export const METRICS_CONTENT_TYPE = CONTENT_TYPES['text-0.0.4'];
 
-const gzipAsync = promisify(gzip);
-
-/** A registry on /metrics; `createdOf` gives the OpenMetrics created time of families whose values carry none. */
-export type NamedRegistry = OpenMetricsRegistry;
-
+/** The whole exposition rendered now, nothing cached (tests, benchmarks). */
 export async function renderMetrics(sources: readonly NamedRegistry[], logger: Logger, format: ExpositionFormat = 'text-0.0.4'): Promise<string> {
-  if (format !== 'text-0.0.4') {
-    return renderOpenMetrics(sources, (name, error) => {
-      logger.error({ registry: name, error: error instanceof Error ? error.message : String(error) }, 'a registry failed to render; left out of this scrape');
-    });
-  }
-  const parts = await Promise.all(
-    sources.map(async ({ name, registry }) => {
-      try {
-        return await registry.metrics();
-      } catch (error) {
-        logger.error({ registry: name, error: error instanceof Error ? error.message : String(error) }, 'a registry failed to render; left out of this scrape');
-        return '';
-      }
-    }),
-  );
-  return parts
-    .filter((part) => part.trim() !== '')
-    .map((part) => (part.endsWith('\n') ? part : `${part}\n`))
-    .join('');
+  if (format === 'text-0.0.4') return renderText(sources, logger);
+  return renderOpenMetrics(sources, (name, error) => {
+    logger.error({ registry: name, error: error instanceof Error ? error.message : String(error) }, 'a registry failed to render; left out of this scrape');
+  });
 }
 
 /**
@@ -67,21 +49,22 @@ export interface MetricsHandlerOptions {
   openMetrics?: boolean;
 }
 
-export function metricsHandler(sources: () => readonly NamedRegistry[], logger: Logger, options: MetricsHandlerOptions = {}): RequestHandler {
+/** Serves /metrics from an ExpositionCache (rendered once per poll, see exposition.ts). */
+export function metricsHandler(sources: ExpositionSources, logger: Logger, options: MetricsHandlerOptions = {}): RequestHandler {
   const openMetrics = options.openMetrics ?? true;
+  const cache = new ExpositionCache(sources, logger);
   return (req: Request, res, next) => {
     void (async () => {
       const format = negotiateFormat(req.headers.accept, openMetrics);
-      const body = Buffer.from(await renderMetrics(sources(), logger, format), 'utf8');
+      const gzip = acceptsGzip(req.headers['accept-encoding']);
+      const body = await cache.body(format, gzip);
       res.setHeader('Content-Type', CONTENT_TYPES[format]);
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Vary', openMetrics ? 'Accept, Accept-Encoding' : 'Accept-Encoding');
-      if (acceptsGzip(req.headers['accept-encoding'])) {
-        res.setHeader('Content-Encoding', 'gzip');
-        res.send(await gzipAsync(body));
-      } else {
-        res.send(body);
-      }
+      if (gzip) res.setHeader('Content-Encoding', 'gzip');
+      res.setHeader('Content-Length', body.length);
+      for (const chunk of body.chunks) res.write(chunk);
+      res.end();
     })().catch(next);
   };
 }

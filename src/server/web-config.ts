@@ -4,16 +4,16 @@
 // silently ignored setting. Relative paths resolve against the file's own folder, as in the
 // toolkit.
 
-import { createHash } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type TlsOptions } from 'node:tls';
-import bcrypt from 'bcryptjs';
 import type { Logger } from '../logging/index.js';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../config/errors.js';
+import { BcryptWorker } from './bcrypt-worker.js';
 
 const CONFIG_KEY = 'web_config_file';
 
@@ -285,31 +285,95 @@ async function fileSignature(path: string): Promise<string | null> {
 
 /** Compared against when the user is unknown, so unknown users cost the same time as known ones. */
 const DUMMY_HASH = '$2b$10$bjmv1HmORSFpnSpmDMqtquH24u6D.bfh7LZSmF9.AIYJ.YOGTCz.W';
-const CACHE_LIMIT = 256;
+
+export type BasicAuthVerdict = 'ok' | 'refused' | 'busy';
+
+export interface BasicAuthCheckerOptions {
+  /** How long a successful check is remembered, ms. */
+  successTtlMs?: number;
+  /** How long a failed check is remembered, ms. */
+  failureTtlMs?: number;
+  /** Results remembered at most (the oldest go first). */
+  maxEntries?: number;
+  /** bcrypt checks allowed to wait; beyond, the request is answered 503 at once. */
+  maxPending?: number;
+  now?: () => number;
+}
+
+interface Remembered {
+  ok: boolean;
+  expiresAt: number;
+}
 
 /**
- * Checks `user:password` against bcrypt hashes. bcrypt is slow on purpose (tens of ms); a
- * scraper sends the same credentials every few seconds, so successful checks are remembered by
- * a SHA-256 of (user, password, hash): a changed hash or password misses the cache, and
- * failures are never cached.
+ * Checks `user:password` against bcrypt hashes. bcrypt is slow on purpose (tens of ms) and runs
+ * in a worker thread, one check at a time, with a bounded queue (bcrypt-worker.ts). Results are
+ * remembered, keyed by an HMAC-SHA256 of (user, password, hash) under a key drawn at start, never
+ * the password itself: successes for minutes, as a scraper sends the same credentials every few
+ * seconds; failures briefly, so a client repeating a wrong password costs one bcrypt check, not
+ * one per request. A changed hash in the file gives another key. Identical checks in progress
+ * share one bcrypt run.
  */
 export class BasicAuthChecker {
-  readonly #okCache = new Set<string>();
+  readonly #key = randomBytes(32);
+  readonly #results = new Map<string, Remembered>();
+  readonly #inProgress = new Map<string, Promise<boolean>>();
+  readonly #bcrypt: BcryptWorker;
+  readonly #successTtlMs: number;
+  readonly #failureTtlMs: number;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
 
-  async check(users: ReadonlyMap<string, string>, user: string, password: string): Promise<boolean> {
-    const hash = users.get(user);
-    const key = createHash('sha256').update(user).update('\0').update(password).update('\0').update(hash ?? '').digest('base64');
-    if (hash !== undefined && this.#okCache.has(key)) return true;
-    const matches = await bcrypt.compare(password, hash ?? DUMMY_HASH);
-    if (!matches || hash === undefined) return false;
-    if (this.#okCache.size >= CACHE_LIMIT) this.#okCache.clear();
-    this.#okCache.add(key);
-    return true;
+  constructor(options: BasicAuthCheckerOptions = {}) {
+    this.#successTtlMs = options.successTtlMs ?? 10 * 60_000;
+    this.#failureTtlMs = options.failureTtlMs ?? 60_000;
+    this.#maxEntries = options.maxEntries ?? 1_024;
+    this.#now = options.now ?? Date.now;
+    this.#bcrypt = new BcryptWorker({ maxPending: options.maxPending ?? 32 });
   }
 
-  /** Entries currently cached (for tests and the curious). */
+  async check(users: ReadonlyMap<string, string>, user: string, password: string): Promise<BasicAuthVerdict> {
+    const hash = users.get(user);
+    const key = createHmac('sha256', this.#key).update(user).update('\0').update(password).update('\0').update(hash ?? '').digest('base64');
+    const remembered = this.#results.get(key);
+    if (remembered !== undefined) {
+      if (remembered.expiresAt > this.#now()) return remembered.ok ? 'ok' : 'refused';
+      this.#results.delete(key);
+    }
+    let checking = this.#inProgress.get(key);
+    if (checking === undefined) {
+      const compared = this.#bcrypt.compare(password, hash ?? DUMMY_HASH);
+      if (compared === null) return 'busy';
+      checking = compared.then((matches) => {
+        const ok = matches && hash !== undefined;
+        this.#remember(key, ok);
+        return ok;
+      });
+      checking.then(
+        () => this.#inProgress.delete(key),
+        () => this.#inProgress.delete(key),
+      );
+      this.#inProgress.set(key, checking);
+    }
+    return (await checking) ? 'ok' : 'refused';
+  }
+
+  /** Results remembered now, successes and failures (for tests and the curious). */
   get cached(): number {
-    return this.#okCache.size;
+    return this.#results.size;
+  }
+
+  /** Ends the bcrypt worker thread. */
+  close(): Promise<void> {
+    return this.#bcrypt.close();
+  }
+
+  #remember(key: string, ok: boolean): void {
+    if (this.#results.size >= this.#maxEntries) {
+      const oldest = this.#results.keys().next();
+      if (oldest.done !== true) this.#results.delete(oldest.value);
+    }
+    this.#results.set(key, { ok, expiresAt: this.#now() + (ok ? this.#successTtlMs : this.#failureTtlMs) });
   }
 }
 
