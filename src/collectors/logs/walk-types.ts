@@ -3,7 +3,6 @@
 import type { LogEntry, LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { PageTally } from './counter.js';
 import type { SliceState } from '../../state/index.js';
-import type { WatermarkReset } from './watermark-guard.js';
 
 /** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
 export const TARGET_PAGES_PER_SLICE = 50;
@@ -107,3 +106,14 @@ export interface WalkerHooks {
 }
 
 export type WalkOutcome = 'done' | 'budget' | 'time' | 'stalled' | 'switched';
+
+/** A watermark found ahead of the upstream's now, and where the walk reads from again (watermark-guard.ts). */
+export interface WatermarkReset {
+  /** The watermark (or top of the slices in progress) found, unix ms. */
+  found: number;
+  upstreamNow: number;
+  /** Where the walk reads from again. */
+  resumeFrom: number;
+  /** The de-duplication window covers the re-read: nothing is counted twice or missed. */
+  exact: boolean;
+}

@@ -10,20 +10,11 @@
 // (it holds nothing the upstream has written), counting restarts at the frontier, as without
 // state: entries written between the last one counted and the frontier may be missed, and the
 // warning says so.
-import type { WalkPosition } from './walk-types.js';
+import type { WalkPosition, WatermarkReset } from './walk-types.js';
 
 /** A watermark at most this far ahead is left alone: the upstream's now is known to about a second. */
 export const WATERMARK_AHEAD_TOLERANCE_MS = 2_000;
 
-export interface WatermarkReset {
-  /** The watermark (or top of the slices in progress) found, unix ms. */
-  found: number;
-  upstreamNow: number;
-  /** Where the walk reads from again. */
-  resumeFrom: number;
-  /** The de-duplication window covers the re-read: nothing is counted twice or missed. */
-  exact: boolean;
-}
 
 /**
  * Moves `position` back when its watermark, or a slice in progress, lies more than
