@@ -61,6 +61,14 @@ export const logsStateSchema = z.strictObject({
     /** Keys counted more than once (identical entries, see docs/counting.md). */
     repeats: z.array(z.tuple([z.string(), z.number().int().min(2)])),
   }),
+  /**
+   * The late-entry audit's ledger (late-audit.ts): valid after `validFrom`; per second, entries
+   * counted and their fingerprints (base64 of little-endian int32, null behind the lateness horizon).
+   */
+  ledger: z.strictObject({
+    validFrom: finite,
+    seconds: z.array(z.tuple([z.number().int(), count, z.string().nullable()])),
+  }),
   counters: z.strictObject({
     events: counterFamilySchema,
     errors: counterFamilySchema,
@@ -104,14 +112,28 @@ export type TrackedState = z.infer<typeof trackedSchema>;
 
 /**
  * The `migrate` of the logs checkpoint (CheckpointFile), from any older version to the current
- * one (3). Version 2 held one slice in progress (`slice`, or null), version 3 a list of them
- * (`slices`, walked side by side). Anything malformed is passed on for the schema to reject; an
- * unknown version gives undefined.
+ * one (4). Version 2 held one slice in progress (`slice`, or null), version 3 a list of them
+ * (`slices`, walked side by side), version 4 adds the late-entry ledger. Anything malformed is
+ * passed on for the schema to reject; an unknown version gives undefined.
  */
 export function migrateLogsState(version: number, payload: unknown): unknown {
-  if (version === 1) return migrateV2toV3(migrateV1toV2(payload));
-  if (version === 2) return migrateV2toV3(payload);
+  if (version === 1) return migrateV3toV4(migrateV2toV3(migrateV1toV2(payload)));
+  if (version === 2) return migrateV3toV4(migrateV2toV3(payload));
+  if (version === 3) return migrateV3toV4(payload);
   return undefined;
+}
+
+/**
+ * Version 3 to 4: an empty ledger, valid only after everything the older exporter may have
+ * counted (the watermark and the slices in progress above it), so the audit never takes an
+ * entry counted then for a new one.
+ */
+function migrateV3toV4(payload: unknown): unknown {
+  if (!isRecord(payload) || 'ledger' in payload) return payload;
+  let validFrom = typeof payload.watermark === 'number' ? payload.watermark : 0;
+  if (typeof payload.lastEventTime === 'number') validFrom = Math.max(validFrom, payload.lastEventTime);
+  if (isArray(payload.slices)) for (const slice of payload.slices) if (isRecord(slice) && typeof slice.top === 'number') validFrom = Math.max(validFrom, slice.top);
+  return { ...payload, ledger: { validFrom, seconds: [] } };
 }
 
 function migrateV2toV3(payload: unknown): unknown {

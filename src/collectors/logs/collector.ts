@@ -10,9 +10,9 @@ import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
 import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
 import type { Collector, PollContext } from '../collector.js';
-import { LogCounter } from './counter.js';
+import { LogCounter, PageTally } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
-import { LateAudit } from './late-audit.js';
+import { LateAudit, type AuditCounter, type LedgerState } from './late-audit.js';
 import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
 import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
 import { timeText } from '../../common/time-text.js';
@@ -32,6 +32,8 @@ export interface LogsSettings {
   maxGrownOverlapMs?: number;
   /** Most time slices walked at once, each by its own cursor chain (default 4). */
   maxParallelSlices?: number;
+  /** Entries visible up to this late are counted by the late-entry audit (default DEFAULT_LATENESS_HORIZON_MS). */
+  latenessHorizonMs?: number;
 }
 
 export interface LogsCollectorOptions {
@@ -70,6 +72,8 @@ export class LogsCollector implements Collector {
   #late = 0;
   /** upstash_exporter_log_missed_late_events_total of the checkpoint, for the audit made after the restore. */
   #restoredMissedLate = 0;
+  /** The late-entry ledger of the checkpoint. */
+  #restoredLedger: LedgerState | null = null;
   /** Set once the walk position is known (after the restore). */
   readonly #audit: LateAudit;
   readonly #source: LogsSource;
@@ -118,8 +122,12 @@ export class LogsCollector implements Collector {
       },
       ...(position ? { position } : {}),
     });
-    // The ledger knows every entry counted from here on; older ones were counted before a restart.
-    this.#audit = new LateAudit(this.#walker.position.watermark, settings.auditIntervalMs);
+    // The ledger knows every entry counted from here on (or from the checkpoint's ledger on).
+    this.#audit = new LateAudit(this.#walker.position.watermark, {
+      ...(settings.latenessHorizonMs === undefined ? {} : { horizonMs: settings.latenessHorizonMs }),
+      ...(settings.auditIntervalMs === undefined ? {} : { intervalMs: settings.auditIntervalMs }),
+    });
+    if (this.#restoredLedger !== null) this.#audit.restore(this.#restoredLedger, this.#walker.position.watermark);
     this.#audit.missed = this.#restoredMissedLate;
     this.#counter.ledger = this.#audit;
     this.#source = options.source;
@@ -158,6 +166,7 @@ export class LogsCollector implements Collector {
       { pages: report.pages, slices: report.slicesCompleted, late: report.late, stopped: report.stopped, watermark: new Date(position.watermark).toISOString() },
       'logs walked',
     );
+    this.#audit.prune(position.watermark);
     if (report.stopped === null) await this.#auditLateEntries(ctx);
     if (report.stopped === 'time') {
       ctx.logger.debug({ pages: report.pages, lagSeconds: (this.#now() - position.watermark) / 1000 }, 'the next poll is due: the walk continues then');
@@ -170,18 +179,39 @@ export class LogsCollector implements Collector {
     await this.#checkpoint();
   }
 
-  /** At the frontier, while the service shows late entries: looks behind the overlap for missed ones (late-audit.ts). */
+  /**
+   * At the frontier, while the service shows late entries (the overlap grew, or was not re-read
+   * within the lateness horizon): looks behind the de-duplication window and counts what the
+   * walk missed (late-audit.ts).
+   */
   async #auditLateEntries(ctx: PollContext): Promise<void> {
     const position = this.#walker.position;
-    this.#audit.prune(position.watermark);
-    if (position.stateWalk || !this.#audit.due(this.#now(), this.#walker.overlapMs > this.#configuredOverlapMs)) return;
+    const now = this.#now();
+    const skippedAt = this.#walker.overlapSkippedAt;
+    const lateShowing = this.#walker.overlapMs > this.#configuredOverlapMs || (skippedAt > 0 && now - skippedAt <= this.#audit.horizonMs);
+    if (position.stateWalk || !this.#audit.due(now, lateShowing)) return;
     const range = this.#audit.range(position.watermark, position.dedupFrom);
     if (range === null) return;
+    const counter = this.#counter;
+    const tally = new PageTally();
+    const audited: AuditCounter = {
+      fingerprintOf: (entry) => counter.fingerprintOf(entry),
+      countUnseen: (entries) => {
+        // Behind the window: a walk of its own, every entry at or before the watermark (late).
+        tally.reset(Number.POSITIVE_INFINITY);
+        counter.dedup.beginWalk();
+        counter.countPage(entries, -1, position.watermark, tally);
+        this.#late += tally.late;
+        this.#dirty = true;
+      },
+    };
     try {
-      if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, this.#now(), ctx.logger, ctx.signal)) > 0) this.#dirty = true;
+      if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, now, ctx.logger, audited, ctx.signal)).missed > 0) this.#dirty = true;
     } catch (error) {
       // An audit is a check, not the count: a failure waits for the next one.
       ctx.logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'late-entry audit failed');
+    } finally {
+      await this.#checkpoint();
     }
   }
 
@@ -256,6 +286,7 @@ export class LogsCollector implements Collector {
       rateEwma: position.rateEwma,
       slices: position.slices,
       dedup: counter.dedup.export(),
+      ledger: this.#audit.export(),
       counters: { events: counter.events.events.export(), errors: counter.events.errors.export() },
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
       tracker: counter.tracker.export(),
@@ -315,6 +346,7 @@ export class LogsCollector implements Collector {
     this.#checkpointsFailed = state.self.checkpointsError;
     this.#late = state.self.late;
     this.#restoredMissedLate = state.self.missedLate;
+    this.#restoredLedger = state.ledger;
     for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts || !waiting) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');

@@ -5,7 +5,7 @@
 import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import { DailyMessages } from './daily.js';
-import { DedupWindow } from './dedup.js';
+import { DedupWindow, fingerprint } from './dedup.js';
 import { EventCounters, type OptInLabel } from './event-counters.js';
 import { errorReasonOf } from './labels.js';
 import { CREATED, ERROR, StateTable } from './states.js';
@@ -68,8 +68,8 @@ export class LogCounter {
   duplicates = 0;
   /** Oldest CREATED in flight per queue, as of the last publish(). */
   #oldestInFlight: ReadonlyMap<string, number> = new Map();
-  /** Told of every counted entry's time (the late-entry audit's ledger). */
-  ledger: { record(time: number): void } | null = null;
+  /** Told of every counted entry's time and fingerprint (the late-entry audit's ledger). */
+  ledger: { record(time: number, print: number): void } | null = null;
 
   constructor(options: LogCounterOptions) {
     const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
@@ -89,6 +89,7 @@ export class LogCounter {
     const dedup = this.dedup;
     const events = this.events;
     const tracker = this.tracker;
+    const ledger = this.ledger;
     let lowest = tally.lowest;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
@@ -113,7 +114,7 @@ export class LogCounter {
         continue;
       }
       tally.counted += 1;
-      this.ledger?.record(time);
+      if (ledger !== null) ledger.record(time, fingerprint(time, state, entry.messageId, entry.responseStatus, entry.nextDeliveryTime));
       if (time <= basis) tally.late += 1;
       const target = events.targetOf(entry);
       events.countEvent(target, state);
@@ -126,6 +127,12 @@ export class LogCounter {
     }
     tally.lowest = lowest;
     this.duplicates += tally.duplicates;
+  }
+
+  /** The fingerprint countPage records for an entry in a walk without a state filter (null: such a walk does not count it). */
+  fingerprintOf(entry: LogEntry): number | null {
+    if (entry.state === undefined) return null;
+    return fingerprint(entry.time, this.states.indexOf(entry.state), entry.messageId, entry.responseStatus, entry.nextDeliveryTime);
   }
 
   /** Makes the live counter values the ones /metrics shows (at a checkpoint). */

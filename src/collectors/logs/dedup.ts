@@ -274,3 +274,43 @@ function toMap(identities: readonly number[]): Map<string, [number, number]> {
   }
   return map;
 }
+
+const TWO_32 = 4_294_967_296;
+/** Stands for an absent status or next delivery time in a fingerprint (present ones are other numbers). */
+const ABSENT_WORD = 0x5bd1e995;
+
+/**
+ * A 32-bit fingerprint of an entry's identity (the same fields as the window's), for the
+ * late-entry ledger (late-audit.ts): compact, so the identities of every entry counted over the
+ * lateness horizon can be kept. Two identities of one second share a fingerprint with odds of
+ * 1 in 2^32 per pair (docs/counting.md, "Late entries"). No string is built.
+ */
+export function fingerprint(time: number, stateIndex: number, messageId: string, responseStatus: number | undefined, nextDeliveryTime: number | undefined): number {
+  let hash = 0x811c9dc5;
+  hash = mixWord(hash, time >>> 0);
+  hash = mixWord(hash, Math.floor(time / TWO_32));
+  hash = mixWord(hash, stateIndex);
+  hash = mixWord(hash, responseStatus === undefined ? ABSENT_WORD : responseStatus >>> 0);
+  if (nextDeliveryTime === undefined) hash = mixWord(hash, ABSENT_WORD);
+  else {
+    hash = mixWord(hash, nextDeliveryTime >>> 0);
+    hash = mixWord(hash, Math.floor(nextDeliveryTime / TWO_32));
+  }
+  for (let i = 0; i < messageId.length; i++) hash = Math.imul(hash ^ messageId.charCodeAt(i), 0x01000193);
+  // Final avalanche (murmur3 fmix32), so near identities spread over all 32 bits.
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash | 0;
+}
+
+/** One 32-bit word into the hash (a murmur3 block). */
+function mixWord(hash: number, word: number): number {
+  let k = Math.imul(word | 0, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  hash ^= Math.imul(k, 0x1b873593);
+  hash = (hash << 13) | (hash >>> 19);
+  return (Math.imul(hash, 5) + 0xe6546b64) | 0;
+}

@@ -1,20 +1,31 @@
-// Entries that become visible later than ingestion delay + overlap are behind the walk: no
-// later slice reads their time again, and when they are older than the newest visible entry the
-// anchor cannot betray them either. The audit finds them. A ledger keeps how many entries were
-// counted per second for a window behind the watermark; once the service has shown late entries
-// (the overlap had to grow), the part of that window the overlap no longer re-reads is read
-// again and compared second by second. More entries on the service than counted is a loss the
-// walk cannot repair (it cannot tell which entries of that second it has), so it is reported,
-// not counted: upstash_exporter_log_missed_late_events_total and a warning.
+// Entries that become visible later than ingestion delay + overlap (or while the rate limit
+// bounds the walk and the overlap is not re-read) are behind the walk: no later slice reads
+// their time again, and when they are older than the newest visible entry the anchor cannot
+// betray them either. The audit finds them and counts them. A ledger keeps, for every second
+// from the lateness horizon behind the watermark on, a 32-bit fingerprint of each entry counted
+// with a time in it (dedup.ts, fingerprint). While the service shows late entries (the overlap
+// had to grow, or was not re-read lately), the audit reads again what lies behind the
+// de-duplication window, newest first, one page budget at a time (a sweep that goes on where the
+// last audit stopped), and counts each entry whose fingerprint the ledger does not hold: the n-th
+// occurrence of a fingerprint in one read is new when the ledger holds it fewer than n times,
+// as in the window. Counted entries are late entries (upstash_exporter_log_late_events_total).
+// For BEYOND_HORIZON_MS behind the horizon only per-second counts are kept: more entries on the
+// service than counted there are reported, exactly, not counted:
+// upstash_exporter_log_missed_late_events_total and a warning. The ledger is in the checkpoint.
+import type { LogEntry } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import type { LogsSource } from './walk-types.js';
 
-/** How far behind the watermark the ledger reaches (and an audit reads at most). */
-export const AUDIT_WINDOW_MS = 5 * 60_000;
+/** Default lateness horizon (logs.lateness_horizon): entries up to this late are counted. */
+export const DEFAULT_LATENESS_HORIZON_MS = 5 * 60_000;
+/** Behind the horizon, per-second counts are kept this much longer, so misses there are reported. */
+export const BEYOND_HORIZON_MS = 60_000;
 /** Audits run at most this often, and only while the service shows late entries. */
 export const AUDIT_INTERVAL_MS = 5_000;
-/** Pages one audit may read; what it does not reach is compared at the next one. */
+/** Pages one audit may read; the next audit goes on below the last page read. */
 const AUDIT_PAGE_BUDGET = 20;
+/** Fingerprints a second's array starts with (it doubles as needed). */
+const INITIAL_PRINTS = 8;
 
 export interface AuditRange {
   /** Inclusive unix ms. */
@@ -23,58 +34,146 @@ export interface AuditRange {
   to: number;
 }
 
+/** What the audit needs of the counter. */
+export interface AuditCounter {
+  /** The entry's fingerprint, as countPage records it; null when the entry is not counted (no state). */
+  fingerprintOf(entry: LogEntry): number | null;
+  /** Counts entries the ledger does not hold (they are recorded in it as they are counted). */
+  countUnseen(entries: readonly LogEntry[]): void;
+}
+
+/** The ledger in the checkpoint: [second, entries counted, fingerprints (base64 of little-endian int32) or null beyond the horizon]. */
+export interface LedgerState {
+  validFrom: number;
+  seconds: Array<[number, number, string | null]>;
+}
+
+interface Second {
+  /** Entries counted with a time in this second. */
+  counted: number;
+  /** Their fingerprints, `size` of them used; null once the second is behind the horizon. */
+  prints: Int32Array | null;
+  size: number;
+}
+
 export class LateAudit {
-  /** Second (unix seconds) -> entries counted with a time in it. */
-  readonly #ledger = new Map<number, number>();
-  /** The ledger knows every counted entry after this time (entries before it were counted by an earlier process). */
+  /** Unix second -> what was counted in it. */
+  readonly #seconds = new Map<number, Second>();
+  /** The second of the last record() and its entry (entries come second by second). */
+  #lastSecond = Number.NaN;
+  #last: Second | undefined;
+  /** Seconds from this one on keep fingerprints (the horizon behind the watermark). */
+  #printsFrom = Number.NEGATIVE_INFINITY;
+  /** The ledger knows every counted entry after this time (entries before it were counted by an earlier process, or are history). */
   #validFrom: number;
   #lastAuditAt = 0;
-  /** Entries found on the service and never counted, all time. */
+  /** toDate of the next audit: the sweep goes on below the last page read (null: from the top). */
+  #sweepTo: number | null = null;
+  /** Entries found on the service beyond the horizon and never counted, all time. */
   missed = 0;
 
+  readonly #horizonMs: number;
   readonly #intervalMs: number;
 
-  constructor(validFrom: number, intervalMs = AUDIT_INTERVAL_MS) {
+  constructor(validFrom: number, options: { horizonMs?: number; intervalMs?: number } = {}) {
     this.#validFrom = validFrom;
-    this.#intervalMs = intervalMs;
+    this.#horizonMs = options.horizonMs ?? DEFAULT_LATENESS_HORIZON_MS;
+    this.#intervalMs = options.intervalMs ?? AUDIT_INTERVAL_MS;
+  }
+
+  get horizonMs(): number {
+    return this.#horizonMs;
+  }
+
+  /** Fingerprints held (for the memory figures in docs/performance.md). */
+  get fingerprints(): number {
+    let held = 0;
+    for (const second of this.#seconds.values()) held += second.size;
+    return held;
   }
 
   /** One counted entry (hot path). */
-  record(time: number): void {
-    const second = Math.floor(time / 1000);
-    this.#ledger.set(second, (this.#ledger.get(second) ?? 0) + 1);
+  record(time: number, print: number): void {
+    const key = Math.floor(time / 1000);
+    let second = key === this.#lastSecond ? this.#last : this.#seconds.get(key);
+    if (second === undefined) {
+      second = { counted: 0, prints: key >= this.#printsFrom ? new Int32Array(INITIAL_PRINTS) : null, size: 0 };
+      this.#seconds.set(key, second);
+    }
+    this.#lastSecond = key;
+    this.#last = second;
+    second.counted += 1;
+    let prints = second.prints;
+    if (prints === null) return;
+    if (second.size === prints.length) {
+      const grown = new Int32Array(prints.length * 2);
+      grown.set(prints);
+      second.prints = prints = grown;
+    }
+    prints[second.size++] = print;
   }
 
-  /** Whether an audit is due: late entries were seen (`overlapGrown`) and the last audit is old enough. */
-  due(now: number, overlapGrown: boolean): boolean {
-    return overlapGrown && now - this.#lastAuditAt >= this.#intervalMs;
+  /** Whether an audit is due: the service shows late entries (`lateShowing`) and the last audit is old enough. */
+  due(now: number, lateShowing: boolean): boolean {
+    return lateShowing && now - this.#lastAuditAt >= this.#intervalMs;
   }
 
   /**
-   * From where the ledger is valid (within the window) up to the last whole second before the
-   * part the next slice re-reads (`rereadFrom`); null when that is empty. The first second may
-   * be partial: its ledger count can then only be higher than the service's (late entries at or
-   * before the start), which hides a miss there but never invents one.
+   * From where the ledger is valid (within the horizon and the counts behind it) up to the
+   * millisecond before the part the walk re-reads (`rereadFrom`, the de-duplication window's
+   * start), or below where the last audit stopped; null when that is empty.
    */
   range(watermark: number, rereadFrom: number): AuditRange | null {
-    const from = Math.max(this.#validFrom + 1, watermark - AUDIT_WINDOW_MS);
-    const to = Math.floor(rereadFrom / 1000) * 1000 - 1;
+    const from = Math.max(this.#validFrom + 1, watermark - this.#horizonMs - BEYOND_HORIZON_MS);
+    let to = rereadFrom - 1;
+    if (this.#sweepTo !== null && this.#sweepTo >= from) to = Math.min(to, this.#sweepTo);
+    else this.#sweepTo = null;
     return to < from ? null : { from, to };
   }
 
-  /** Reads the range newest first and compares it with the ledger; returns the entries found missing. */
-  async run(source: LogsSource, range: AuditRange, pageSize: number, now: number, logger: Logger, signal?: AbortSignal): Promise<number> {
+  /**
+   * Reads the range newest first: counts the entries the ledger does not hold (within the
+   * horizon) through `counter`, and reports those beyond it. Returns what it counted and found missed.
+   */
+  async run(source: LogsSource, range: AuditRange, pageSize: number, now: number, logger: Logger, counter: AuditCounter, signal?: AbortSignal): Promise<{ counted: number; missed: number }> {
     this.#lastAuditAt = now;
+    /** Per second within the horizon: the fingerprints held when the read reached it, and each one's occurrences in this read. */
+    const held = new Map<number, Map<number, number>>();
+    const seen = new Map<number, Map<number, number>>();
+    /** Per second behind the horizon: entries on the service. */
     const onService = new Map<number, number>();
+    const unseen: LogEntry[] = [];
+    let counted = 0;
     let cursor: string | undefined;
-    let lowestSecond = Number.POSITIVE_INFINITY;
+    let lowest = Number.POSITIVE_INFINITY;
     let complete = false;
     for (let pages = 0; pages < AUDIT_PAGE_BUDGET; pages++) {
       const page = await source.logsPage({ fromDate: range.from, toDate: range.to, count: pageSize, ...(cursor === undefined ? {} : { cursor }) }, signal ? { signal } : {});
       for (const entry of page.logs) {
-        const second = Math.floor(entry.time / 1000);
-        onService.set(second, (onService.get(second) ?? 0) + 1);
-        lowestSecond = Math.min(lowestSecond, second);
+        const key = Math.floor(entry.time / 1000);
+        lowest = Math.min(lowest, entry.time);
+        if (key < this.#printsFrom) {
+          onService.set(key, (onService.get(key) ?? 0) + 1);
+          continue;
+        }
+        const print = counter.fingerprintOf(entry);
+        if (print === null) continue;
+        let occurrences = seen.get(key);
+        let known = held.get(key);
+        if (occurrences === undefined || known === undefined) {
+          occurrences = new Map();
+          known = this.#heldIn(key);
+          seen.set(key, occurrences);
+          held.set(key, known);
+        }
+        const occurrence = (occurrences.get(print) ?? 0) + 1;
+        occurrences.set(print, occurrence);
+        if (occurrence > (known.get(print) ?? 0)) unseen.push(entry);
+      }
+      if (unseen.length > 0) {
+        counter.countUnseen(unseen);
+        counted += unseen.length;
+        unseen.length = 0;
       }
       if (page.cursor === undefined) {
         complete = true;
@@ -82,30 +181,98 @@ export class LateAudit {
       }
       cursor = page.cursor;
     }
-    // Only seconds the audit read whole: all of them, or those above the lowest second reached.
+    // The next audit goes on from the top of the lowest second reached (read whole again), or
+    // from the lowest millisecond when the whole budget went to one second.
+    const lowestSecond = Math.floor(lowest / 1000);
+    if (complete || lowest === Number.POSITIVE_INFINITY) this.#sweepTo = null;
+    else this.#sweepTo = (lowestSecond + 1) * 1000 - 1 < range.to ? (lowestSecond + 1) * 1000 - 1 : lowest < range.to ? lowest : lowest - 1;
+
+    // Behind the horizon: only seconds the audit read whole (all of them, or those above the lowest second reached).
     let missed = 0;
-    for (const [second, count] of onService) {
-      if (!complete && second <= lowestSecond) continue;
-      const known = this.#ledger.get(second) ?? 0;
-      if (count > known) {
-        missed += count - known;
-        // Reported once: the next audit compares against what the service has now.
-        this.#ledger.set(second, count);
-      }
+    for (const [key, count] of onService) {
+      if (!complete && key <= lowestSecond) continue;
+      const second = this.#seconds.get(key);
+      const known = second?.counted ?? 0;
+      if (count <= known) continue;
+      missed += count - known;
+      // Reported once: the next audit compares against what the service has now.
+      if (second === undefined) this.#seconds.set(key, { counted: count, prints: null, size: 0 });
+      else second.counted = count;
+    }
+    if (counted > 0) {
+      logger.info(
+        { countedEntries: counted, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
+        'log entries became visible after the walk had passed them (later than the ingestion delay and the overlap re-read): counted now, as late entries',
+      );
     }
     if (missed > 0) {
       this.missed += missed;
       logger.warn(
-        { missedEntries: missed, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
-        'log entries became visible later than the ingestion delay and the overlap, after the walk had passed them, and were not counted; raise logs.ingestion_delay (or logs.overlap)',
+        { missedEntries: missed, latenessHorizonSeconds: this.#horizonMs / 1000, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
+        'log entries became visible later than the lateness horizon, after the walk had passed them, and were not counted; raise logs.lateness_horizon (or logs.ingestion_delay)',
       );
     }
-    return missed;
+    return { counted, missed };
   }
 
-  /** Forgets ledger seconds that left the window. */
-  prune(watermark: number): void {
-    const oldest = Math.floor((watermark - AUDIT_WINDOW_MS) / 1000);
-    for (const second of this.#ledger.keys()) if (second < oldest) this.#ledger.delete(second);
+  /** Occurrences of each fingerprint held for a second. */
+  #heldIn(key: number): Map<number, number> {
+    const known = new Map<number, number>();
+    const second = this.#seconds.get(key);
+    if (second?.prints) for (let i = 0; i < second.size; i++) known.set(second.prints[i]!, (known.get(second.prints[i]!) ?? 0) + 1);
+    return known;
   }
+
+  /** Drops the fingerprints of seconds behind the horizon, and the counts of seconds behind that. */
+  prune(watermark: number): void {
+    const printsFrom = Math.floor((watermark - this.#horizonMs) / 1000);
+    const keepFrom = Math.floor((watermark - this.#horizonMs - BEYOND_HORIZON_MS) / 1000);
+    const settled = Math.floor(watermark / 1000);
+    this.#printsFrom = Math.max(this.#printsFrom, printsFrom);
+    for (const [key, second] of this.#seconds) {
+      if (key < keepFrom) this.#seconds.delete(key);
+      else if (key < this.#printsFrom) {
+        second.prints = null;
+        second.size = 0;
+      } else if (key < settled && second.prints !== null && second.prints.length >= 2 * second.size + INITIAL_PRINTS) {
+        // A second the walk has passed keeps only the room its fingerprints take.
+        second.prints = second.prints.slice(0, second.size);
+      }
+    }
+    this.#lastSecond = Number.NaN;
+    this.#last = undefined;
+  }
+
+  export(): LedgerState {
+    const seconds: LedgerState['seconds'] = [];
+    for (const [key, second] of this.#seconds) {
+      const prints = second.prints === null ? null : Buffer.from(littleEndian(second.prints, second.size)).toString('base64');
+      seconds.push([key, second.counted, prints]);
+    }
+    return { validFrom: this.#validFrom, seconds };
+  }
+
+  /** Takes the ledger of a checkpoint (the constructor's `validFrom` is replaced by its own). */
+  restore(state: LedgerState, watermark: number): void {
+    this.#seconds.clear();
+    this.#validFrom = state.validFrom;
+    for (const [key, counted, text] of state.seconds) {
+      if (text === null) {
+        this.#seconds.set(key, { counted, prints: null, size: 0 });
+        continue;
+      }
+      const bytes = Buffer.from(text, 'base64');
+      const size = Math.floor(bytes.length / 4);
+      const prints = new Int32Array(Math.max(INITIAL_PRINTS, size));
+      for (let i = 0; i < size; i++) prints[i] = bytes.readInt32LE(i * 4);
+      this.#seconds.set(key, { counted, prints, size });
+    }
+    this.prune(watermark);
+  }
+}
+
+function littleEndian(prints: Int32Array, size: number): Buffer {
+  const bytes = Buffer.alloc(size * 4);
+  for (let i = 0; i < size; i++) bytes.writeInt32LE(prints[i]!, i * 4);
+  return bytes;
 }

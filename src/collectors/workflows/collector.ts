@@ -25,8 +25,8 @@ export const FOLLOW_MISSES = 3;
 
 export interface WorkflowRunsClient {
   workflowLogsPage(query: WorkflowLogsQuery, call?: { signal?: AbortSignal }): Promise<WorkflowLogsPage>;
-  readonly rateLimitWaitedMs?: number;
   pendingWorkflowLogsWaitMs?(): number;
+  workflowLogsRateLimitHeld?(): number;
 }
 
 export interface WorkflowsCollectorOptions {
@@ -52,10 +52,8 @@ function runsSource(client: WorkflowRunsClient): LogsSource {
       const page = await client.workflowLogsPage(asked, call);
       return { ...(page.cursor === undefined ? {} : { cursor: page.cursor }), logs: page.runs.map(runEntry) };
     },
-    get rateLimitWaitedMs() {
-      return client.rateLimitWaitedMs ?? 0;
-    },
     pendingLogsWaitMs: () => client.pendingWorkflowLogsWaitMs?.() ?? 0,
+    logsRateLimitHeld: () => client.workflowLogsRateLimitHeld?.() ?? 0,
   };
 }
 
