@@ -10,7 +10,7 @@
 //                                                             allowed the whole rate limit
 //
 // Parts: speed (counting pipeline vs JSON.parse), render (/metrics at 1k/10k/50k series vs bare
-// prom-client), memory (RSS after 1M events at the default logs settings, with a state file;
+// prom-client), landing (the landing page's render time and size vs /metrics, its ring's bytes), memory (RSS after 1M events at the default logs settings, with a state file;
 // child process), inflight (RSS with 100k messages in flight; child process), cycles (upstream
 // requests per cycle vs the minimum), sustained (highest rate with zero gaps vs the limit of the
 // upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share;
@@ -29,11 +29,12 @@ import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle
 import { hasGc, median, round } from './measure.js';
 import { measureInFlightMemory } from './memory.js';
 import { compareWithNaivePoller } from './naive.js';
+import { measureLanding, type LandingPoint } from './landing.js';
 import { measureRender, type RenderPoint } from './render.js';
 import { DEFAULT_SUSTAINED, measureSustainedRate } from './sustained.js';
 import { measureCatchUp, measureLiveSustained, type CatchUpResult, type LiveSustainedResult } from './throughput.js';
 
-const PARTS = ['speed', 'render', 'memory', 'inflight', 'cycles', 'sustained', 'live', 'catchup', 'naive'] as const;
+const PARTS = ['speed', 'render', 'landing', 'memory', 'inflight', 'cycles', 'sustained', 'live', 'catchup', 'naive'] as const;
 type Part = (typeof PARTS)[number];
 const CHILD_PARTS: ReadonlySet<Part> = new Set(['memory', 'inflight']);
 const RESULT_PREFIX = 'BENCH_RESULT ';
@@ -129,6 +130,8 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
     }
     case 'render':
       return measureRender(7);
+    case 'landing':
+      return measureLanding(100);
     case 'memory':
       return measureMemoryAfterEvents(1_000_000);
     case 'inflight':
@@ -213,6 +216,12 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     rows.push({ figure: `/metrics render as OpenMetrics (with _created), ${fmt(point.series)} series, ms`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.exporterMs, 2)} text 0.0.4`, ratio: fmt(point.openMetricsToText, 2), target: '', met: '' });
     rows.push({ figure: `OpenMetrics render, ${fmt(point.series)} series, ms: ours vs prom-client's (no _created)`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.bareOpenMetricsMs, 2)} prom-client OM`, ratio: fmt(point.openMetricsMs / point.bareOpenMetricsMs, 2), target: '', met: '' });
   }
+  const landing = results.landing as LandingPoint[] | undefined;
+  for (const point of landing ?? []) {
+    rows.push({ figure: `landing page render (overview, an hour of plots), ${fmt(point.series)} event series, ms (median of ${point.renders})`, exporter: fmt(point.pageMs, 2), baseline: `${fmt(point.metricsMs, 2)} /metrics`, ratio: fmt(point.ratio, 2), target: '', met: '' });
+    rows.push({ figure: `landing page size, ${fmt(point.series)} event series, bytes`, exporter: fmt(point.pageBytes), baseline: `${fmt(point.metricsBytes)} /metrics`, ratio: fmt(point.pageBytes / point.metricsBytes, 3), target: '', met: '' });
+  }
+  if (landing?.[0]) rows.push({ figure: `landing page history ring (${fmt(landing[0].ringSamples)} samples), bytes`, exporter: fmt(landing[0].ringBytes), baseline: '', ratio: '', target: '', met: 'fixed' });
   const memory = results.memory as MemoryFigures | undefined;
   if (memory) {
     rows.push({ figure: `RSS after ${fmt(memory.events)} events (${fmt(memory.counted)} counted), MiB`, exporter: fmt(memory.rssAfterMiB), baseline: `${fmt(memory.rssBeforeMiB)} at start`, ratio: fmt(memory.rssAfterMiB / memory.rssBeforeMiB, 2), target: TARGETS.rssMiB.text, met: verdict(TARGETS.rssMiB, memory.rssAfterMiB) });

@@ -47,6 +47,17 @@ export function helpText(): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Errors that refuse a start for a reason the user can fix, printed as their one-line message
+ * with exit status 2: configuration (ERR_CONFIG, also the emulator's, which may not import
+ * config) and a state file that cannot be used (ERR_STATE_FILE, found while restoring it).
+ */
+function isUsageRefusal(error: unknown): error is Error {
+  if (isConfigError(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (code === 'ERR_CONFIG' || code === 'ERR_STATE_FILE');
+}
+
 function writeLine(stream: NodeJS.WriteStream, text: string): void {
   stream.write(`${text}\n`);
 }
@@ -89,7 +100,7 @@ async function runExporter(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   try {
     await started;
   } catch (error) {
-    if (isConfigError(error)) throw error;
+    if (isUsageRefusal(error)) throw error;
     logger.fatal({ err: error }, 'the exporter failed to start');
     return 1;
   }
@@ -165,9 +176,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         return await pauseSchedule(rest, env);
     }
   } catch (error) {
-    // ConfigError, or the same contract from the emulator (which may not import config):
-    // the one-line message, no stack trace, status 2.
-    if (isConfigError(error) || (error instanceof Error && (error as { code?: unknown }).code === 'ERR_CONFIG')) {
+    // The one-line message, no stack trace, status 2.
+    if (isUsageRefusal(error)) {
       writeLine(process.stderr, error.message.replace(/\s*[\r\n]+\s*/g, ' '));
       return EXIT_CONFIG;
     }

@@ -13,7 +13,8 @@ import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/de
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
 import { hostForUrl } from './common/url.js';
-import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, isListenError, parseListenAddress } from './emulator/listen-address.js';
+import { cannotListenText, isListenError } from './common/listen.js';
+import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, parseListenAddress } from './emulator/listen-address.js';
 import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger, type LogFormatName, type Logger, type LogLevelName } from './logging/index.js';
 
@@ -219,7 +220,7 @@ async function resolveListen(text: string): Promise<Listen> {
       probe.listen(0, listen.host, resolve);
     });
   } catch (error) {
-    throw new ConfigError('listen_address', `--listen-address: cannot listen on ${text} (${String((error as { code?: unknown }).code)})`);
+    throw new ConfigError('listen_address', cannotListenText('--listen-address', text, error));
   }
   const { port } = probe.address() as AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
@@ -254,7 +255,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     } catch (error) {
       if (!isListenError(error)) throw error;
       const { host, port } = settings.emulator;
-      throw new ConfigError('emulator_address', `--emulator-address: cannot listen on ${host}:${port} (${String((error as { code: unknown }).code)}); choose another with --emulator-address`);
+      throw new ConfigError('emulator_address', cannotListenText('--emulator-address', `${hostForUrl(host)}:${port}`, error));
     }
     cleanups.push(() => emulator.close());
 
@@ -282,13 +283,8 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     cleanups.push(() => traffic.stop());
     await traffic.setUp();
 
-    let exporter: ExporterHandle;
-    try {
-      exporter = await startExporter(config, logger);
-    } catch (error) {
-      if (!isListenError(error)) throw error;
-      throw new ConfigError('listen_address', `--listen-address: cannot listen on ${listenText(listen)} (${String((error as { code: unknown }).code)}); choose another with --listen-address`);
-    }
+    // An address in use is refused by startExporter as for `run` (ConfigError, one line).
+    const exporter: ExporterHandle = await startExporter(config, logger);
     // Traffic stops before the exporter closes, so its last poll and checkpoint see a quiet log.
     cleanups.splice(cleanups.length - 1, 0, () => exporter.close());
     traffic.start();

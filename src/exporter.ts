@@ -6,14 +6,17 @@ import type { RequestReport } from './api/http.js';
 import { createApiClients } from './api/index.js';
 import { buildCollectors } from './collectors/index.js';
 import { CollectorRunner } from './collectors/runner.js';
+import { cannotListenText, isListenError } from './common/listen.js';
+import { hostForUrl } from './common/url.js';
 import { PollSchedule } from './collectors/schedule.js';
-import { configSecrets, type ExporterConfig } from './config/index.js';
+import { ConfigError, configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { createdAtProcessStart } from './metrics/openmetrics.js';
 import { buildRevision, SelfMetrics } from './metrics/self.js';
 import { createProbe } from './probe/index.js';
 import { createRemediation } from './remediation/index.js';
 import { exporterView, startServer, type ExporterView } from './server/index.js';
+import { OverviewHistory } from './server/overview.js';
 import { VERSION } from './version.js';
 
 export interface ExporterHandle {
@@ -35,13 +38,22 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     else apiLogger.debug(fields, 'upstream request failed');
   };
   const { delivery, management } = createApiClients(config, { onRequest, logger: apiLogger, signal: clientsShutdown.signal });
+  if (delivery !== null) selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock);
+  if (management !== null) selfMetrics.watchUpstreamClock('management', management.upstreamClock);
   const closeClients = async (): Promise<void> => {
     clientsShutdown.abort(new Error('exporter is stopping'));
     await Promise.allSettled([delivery?.close(), management?.close()]);
   };
 
   const schedule = new PollSchedule(config.collectors);
-  const collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule });
+  let collectors;
+  try {
+    collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule });
+  } catch (error) {
+    // A state file that cannot be restored (StateFileError): nothing else was started.
+    await closeClients();
+    throw error;
+  }
   const runner = new CollectorRunner({
     collectors,
     settings: config.collectors,
@@ -61,6 +73,9 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     // Their counters start at 0 with the process: that is their OpenMetrics created time.
     registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart() }))],
   };
+  // The landing page's last hour: a fixed-size ring sampled from the same registries.
+  const history = new OverviewHistory(() => view.registries());
+  view.history = history;
 
   let server;
   try {
@@ -76,8 +91,12 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     // Nothing polled yet; release what was built (collectors close, clients' pools).
     await runner.stop(0);
     await closeClients();
+    // An address in use (or not ours) is the user's to change: one line, exit 2, for run and demo.
+    if (isListenError(error)) throw new ConfigError('listen_address', cannotListenText('--listen-address', `${hostForUrl(config.listen.host)}:${config.listen.port}`, error));
     throw error;
   }
+  // Sampled before the first poll: the base of the first windows is what the process started with.
+  history.start();
   runner.start();
   probe?.start();
   logger.info(
@@ -92,6 +111,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     close: () => {
       closing ??= (async () => {
         const started = Date.now();
+        history.stop();
         await Promise.all([runner.stop(), probe?.close(), runningServer.close()]);
         await closeClients();
         logger.info({ durationMs: Date.now() - started }, 'upstash-exporter stopped');

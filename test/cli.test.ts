@@ -1,11 +1,13 @@
 // The binary as users run it: `node dist/cli.js ...` in a child process (build first:
 // `npm run build`, which `npm test` does through pretest).
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import bcrypt from 'bcryptjs';
 
 const CLI = resolve('dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'upstash-exporter-cli-'));
@@ -136,6 +138,76 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
       await cli(['check-confg']),
       'unknown command "check-confg": did you mean check-config? commands are run, check-config, emulator, demo, pause-schedule; see upstash-exporter --help',
     );
+  });
+});
+
+const opensslAvailable = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
+if (!opensslAvailable && process.env.CI === 'true') throw new Error('openssl is required under CI for the web config checks');
+
+describe('check-config refuses every web config file run refuses, with the same line', () => {
+  /** A self-signed certificate and its key, made by openssl in the temp dir. */
+  function selfSigned(name: string): void {
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`], { cwd: dir, encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+  }
+
+  const cases: Array<[string, () => string, RegExp]> = [
+    ['a plaintext password', () => 'basic_auth_users:\n  alice: correct-horse\n', /basic_auth_users\.alice: must be a bcrypt hash/],
+    ['an unknown key', () => `basic_auth_users:\n  alice: '${bcrypt.hashSync('pw', 4)}'\nhttp_server_config:\n  compression: true\n`, /http_server_config: Unrecognized key: "compression"/],
+    ['a missing certificate', () => 'tls_server_config:\n  cert_file: absent.crt\n  key_file: absent.key\n', /cert_file absent\.crt cannot be read \(ENOENT\)/],
+    ['a certificate with another certificate\'s key', () => 'tls_server_config:\n  cert_file: one.crt\n  key_file: two.key\n', /the TLS certificate or key is not usable \(.*key values mismatch/],
+  ];
+
+  it.skipIf(!opensslAvailable).each(cases)('%s: exit 2, one line, from check-config as from run', async (name, content, reason) => {
+    if (!existsSync(join(dir, 'one.crt'))) {
+      selfSigned('one');
+      selfSigned('two');
+    }
+    const web = file(`web-${name.replace(/\W+/g, '-')}.yml`, content());
+    const env = { QSTASH_TOKEN: 'tok', QSTASH_URL: 'http://127.0.0.1:9' };
+    const checked = await cli(['check-config', '--web-config-file', web], env);
+    expectConfigFailure(checked, new RegExp(`^web config file ${web.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*${reason.source}`));
+    const run = await cli(['run', '--web-config-file', web, '--listen-address', '127.0.0.1:0'], env);
+    expectConfigFailure(run, checked.stderr.trimEnd());
+  });
+});
+
+describe('check-config prints the poll intervals the runner uses', () => {
+  it('7s and 45s, which node-cron cannot step by, print as 6s and 1m with the reason', async () => {
+    const result = await cli(['check-config', '--poll-interval', 'logs=7s,schedules=45s'], { QSTASH_TOKEN: 'tok' });
+    expect(result.status).toBe(0);
+    expect(YAML.parse(result.stdout)).toMatchObject({ poll_interval: { logs: '6s', schedules: '1m', queues: '30s' } });
+    const why = 'a cron step must divide a minute, an hour or a day';
+    expect(result.stdout).toContain(`  logs: 6s # 7s asked, rounded to 6s: ${why}\n`);
+    expect(result.stdout).toContain(`  schedules: 1m # 45s asked, rounded to 1m: ${why}\n`);
+    expect(result.stdout).toContain(`#  logs: on, every 6s (7s asked, rounded to 6s: ${why})\n`);
+    expect(result.stdout).toContain('#  queues: on, every 30s\n');
+  });
+});
+
+describe('run on an address in use', () => {
+  let occupied: Server;
+  let port: number;
+  beforeAll(async () => {
+    occupied = createServer();
+    await new Promise<void>((done) => occupied.listen(0, '127.0.0.1', done));
+    port = (occupied.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((done) => occupied.close(() => done()));
+  });
+
+  it('exits 2 with the one line the demo gives, no stack trace', async () => {
+    const args = ['run', '--listen-address', `127.0.0.1:${port}`, '--qstash-url', 'http://127.0.0.1:9', '--state-file', 'none'];
+    const line = `--listen-address: cannot listen on 127.0.0.1:${port} (EADDRINUSE); choose another with --listen-address`;
+    expectConfigFailure(await cli([...args, '--log-level', 'warn'], { QSTASH_TOKEN: 'tok' }), line);
+    // At the default level the start is logged as usual; the refusal is still that one line, no error log.
+    const result = await cli(args, { QSTASH_TOKEN: 'tok' });
+    expect(result.status).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.filter((text) => !text.startsWith('{'))).toEqual([line]);
+    expect(lines.filter((text) => text.startsWith('{')).map((text) => (JSON.parse(text) as { level: string | number }).level)).not.toContainEqual(expect.stringMatching(/error|fatal/));
+    expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/);
   });
 });
 

@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { COLLECTOR_NEEDS } from '../src/collectors/catalogue.js';
+import { PollSchedule } from '../src/collectors/schedule.js';
+import { formatDuration, parseDuration } from '../src/common/duration.js';
 import {
   COLLECTOR_NAMES,
   ConfigError,
@@ -424,6 +426,10 @@ describe('YAML file', () => {
     // Only the origin named in the reason differs: the flag became a key of the file.
     expect(again.collectors.search.disabledReason).toMatch(/^switched off by disabled_collectors in /);
     again.collectors.search.disabledReason = config.collectors.search.disabledReason;
+    // The interval printed is the one the runner uses (7s asked runs every 6s): the same schedule.
+    expect(again.collectors.logs.intervalMs).toBe(6000);
+    expect(new PollSchedule(again.collectors).plan('logs').expression).toBe(new PollSchedule(config.collectors).plan('logs').expression);
+    again.collectors.logs.intervalMs = config.collectors.logs.intervalMs;
     expect({ ...again, configFile: null }).toEqual(config);
   });
 });
@@ -484,5 +490,18 @@ describe('validation of single values', () => {
     expect(loadConfig(['--listen-address', ':9000'], TOKEN).listen).toEqual({ host: '0.0.0.0', port: 9000 });
     expect(loadConfig(['--listen-address', '[::]:9000'], TOKEN).listen).toEqual({ host: '::', port: 9000 });
     expect(loadConfig(['--listen-address', 'localhost:0'], TOKEN).listen).toEqual({ host: 'localhost', port: 0 });
+  });
+});
+
+describe('poll intervals in the printed configuration', () => {
+  it('are the ones the runner schedules, whatever was asked', () => {
+    const asked = ['1s', '7s', '13s', '45s', '90s', '7m', '50m', '5h', '36h'];
+    for (const interval of asked) {
+      const config = loadConfig(['--poll-interval', `logs=${interval}`, '--state-file', 'none'], { QSTASH_TOKEN: 'tok' });
+      const printed = (YAML.parse(renderConfigYaml(config)) as { poll_interval: Record<string, string> }).poll_interval.logs;
+      const scheduled = new PollSchedule(config.collectors).plan('logs');
+      expect(parseDuration(printed ?? ''), interval).toBe(scheduled.intervalMs);
+      expect(renderConfigYaml(config).includes(`# ${formatDuration(parseDuration(interval))} asked, rounded to`), interval).toBe(!scheduled.exact);
+    }
   });
 });

@@ -45,6 +45,8 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
   { where: 'upstash-exporter.exporter / UpstashLogLagHigh', reason: 'the demo reads its logs within seconds' },
   { where: 'upstash-exporter.exporter / UpstashLogEventRateNearCeiling', reason: 'the emulator announces no burst limit by default (rateLimitPerSecond 0): no ceiling to approach' },
   { where: 'upstash-exporter.exporter / UpstashLogGapsDetected', reason: 'the emulator keeps 10,000 log entries; the demo never outruns them' },
+  { where: 'upstash-exporter.exporter / UpstashExporterCheckpointFailing', reason: 'the demo writes its state file in a temporary directory' },
+  { where: 'upstash-exporter.exporter / UpstashExporterClockSkew', reason: 'the demo exporter and its emulator read one clock' },
   // Alerts on conditions the demo does not create.
   { where: 'upstash-exporter.qstash / UpstashScheduleMissedRun', reason: 'the emulator runs every schedule on time' },
   { where: 'upstash-exporter.quota / UpstashQuotaUsageHigh', reason: 'the emulator account and indexes are far from their limits' },
@@ -77,6 +79,8 @@ const MUST_BE_QUIET = [
   'UpstashCollectorDataStale',
   'UpstashLogLagHigh',
   'UpstashLogGapsDetected',
+  'UpstashExporterCheckpointFailing',
+  'UpstashExporterClockSkew',
 ];
 
 interface Notification {

@@ -372,6 +372,9 @@ describe('exporter end to end against the emulator', () => {
     ];
     const metrics = (await stack.get('/metrics')).text;
     const landing = (await stack.get('/')).text;
+    // The page checked holds the overview, so its figures are under the same check.
+    expect(landing).toContain('data-figure="daily.region"');
+    expect(landing).toContain('data-figure="dlq.size"');
     const logs = stack.log.text();
     expect(logs.length).toBeGreaterThan(1000); // trace level: every upstream request is logged
     for (const [where, text] of [['/metrics', metrics], ['/', landing], ['logs', logs]] as const) {

@@ -569,7 +569,7 @@ describe('docs/metrics.md, delivery logs', () => {
       upstream: 'docs',
       logger: captureLogger().logger,
     }).registry;
-    expect(documented.size).toBe(23);
+    expect(documented.size).toBe(24);
     expect(declaredFamilies(registry)).toEqual(Object.fromEntries(documented));
   });
 });

@@ -1,14 +1,16 @@
 // The state file on a real file system: atomic writes (a process killed while writing never
-// leaves a half file), corrupt, foreign and other-version files set aside, the upstream identity.
+// leaves a half file), corrupt, foreign and other-version files set aside, an unreadable path
+// refused, no write over a file this process did not read or write, the upstream identity.
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { boundLabelValue } from '../src/metrics/cardinality.js';
 import { CheckpointFile, CheckpointSection, logsStateSchema, migrateLogsState, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
+import { stateFileProblem } from '../src/state/checkpoint-file.js';
 
 const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });
 type Payload = z.infer<typeof payloadSchema>;
@@ -117,9 +119,68 @@ describe('state file', () => {
       expect(result.detail).toContain(detail);
       expect(result.movedTo).toBe(`${path}.${reason === 'foreign' ? 'foreign' : 'corrupt'}-1700000000000`);
       expect(existsSync(path)).toBe(false);
-      expect(await readFile(result.movedTo!, 'utf8')).toBe(text);
-      await rm(result.movedTo!);
+      expect(await readFile(result.movedTo, 'utf8')).toBe(text);
+      await rm(result.movedTo);
     }
+  });
+
+  it('refuses a path it cannot read (here a directory) instead of starting fresh over it', async () => {
+    const path = join(dir, 'state.json');
+    await mkdir(path);
+    const failure = (() => {
+      try {
+        return file(path).loadSync();
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(failure).toBeInstanceOf(StateFileError);
+    expect((failure as Error).message).toBe(`the state file ${path} is a directory`);
+    expect(stateFileProblem(path)).toBe(`the state file ${path} is a directory`);
+    expect(statSync(path).isDirectory()).toBe(true);
+  });
+
+  it('names nothing for a usable path, present or not', async () => {
+    const path = join(dir, 'state.json');
+    expect(stateFileProblem(path)).toBeNull();
+    await writeFile(path, 'anything');
+    expect(stateFileProblem(path)).toBeNull();
+    expect(stateFileProblem(join(dir, 'missing-dir', 'state.json'))).toMatch(/^the directory .*missing-dir of the state file cannot take new files \(ENOENT\)/);
+  });
+
+  it('refuses to start when a file to set aside cannot be renamed: its next write would replace it', async () => {
+    const path = join(dir, 'state.json');
+    await writeFile(path, 'not json at all');
+    // The set-aside name is taken by a non-empty directory: the rename fails.
+    await mkdir(join(dir, 'state.json.corrupt-1700000000000', 'inside'), { recursive: true });
+    expect(() => file(path).loadSync()).toThrow(/^the state file .*state\.json cannot be used \(corrupt\) and cannot be renamed aside/);
+    expect(await readFile(path, 'utf8')).toBe('not json at all');
+  });
+
+  it('does not replace a file that appeared after it found none, nor one changed by another writer since its last write', async () => {
+    const path = join(dir, 'state.json');
+    const state = file(path);
+    expect(state.loadSync()).toEqual({ status: 'missing' });
+    // Someone else's checkpoint lands there while this process runs.
+    const theirs = JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 99, keys: ['x', 'y', 'z'] } });
+    await writeFile(path, theirs);
+    await expect(state.save({ watermark: 1, keys: [] })).rejects.toThrow(/a file appeared there after this process started/);
+    expect(await readFile(path, 'utf8')).toBe(theirs);
+
+    // A process that read it writes over it as usual, until another writer replaces it.
+    const reader = file(path);
+    expect(reader.loadSync()).toMatchObject({ status: 'loaded', payload: { watermark: 99 } });
+    await reader.save({ watermark: 100, keys: ['x', 'y', 'z'] });
+    await reader.save({ watermark: 101, keys: ['x', 'y', 'z'] });
+    const other = JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 2, payload: { watermark: 500, keys: [] } });
+    await writeFile(`${path}.other`, other);
+    await rename(`${path}.other`, path);
+    await expect(reader.save({ watermark: 102, keys: [] })).rejects.toThrow(/replaced or changed by someone else/);
+    expect(await readFile(path, 'utf8')).toBe(other);
+    // Deleted by hand: nothing to lose, the next write goes through.
+    await rm(path);
+    await reader.save({ watermark: 103, keys: [] });
+    expect(file(path).loadSync()).toMatchObject({ status: 'loaded', payload: { watermark: 103 } });
   });
 
   it('identifies the upstream by URL and token without revealing the token', () => {

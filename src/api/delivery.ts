@@ -3,6 +3,7 @@
 // workflow trigger.
 import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails } from './errors.js';
+import type { UpstreamClock } from './upstream-clock.js';
 import { HttpClient } from './http.js';
 import { LogsPathChoice } from './logs-path.js';
 import { DeliveryInventory, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
@@ -146,6 +147,11 @@ export class DeliveryClient {
   /** Time spent waiting for rate-limit windows (paced requests and 429 retries), all time. */
   get rateLimitWaitedMs(): number {
     return this.http.rateLimitWaitedMs;
+  }
+
+  /** The service's clock, from the Date header of its answers. */
+  get upstreamClock(): UpstreamClock {
+    return this.http.upstreamClock;
   }
 
   /** How long the next log page request would wait for its rate-limit window (0: none). */

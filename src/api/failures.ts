@@ -46,6 +46,8 @@ export function statusFailure(
   excerpt: string,
   details: Details,
   idempotent: boolean,
+  /** The upstream's now, unix ms: announced reset times are on its clock. */
+  now: number = Date.now(),
 ): AttemptFailure {
   const said = excerpt === '' ? '' : `: ${excerpt}`;
   if (status === 401 || status === 403) {
@@ -56,7 +58,6 @@ export function statusFailure(
     return { error: new ApiNotFoundError(`not found (404)${said}`, details({ status })), retryable: false };
   }
   if (status === 429 && isDailyLimit(headers)) {
-    const now = Date.now();
     const resetAt = resetTime(headers, now, 'ratelimit-reset');
     const waitMs = resetAt === undefined ? undefined : Math.max(0, resetAt - now);
     const until = resetAt === undefined ? '' : `; it resets at ${new Date(resetAt).toISOString()}`;
@@ -67,7 +68,7 @@ export function statusFailure(
     return { error, retryable: false };
   }
   if (status === 429) {
-    const waitMs = rateLimitWaitMs(headers, Date.now());
+    const waitMs = rateLimitWaitMs(headers, now);
     const error = new ApiRateLimitError(
       `rate limited (429)${waitMs === undefined ? '' : `; retry after ${Math.ceil(waitMs)} ms`}${said}`,
       details({ status, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) }),

@@ -20,6 +20,7 @@ import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './h
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
 import { readSkimmed } from './json-skim.js';
 import { readBody } from './response-body.js';
+import { UpstreamClock } from './upstream-clock.js';
 
 export * from './http-types.js';
 export { rateLimitWaitMs } from './failures.js';
@@ -41,6 +42,8 @@ export class HttpClient {
   private readonly maxResponseBytes: number;
   private readonly random: () => number;
   private readonly budget: RateBudget;
+  /** The upstream's clock, from the Date header of every answer (upstream-clock.ts). */
+  readonly upstreamClock = new UpstreamClock();
   #rateLimitWaitedMs = 0;
   /** Per endpoint: requests the upstream's burst limit held back (rateLimitHeld), all time. */
   readonly #held = new Map<string, number>();
@@ -91,7 +94,7 @@ export class HttpClient {
   /** How long a request to `endpoint` would now wait for its rate-limit window when pacing (0: none). */
   pendingRateLimitWaitMs(endpoint: string): number {
     if (!this.retry.paceRateLimit) return 0;
-    const waitMs = this.budget.pending(endpoint, Date.now());
+    const waitMs = this.budget.pending(endpoint, budgetNow());
     return waitMs > this.retry.maxRateLimitWaitMs ? 0 : waitMs;
   }
 
@@ -170,12 +173,12 @@ export class HttpClient {
   private async pace(request: ApiRequest, signal: AbortSignal | undefined, details: ApiErrorDetails): Promise<void> {
     if (!this.retry.paceRateLimit) return;
     // The share of the limit kept for others: this request's own slot first.
-    const slotMs = this.budget.takeSlot(request.endpoint, Date.now());
+    const slotMs = this.budget.takeSlot(request.endpoint, budgetNow());
     if (slotMs > 0 && slotMs <= this.retry.maxRateLimitWaitMs) {
       await this.wait(slotMs, signal, true, 'request aborted while waiting for the rate-limit window', details);
     }
     for (let held = false; ; held = true) {
-      const waitMs = this.budget.reserve(request.endpoint, Date.now());
+      const waitMs = this.budget.reserve(request.endpoint, budgetNow());
       if (waitMs <= 0 || waitMs > this.retry.maxRateLimitWaitMs) return;
       if (!held) this.#hold(request.endpoint);
       this.options.logger?.debug({ api: this.api, endpoint: request.endpoint, delayMs: waitMs }, 'rate-limit budget spent: waiting for the window to reset');
@@ -191,13 +194,13 @@ export class HttpClient {
     abortMessage: string,
     details: ApiErrorDetails,
   ): Promise<void> {
-    const started = Date.now();
+    const started = performance.now();
     try {
       await sleep(ms, undefined, signal ? { signal } : undefined);
     } catch {
       throw new ApiAbortedError(abortMessage, details);
     } finally {
-      if (rateLimited) this.#rateLimitWaitedMs += Date.now() - started;
+      if (rateLimited) this.#rateLimitWaitedMs += performance.now() - started;
     }
   }
 
@@ -258,11 +261,12 @@ export class HttpClient {
       return { ok: false, failure };
     }
 
+    this.upstreamClock.observe(response.headers.date, started, performance.now());
     const status = response.statusCode;
     const remaining = numericHeader(response.headers['burst-ratelimit-remaining']);
     const limit = numericHeader(response.headers['burst-ratelimit-limit']);
     if (limit !== undefined) announced.limit = limit;
-    this.budget.observe(request.endpoint, status, remaining, resetTime(response.headers, Date.now()), limit);
+    this.budget.observe(request.endpoint, status, remaining, this.#budgetResetTime(response.headers), limit);
 
     if (status >= 200 && status < 300) {
       // A skimmed body comes as text (json-skim.ts), any other as bytes.
@@ -312,8 +316,18 @@ export class HttpClient {
     }
     // A daily-limit 429 is told apart in the request counter: it is not the burst limit.
     report(status === 429 && isDailyLimit(response.headers) ? 'daily_limit' : String(status), remaining);
-    return { ok: false, failure: statusFailure(status, response.headers, excerpt, details, idempotent) };
+    return { ok: false, failure: statusFailure(status, response.headers, excerpt, details, idempotent, this.upstreamClock.now()) };
   }
+  /**
+   * The window's reset announced by an answer, on the budget's clock: an absolute reset is a
+   * time on the upstream's clock, so it is taken relative to the upstream's now.
+   */
+  #budgetResetTime(headers: Record<string, string | string[] | undefined>): number | undefined {
+    const upstreamNow = this.upstreamClock.now();
+    const reset = resetTime(headers, upstreamNow);
+    return reset === undefined ? undefined : budgetNow() + (reset - upstreamNow);
+  }
+
   private fullPath(request: ApiRequest): string {
     let path = this.basePath + request.path;
     const query = request.query?.toString();
@@ -329,6 +343,14 @@ export class HttpClient {
       this.options.logger?.warn({ err: error, endpoint: report.endpoint }, 'onRequest hook threw');
     }
   }
+}
+
+/**
+ * The rate budget's clock: unix ms at process start plus monotonic time since, so a jump of the
+ * wall clock neither stalls the pacing for the jump's length nor lets it overdraw the windows.
+ */
+function budgetNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<T> {

@@ -3,6 +3,7 @@
 // vector index list and stats.
 import { ApiNotFoundError, ApiRequestError } from './errors.js';
 import { HttpClient } from './http.js';
+import type { UpstreamClock } from './upstream-clock.js';
 import type { CommonClientOptions } from './http.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';
@@ -95,6 +96,11 @@ export class ManagementClient {
     this.servicePrefix = this.accountPath.endsWith('/user') ? this.accountPath.slice(0, -'/user'.length) : null;
     this.qstashToken = options.qstashToken ?? null;
     this.qstashRegion = options.qstashRegion ?? null;
+  }
+
+  /** The management API's clock, from the Date header of its answers. */
+  get upstreamClock(): UpstreamClock {
+    return this.http.upstreamClock;
   }
 
   /**

@@ -9,7 +9,8 @@
 export type CollectorNeeds = 'qstash' | 'management';
 
 export const COLLECTOR_CATALOGUE = [
-  { name: 'logs', defaultInterval: '15s', needs: 'qstash', load: async () => (await import('./logs/index.js')).createLogsCollector },
+  // keepsState: the collector checkpoints its counters in the state file (--state-file).
+  { name: 'logs', defaultInterval: '15s', needs: 'qstash', keepsState: true, load: async () => (await import('./logs/index.js')).createLogsCollector },
   { name: 'schedules', defaultInterval: '60s', needs: 'qstash', load: async () => (await import('./schedules.js')).createSchedulesCollector },
   // Queues, URL Groups, DLQ and flow control (issue 12, delivery API).
   { name: 'queues', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./queues.js')).createQueuesCollector },
@@ -21,7 +22,7 @@ export const COLLECTOR_CATALOGUE = [
   { name: 'vector', defaultInterval: '60s', needs: 'management', load: async () => (await import('./vector.js')).createVectorCollector },
   // Official QStash usage (GET /v2/qstash/stats/{id}): today's requests against the daily limits.
   { name: 'usage', defaultInterval: '60s', needs: 'management', load: async () => (await import('./usage.js')).createUsageCollector },
-  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./workflows/index.js')).createWorkflowsCollector },
+  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', keepsState: true, load: async () => (await import('./workflows/index.js')).createWorkflowsCollector },
 ] as const;
 
 export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];
@@ -32,3 +33,6 @@ export const COLLECTOR_NAMES: readonly CollectorName[] = COLLECTOR_CATALOGUE.map
 export const DEFAULT_POLL_INTERVALS = Object.fromEntries(COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.defaultInterval])) as Record<CollectorName, string>;
 
 export const COLLECTOR_NEEDS = Object.fromEntries(COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.needs])) as Record<CollectorName, CollectorNeeds>;
+
+/** The collectors that checkpoint their counters in the state file. */
+export const COLLECTORS_KEEPING_STATE: readonly CollectorName[] = COLLECTOR_CATALOGUE.filter((entry) => 'keepsState' in entry && entry.keepsState).map((entry) => entry.name);

@@ -13,12 +13,15 @@ import { createScrubber, type Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
-import { PollSchedule } from './schedule.js';
+import { CRON_STEP_RULE, PollSchedule } from './schedule.js';
+import { WallClockWatch } from '../common/wall-clock-watch.js';
 
 /** Time the polls in flight get to finish on stop() before they are aborted. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
 /** After the abort, how long stop() still waits for a poll to honour it. */
 const ABORT_GRACE_MS = 1_000;
+/** How often the wall clock is checked for jumps. */
+const WALL_CLOCK_CHECK_MS = 1_000;
 const MAX_ERROR_TEXT = 300;
 
 export interface CollectorStatus {
@@ -107,6 +110,9 @@ export class CollectorRunner {
   #started = false;
   #stopping: Promise<void> | undefined;
   #firstPolls: Promise<void> = Promise.resolve();
+  /** Jumps of the wall clock: node-cron arms its timer for a wall-clock time (set back an hour, it would wait an hour). */
+  readonly #wallClock = new WallClockWatch();
+  #wallClockTimer: NodeJS.Timeout | undefined;
 
   constructor(options: CollectorRunnerOptions) {
     this.#settings = options.settings;
@@ -126,7 +132,7 @@ export class CollectorRunner {
       if (!plan.exact) {
         logger.warn(
           { requestedMs: wanted, effectiveMs: plan.intervalMs, schedule: plan.expression },
-          `poll interval ${wanted} ms cannot be scheduled exactly (it must divide a minute, an hour or a day); using ${plan.intervalMs} ms`,
+          `poll interval ${wanted} ms cannot be scheduled exactly (${CRON_STEP_RULE}); using ${plan.intervalMs} ms`,
         );
       }
       this.#slots.set(collector.name, {
@@ -173,6 +179,9 @@ export class CollectorRunner {
         logger: this.#cronLogger(slot.logger),
       });
       task.on('execution:missed', (ctx) => {
+        // Slots a forward jump of the wall clock went over were not missed: nothing was blocked.
+        this.#checkWallClock();
+        if (this.#wallClock.skipped(ctx.date.getTime())) return;
         this.#self.countMissedRun(slot.collector.name);
         slot.logger.warn({ slot: ctx.date.toISOString() }, 'scheduled poll missed: the event loop was blocked');
       });
@@ -180,6 +189,23 @@ export class CollectorRunner {
       void task.start();
     }
     this.#firstPolls = Promise.all(first).then(() => undefined);
+    this.#wallClockTimer = setInterval(() => this.#checkWallClock(), WALL_CLOCK_CHECK_MS);
+    this.#wallClockTimer.unref();
+  }
+
+  /** After a jump of the wall clock, every schedule is armed again for the next tick on the new time. */
+  #checkWallClock(): void {
+    const jumpMs = this.#wallClock.check();
+    if (jumpMs === 0) return;
+    this.#logger.warn({ jumpSeconds: Math.round(jumpMs) / 1000 }, 'the wall clock jumped: polls rescheduled on the new time');
+    // After the scheduler's own handling of the tick in progress (a missed-run report comes from inside it).
+    queueMicrotask(() => {
+      if (this.#stopping !== undefined) return;
+      for (const slot of this.#slots.values()) {
+        void slot.task?.stop();
+        void slot.task?.start();
+      }
+    });
   }
 
   /** Settles when the first poll of every collector has ended (success or failure). */
@@ -223,6 +249,7 @@ export class CollectorRunner {
   }
 
   async #stop(deadlineMs: number): Promise<void> {
+    clearInterval(this.#wallClockTimer);
     for (const slot of this.#slots.values()) {
       void slot.task?.destroy();
       slot.task = undefined;

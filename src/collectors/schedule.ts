@@ -47,6 +47,9 @@ export class PollSchedule {
   }
 }
 
+/** Why an interval is rounded, as the runner's warning and check-config's output say it. */
+export const CRON_STEP_RULE = 'a cron step must divide a minute, an hour or a day';
+
 export interface CronPlan {
   /** Six-field node-cron expression (with seconds). */
   expression: string;

@@ -4,8 +4,10 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, quoteValue } from './errors.js';
+import { stateFileProblem } from '../state/checkpoint-file.js';
+import { loadWebConfig } from '../server/web-config.js';
 import { ExporterConfigSchema, MAX_TIMER_MS, type ExporterConfig } from './schema.js';
-import { LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, settingByKey } from './settings.js';
+import { COLLECTORS_KEEPING_STATE, LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, settingByKey } from './settings.js';
 import { defaultValue, resolvePath, Sources } from './precedence.js';
 import { checkActiveChecks, readRemediationAlerts } from './read-active-checks.js';
 import { MIN_POLL_INTERVAL_MS, noCredentialsError, readCollectors, readPollIntervals } from './read-collectors.js';
@@ -29,6 +31,19 @@ import {
 const HEADER_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 const VECTOR_INDEX_ID = /^[A-Za-z0-9._-]+$/;
 const QUEUE_NAME = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * The state file must be usable before anything is served when a collector keeps its counters
+ * there: one that cannot be read would be replaced by a fresh, less complete checkpoint, and one
+ * that cannot be written loses the counts at every restart.
+ */
+function checkStateFile(sources: Sources, stateFile: string | null, collectors: ExporterConfig['collectors']): void {
+  if (stateFile === null || !COLLECTORS_KEEPING_STATE.some((name) => collectors[name].enabled)) return;
+  const problem = stateFileProblem(stateFile);
+  if (problem === null) return;
+  const origin = (sources.get('state_file') ?? defaultValue('state_file')).origin;
+  throw new ConfigError('state_file', `${origin}: ${problem}; give the exporter's user read and write access, choose another path, or write none to disable the state file`);
+}
 
 function readStateFile(sources: Sources): string | null {
   const raw = sources.get('state_file') ?? defaultValue('state_file');
@@ -243,5 +258,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
     const path = issue?.path.join('.') ?? '';
     throw new ConfigError(path, `internal configuration check failed at ${path}: ${issue?.message ?? 'invalid'}; please report this`);
   }
+  // The files the server and the collectors open at start, checked here so that check-config
+  // refuses whatever run would refuse, with the same line.
+  if (webConfigFile !== null) loadWebConfig(webConfigFile);
+  checkStateFile(sources, stateFile, collectors);
   return checked.data;
 }

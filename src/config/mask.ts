@@ -1,6 +1,7 @@
 // Printing the configuration without its secrets, and the list of secrets the logger scrubs.
 
 import YAML from 'yaml';
+import { cronForInterval, CRON_STEP_RULE } from '../collectors/schedule.js';
 import { formatDuration } from '../common/duration.js';
 import { hostForUrl } from '../common/url.js';
 import type { ExporterConfig } from './schema.js';
@@ -49,9 +50,20 @@ function formatListen({ host, port }: ExporterConfig['listen']): string {
 }
 
 /**
+ * A collector's poll interval as the runner schedules it (cronForInterval, as PollSchedule), and
+ * when that is not the interval asked, the note saying so.
+ */
+function pollInterval(requestedMs: number): { effective: string; note: string | null } {
+  const plan = cronForInterval(requestedMs);
+  const effective = formatDuration(plan.intervalMs);
+  return { effective, note: plan.exact ? null : `${formatDuration(requestedMs)} asked, rounded to ${effective}: ${CRON_STEP_RULE}` };
+}
+
+/**
  * The effective configuration as YAML in the config file's own keys (durations written back as
- * durations), secrets masked, with the collectors' state as a leading comment. Apart from the
- * masked secrets, the output is itself a valid configuration file.
+ * durations), secrets masked, with the collectors' state as a leading comment. Poll intervals
+ * are the ones the runner uses, with a comment where that is not the interval asked. Apart from
+ * the masked secrets, the output is itself a valid configuration file.
  */
 export function renderConfigYaml(config: ExporterConfig): string {
   const masked = maskConfig(config);
@@ -67,7 +79,7 @@ export function renderConfigYaml(config: ExporterConfig): string {
     management_url: management.url,
     ...optional('upstash_email', management.email),
     ...optional('upstash_api_key', management.apiKey),
-    poll_interval: Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, formatDuration(masked.collectors[name].intervalMs)])),
+    poll_interval: Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, pollInterval(masked.collectors[name].intervalMs).effective])),
     disabled_collectors: COLLECTOR_NAMES.filter((name) => masked.collectors[name].disabledReason?.startsWith('switched off') === true),
     state_file: masked.stateFile ?? 'none',
     ...optional('web_config_file', masked.webConfigFile),
@@ -125,9 +137,15 @@ export function renderConfigYaml(config: ExporterConfig): string {
   };
 
   const doc = new YAML.Document(document);
+  for (const name of COLLECTOR_NAMES) {
+    const { note } = pollInterval(masked.collectors[name].intervalMs);
+    const node = doc.getIn(['poll_interval', name], true);
+    if (note !== null && YAML.isScalar(node)) node.comment = ` ${note}`;
+  }
   const collectorLines = COLLECTOR_NAMES.map((name) => {
     const { enabled, intervalMs, disabledReason } = masked.collectors[name];
-    return ` ${name}: ${enabled ? `on, every ${formatDuration(intervalMs)}` : `off (${disabledReason ?? 'disabled'})`}`;
+    const { effective, note } = pollInterval(intervalMs);
+    return ` ${name}: ${enabled ? `on, every ${effective}${note === null ? '' : ` (${note})`}` : `off (${disabledReason ?? 'disabled'})`}`;
   });
   doc.commentBefore = [
     ` effective configuration${masked.configFile === null ? '' : ` (file ${masked.configFile})`}; secrets shown as ${MASK}`,

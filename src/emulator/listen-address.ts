@@ -2,6 +2,8 @@
 // parsing `host:port`, writing a host into a URL, and recognising a failed listen.
 import { EmulatorUsageError } from './errors.js';
 
+export { isListenError } from '../common/listen.js';
+
 export const DEFAULT_LISTEN_ADDRESS = '127.0.0.1:8787';
 
 /** Parses `host:port`, `[v6]:port` or `:port` (all interfaces). */
@@ -11,10 +13,4 @@ export function parseListenAddress(text: string): { host: string; port: number }
   if (!match || port > 65_535) throw new EmulatorUsageError('--listen-address', `expected host:port, got ${JSON.stringify(text)}`);
   const host = match[1] ?? match[2] ?? '';
   return { host: host === '' ? '0.0.0.0' : host, port };
-}
-
-/** True for the errors `listen()` fails with when the address cannot be used (taken, not ours, unknown). */
-export function isListenError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND';
 }

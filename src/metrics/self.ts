@@ -3,6 +3,7 @@
 // defaults. The runner reports polls here; the API clients report requests via `onRequest`.
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ApiName } from '../api/errors.js';
 import type { RequestReport } from '../api/http.js';
 import type { CollectorName } from '../collectors/catalogue.js';
 import { LABEL_VALUE_MAX_BYTES, type SeriesCounters } from './cardinality.js';
@@ -50,6 +51,9 @@ export class SelfMetrics {
   readonly apiRequestDuration: Histogram<'api' | 'endpoint'>;
   readonly rateLimitRemaining: Gauge<'api'>;
   readonly rateLimit: Gauge<'api'>;
+  readonly clockOffset: Gauge<'api'>;
+  /** The upstream clocks clockOffset reads at each scrape. */
+  readonly #upstreamClocks = new Map<ApiName, { offsetMs(): number | null }>();
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
   readonly seriesDropped: Counter<'metric'>;
   /** Label values cut to LABEL_VALUE_MAX_BYTES by a SeriesGuard. */
@@ -131,6 +135,20 @@ export class SelfMetrics {
       labelNames: ['api'] as const,
       registers,
     });
+    const clocks = this.#upstreamClocks;
+    this.clockOffset = new Gauge({
+      name: 'upstash_exporter_clock_offset_seconds',
+      help: "This machine's clock minus the upstream API's, estimated from the Date header of its answers (positive: this machine is ahead; about half a second of uncertainty); absent before the first answer",
+      labelNames: ['api'] as const,
+      registers,
+      collect() {
+        for (const [api, clock] of clocks) {
+          const offsetMs = clock.offsetMs();
+          if (offsetMs === null) this.remove({ api });
+          else this.set({ api }, Math.round(offsetMs) / 1000);
+        }
+      },
+    });
     this.seriesDropped = new Counter({
       name: 'upstash_exporter_series_dropped_total',
       help: 'Increments folded into an overflow series (label values __overflow__) because the metric reached its series cap',
@@ -186,6 +204,11 @@ export class SelfMetrics {
       this.collectorSuccess.set(labels, 0);
       this.collectorErrors.inc(labels);
     }
+  }
+
+  /** Exports the offset of this machine's clock from an upstream API's (clock_offset_seconds). */
+  watchUpstreamClock(api: ApiName, clock: { offsetMs(): number | null }): void {
+    this.#upstreamClocks.set(api, clock);
   }
 
   countOverlap(collector: CollectorName): void {

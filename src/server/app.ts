@@ -7,7 +7,8 @@ import type { Logger } from '../logging/index.js';
 import type { CollectorName } from '../collectors/collector.js';
 import type { CollectorRunner, CollectorStatus } from '../collectors/runner.js';
 import type { SelfMetrics } from '../metrics/self.js';
-import { renderLanding } from './landing.js';
+import { LANDING_CSP, renderLanding } from './landing.js';
+import { readOverview, type OverviewHistory } from './overview.js';
 import { metricsHandler, type NamedRegistry } from './metrics-endpoint.js';
 import { BasicAuthChecker, clientCertificateProblem, parseBasicAuthorization, type WebConfigWatcher } from './web-config.js';
 
@@ -19,6 +20,8 @@ export interface ExporterView {
   status(): CollectorStatus[];
   ready(): boolean;
   waitingFor(): CollectorName[];
+  /** Samples of the last hour for the landing page's windows and plots; absent: counts since start, no plots. */
+  history?: OverviewHistory;
 }
 
 /** The view of a running exporter: self metrics first, then each collector's snapshot. */
@@ -84,9 +87,15 @@ export function createApp(options: AppOptions): Express {
   };
   app.get(['/-/ready', '/readyz'], ready);
 
-  app.get('/', (_req: Request, res: Response) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(renderLanding({ version: view.version, statuses: view.status(), ready: view.ready(), now: now() }));
+  app.get('/', (_req: Request, res: Response, next: NextFunction) => {
+    const at = now();
+    readOverview(view.registries(), view.history ?? null, at).then((overview) => {
+      res.setHeader('Cache-Control', 'no-store');
+      // Added to a policy of the web config file, if any: a browser enforces both.
+      const configured = res.getHeader('Content-Security-Policy');
+      res.setHeader('Content-Security-Policy', configured === undefined ? LANDING_CSP : [String(configured), LANDING_CSP]);
+      res.type('html').send(renderLanding({ version: view.version, statuses: view.status(), ready: view.ready(), now: at, overview }));
+    }, next);
   });
 
   app.use((_req: Request, res: Response) => {

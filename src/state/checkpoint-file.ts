@@ -2,10 +2,14 @@
 // rename, fsync of the directory), so a reader sees either the previous checkpoint or the new
 // one, never half of one, even after SIGKILL or a power cut. The envelope names the format, its
 // version and the upstream it belongs to (a hash of base URL and token, never the token), so a
-// file of another account or of an incompatible version is recognised. A file that cannot be
-// used is renamed aside and reported, never fatal: the exporter starts fresh.
+// file of another account or of an incompatible version is recognised. A file whose content
+// cannot be used (corrupt, foreign, other version) is renamed aside and reported: the exporter
+// starts fresh. A file that cannot be read or written (permissions, a directory, a read-only file
+// system) is refused at start (stateFileProblem): starting fresh would replace it.
+// Nothing replaces a file this process has not read or written: a file that appeared or changed
+// since (another exporter on the same path, a restored copy) is left alone and the write fails.
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
+import { accessSync, closeSync, constants, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, type Stats } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -28,7 +32,7 @@ export type SetAsideReason = 'corrupt' | 'foreign' | 'version';
 export type LoadResult<T> =
   | { status: 'loaded'; payload: T; savedAt: number }
   | { status: 'missing' }
-  | { status: 'set-aside'; reason: SetAsideReason; detail: string; movedTo: string | null };
+  | { status: 'set-aside'; reason: SetAsideReason; detail: string; movedTo: string };
 
 /** Error of a checkpoint write; the path is the user's own, the message never holds a secret. */
 export class StateFileError extends Error {
@@ -79,6 +83,52 @@ interface SharedFile {
   readonly sections: Map<string, string>;
   queue: Promise<void>;
   writes: number;
+  /**
+   * The file on disk as this process last read or wrote it (`absent`: there was none), so a write
+   * replaces only that one; undefined while nothing was read (a writer that never loads).
+   */
+  onDisk: FileIdentity | 'absent' | undefined;
+}
+
+/** What tells one version of the file from another without reading it. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+function identityOf(stats: Stats): FileIdentity {
+  return { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
+}
+
+/** Records the file as this process sees it now (after reading or writing it). */
+export function recordOnDisk(path: string): void {
+  const shared = sharedFileOf(path);
+  try {
+    shared.onDisk = identityOf(statSync(path));
+  } catch (error) {
+    shared.onDisk = isErrno(error, 'ENOENT') ? 'absent' : undefined;
+  }
+}
+
+/**
+ * Why a write must not replace the file now on disk, or null: a file that appeared where there
+ * was none, or another file than the one last read or written, holds counts this process never
+ * saw (another exporter's, a copy put back by hand). Replacing it would lose them.
+ */
+function replacementProblem(path: string, onDisk: FileIdentity | 'absent' | undefined): string | null {
+  if (onDisk === undefined) return null;
+  let now: FileIdentity;
+  try {
+    now = identityOf(statSync(path));
+  } catch {
+    // Gone (nothing to lose), or not reachable: the write itself reports that.
+    return null;
+  }
+  if (onDisk === 'absent') return 'a file appeared there after this process started; it is left as it is (restart the exporter to read it)';
+  const same = now.dev === onDisk.dev && now.ino === onDisk.ino && now.size === onDisk.size && now.mtimeMs === onDisk.mtimeMs;
+  return same ? null : 'the file was replaced or changed by someone else since this process last read or wrote it (another exporter on the same file?); it is left as it is (restart the exporter to read it)';
 }
 
 /**
@@ -96,7 +146,7 @@ const SHARED_FILES = new Map<string, SharedFile>();
 export function sharedFileOf(path: string): SharedFile {
   let shared = SHARED_FILES.get(path);
   if (shared === undefined) {
-    shared = { main: null, owned: false, sections: new Map(), queue: Promise.resolve(), writes: 0 };
+    shared = { main: null, owned: false, sections: new Map(), queue: Promise.resolve(), writes: 0, onDisk: undefined };
     SHARED_FILES.set(path, shared);
   }
   return shared;
@@ -109,6 +159,8 @@ export function sharedFileOf(path: string): SharedFile {
 export function writeShared(path: string, upstream: string, now: () => number): Promise<void> {
   const shared = sharedFileOf(path);
   const write = shared.queue.then(async () => {
+    const refused = replacementProblem(path, shared.onDisk);
+    if (refused !== null) throw new StateFileError(`cannot write the state file ${path}: ${refused}`);
     const parts = envelopeParts(shared, upstream, now());
     const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${++shared.writes}`);
     try {
@@ -124,6 +176,7 @@ export function writeShared(path: string, upstream: string, now: () => number): 
       await rm(temp, { force: true }).catch(() => undefined);
       throw new StateFileError(`cannot write the state file ${path}: ${errnoText(error)}`, { cause: error });
     }
+    recordOnDisk(path);
     syncDirectory(dirname(path));
   });
   shared.queue = write.catch(() => undefined);
@@ -229,7 +282,9 @@ export class CheckpointFile<T> {
   /**
    * Reads the checkpoint. Synchronous on purpose: it runs once at start, before anything is
    * served, so /metrics never shows counters at 0 before the restore (Prometheus would see a
-   * reset). A missing file is `missing`; an unusable one is renamed aside and `set-aside`.
+   * reset). A missing file is `missing`; one whose content cannot be used is renamed aside and
+   * `set-aside`. Throws StateFileError when the file cannot be read, or cannot be renamed aside:
+   * starting fresh would then replace it.
    */
   loadSync(): LoadResult<T> {
     this.#removeStaleTemps();
@@ -237,10 +292,13 @@ export class CheckpointFile<T> {
     try {
       text = readTextSync(this.path);
     } catch (error) {
-      if (isErrno(error, 'ENOENT')) return { status: 'missing' };
-      // Unreadable (permissions, a directory...): leave it where it is, start fresh.
-      return { status: 'set-aside', reason: 'corrupt', detail: `cannot read: ${errnoText(error)}`, movedTo: null };
+      if (isErrno(error, 'ENOENT')) {
+        sharedFileOf(this.path).onDisk = 'absent';
+        return { status: 'missing' };
+      }
+      throw new StateFileError(stateFileProblem(this.path) ?? `the state file ${this.path} cannot be read (${errnoText(error)})`, { cause: error });
     }
+    recordOnDisk(this.path);
     const verdict = this.#check(text);
     if (verdict.ok) {
       // As text: the caller walks on with the loaded objects (the slices), and a section's write
@@ -250,7 +308,9 @@ export class CheckpointFile<T> {
     }
     // Only other collectors' sections (this one never wrote): nothing of its own yet.
     if (verdict.reason === 'sections-only') return { status: 'missing' };
-    return { status: 'set-aside', reason: verdict.reason, detail: verdict.detail, movedTo: this.#setAside(verdict.reason) };
+    const movedTo = this.#setAside(verdict.reason);
+    sharedFileOf(this.path).onDisk = 'absent';
+    return { status: 'set-aside', reason: verdict.reason, detail: verdict.detail, movedTo };
   }
 
   /**
@@ -307,16 +367,77 @@ export class CheckpointFile<T> {
     }
   }
 
-  #setAside(reason: SetAsideReason | 'sections-only'): string | null {
+  /** Renames the file aside; throws StateFileError when it cannot (it would be overwritten). */
+  #setAside(reason: SetAsideReason | 'sections-only'): string {
     const suffix = reason === 'foreign' ? 'foreign' : 'corrupt';
     const target = `${this.path}.${suffix}-${this.#now()}`;
     try {
       renameSync(this.path, target);
       return target;
-    } catch {
-      return null;
+    } catch (error) {
+      throw new StateFileError(`the state file ${this.path} cannot be used (${reason}) and cannot be renamed aside (${errnoText(error)}): move it away or choose another path`, { cause: error });
     }
   }
+}
+
+/** The sticky bit of a directory's mode (fs.constants has no name for it). */
+const STICKY_BIT = 0o1000;
+
+/** Words for the errno codes of a file that cannot be used, with the code for searching. */
+function causeText(error: unknown): string {
+  const code = errnoText(error);
+  const words: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    EISDIR: 'is a directory',
+    ENOTDIR: 'a part of the path is not a directory',
+  };
+  const word = words[code];
+  return word === undefined ? code : `${word}, ${code}`;
+}
+
+/**
+ * Why this process cannot keep its checkpoint at `path`, as one sentence naming the path and the
+ * cause, or null when it can: the file (if any) must be a regular file it can read and write,
+ * and its directory must take new files, since each write is a temporary file renamed over it.
+ * Checked before anything is served: a state file that cannot be read would be replaced by a
+ * fresh, less complete one, and one that cannot be written loses the counts at every restart.
+ */
+export function stateFileProblem(path: string): string | null {
+  const directory = dirname(path);
+  let stats: Stats | undefined;
+  try {
+    stats = statSync(path);
+  } catch (error) {
+    if (!isErrno(error, 'ENOENT')) return `the state file ${path} cannot be reached (${causeText(error)})`;
+  }
+  if (stats !== undefined) {
+    if (stats.isDirectory()) return `the state file ${path} is a directory`;
+    if (!stats.isFile()) return `the state file ${path} is not a regular file`;
+    for (const [flags, what] of [['r', 'read'], ['r+', 'written']] as const) {
+      try {
+        // Opening neither reads nor changes the file; it asks the kernel for the access.
+        closeSync(openSync(path, flags));
+      } catch (error) {
+        return `the state file ${path} cannot be ${what} (${causeText(error)})`;
+      }
+    }
+  }
+  try {
+    accessSync(directory, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    return `the directory ${directory} of the state file cannot take new files (${causeText(error)}); each checkpoint is written beside the file and renamed over it`;
+  }
+  if (stats !== undefined && process.geteuid !== undefined && process.geteuid() !== 0) {
+    // In a sticky directory (such as /tmp) only the owner may rename over another user's file.
+    const uid = process.geteuid();
+    const folder = statSync(directory);
+    if ((folder.mode & STICKY_BIT) !== 0 && stats.uid !== uid && folder.uid !== uid) {
+      return `the state file ${path} cannot be replaced (permission denied: it belongs to another user in a sticky directory)`;
+    }
+  }
+  return null;
 }
 
 /** Makes a rename durable. Some platforms cannot open a directory for fsync; the rename stands anyway. */

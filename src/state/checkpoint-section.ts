@@ -4,7 +4,7 @@
 // An invalid or foreign section is ignored (the collector starts from scratch), never set aside:
 // the owner's part of the file is still good.
 import type { z } from 'zod';
-import { keepSections, readTextSync, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
+import { keepSections, readTextSync, recordOnDisk, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
 
 export type SectionLoad<T> = { status: 'loaded'; value: T; savedAt: number } | { status: 'missing' } | { status: 'ignored'; detail: string };
 
@@ -31,13 +31,18 @@ export class CheckpointSection<T> {
     try {
       json = JSON.parse(readTextSync(this.path));
     } catch (error) {
-      if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT') return { status: 'missing' };
+      if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT') {
+        sharedFileOf(this.path).onDisk ??= 'absent';
+        return { status: 'missing' };
+      }
       return { status: 'ignored', detail: 'unreadable or not JSON' };
     }
     const envelope = json as { format?: unknown; version?: unknown; upstream?: unknown; savedAt?: unknown; payload?: unknown };
     if (typeof envelope !== 'object' || envelope === null || envelope.format !== STATE_FORMAT) return { status: 'ignored', detail: 'not a state file of this exporter' };
     if (envelope.upstream !== this.#options.upstream) return { status: 'ignored', detail: 'written for another QStash URL or token' };
     const shared = sharedFileOf(this.path);
+    // This file's counts are carried by this process's writes from now on: it may replace it.
+    recordOnDisk(this.path);
     // The owner's part is the base of this section's writes until the owner writes (only a
     // payload of the current version: an older one is the owner's to upgrade).
     if (envelope.version === STATE_VERSION && shared.main === null) {

@@ -96,7 +96,8 @@ export class LogsCollector implements Collector {
       seriesLimit: settings.seriesLimit,
       optIn: settings.labels,
       trackerCapacity: settings.messageTrackerSize,
-      now: this.#now,
+      // The in-flight age is measured on the upstream's clock, like the entry times it starts from.
+      now: () => options.source.upstreamClock?.now() ?? this.#now(),
       ...(options.dropped ? { dropped: options.dropped } : {}),
       ...(options.truncated ? { truncated: options.truncated } : {}),
     });
@@ -119,6 +120,10 @@ export class LogsCollector implements Collector {
         onLate: (count) => {
           this.#late += count;
         },
+        onWatermarkReset: () => {
+          this.#published.watermarkResets += 1;
+          this.#dirty = true;
+        },
       },
       ...(position ? { position } : {}),
     });
@@ -132,7 +137,7 @@ export class LogsCollector implements Collector {
     this.#counter.ledger = this.#audit;
     this.#source = options.source;
     this.#configuredOverlapMs = settings.overlapMs;
-    registerLogsSelfFamilies(this.registry, this.#published, this.#now);
+    registerLogsSelfFamilies(this.registry, this.#published, () => this.#walker.upstreamNow());
     this.#publish();
   }
 

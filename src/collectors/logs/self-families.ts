@@ -25,6 +25,8 @@ export interface PublishedNumbers {
   /** Failed cycles by error code. */
   errors: Map<string, number>;
   daily: { day: number; count: number };
+  /** Times the watermark was found ahead of the upstream's now and moved back, since the process started. */
+  watermarkResets: number;
 }
 
 /** Every number at its start value; every ApiError code at 0 so rate() sees the first failure. */
@@ -47,10 +49,11 @@ export function initialNumbers(): PublishedNumbers {
     /** Failed cycles by error code; every ApiError code starts at 0 so rate() sees the first failure. */
     errors: new Map<string, number>([...API_ERROR_CODES, 'ERR_UNKNOWN'].map((code) => [code, 0])),
     daily: { day: 0, count: 0 },
+    watermarkResets: 0,
   };
 }
 
-/** Registers the families on the collector's registry; `now` is the wall clock. */
+/** Registers the families on the collector's registry; `now` is the upstream's now (what the walk reads up to). */
 export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers, now: () => number): void {
   const one = (value: number): Array<{ labels: Record<never, string>; value: number }> => [{ labels: {}, value }];
 
@@ -66,7 +69,19 @@ export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers
     { name: 'upstash_qstash_daily_messages', help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day' },
     () => (utcDay(now()) === p.daily.day ? p.daily.count : 0),
   );
-  computedGauge(registry, { name: 'upstash_exporter_log_lag_seconds', help: 'Now minus the logs watermark' }, () => Math.max(0, now() - p.watermark) / 1000);
+  computedGauge(
+    registry,
+    { name: 'upstash_exporter_log_lag_seconds', help: "The upstream's now (its Date header; this machine's clock while it agrees) minus the logs watermark" },
+    () => Math.max(0, now() - p.watermark) / 1000,
+  );
+  computedCounter(
+    registry,
+    {
+      name: 'upstash_exporter_log_watermark_resets_total',
+      help: "Times the logs watermark was found ahead of the upstream's now (a clock set back, a state file from a machine whose clock ran ahead) and the walk moved back, since the process started",
+    },
+    () => one(p.watermarkResets),
+  );
   computedGauge(
     registry,
     { name: 'upstash_exporter_log_watermark_timestamp_seconds', help: 'Newest time up to which the delivery logs are fully counted' },

@@ -3,6 +3,7 @@
 import type { LogEntry, LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { PageTally } from './counter.js';
 import type { SliceState } from '../../state/index.js';
+import type { WatermarkReset } from './watermark-guard.js';
 
 /** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
 export const TARGET_PAGES_PER_SLICE = 50;
@@ -22,6 +23,11 @@ export interface LogsSource {
   logsRateLimit?(): { limit: number; allowedPerSecond: number } | undefined;
   /** Requests the burst limit held back, all time: 429 answers and waits for a window announced spent (absent: none). */
   logsRateLimitHeld?(): number;
+  /**
+   * The upstream's clock, learnt from its answers (src/api/upstream-clock.ts): the walk's
+   * frontier is the upstream's now minus the ingestion delay. Absent: the walk's own clock.
+   */
+  readonly upstreamClock?: { readonly known: boolean; now(): number };
 }
 
 /**
@@ -96,6 +102,8 @@ export interface WalkerHooks {
   onGap(gap: GapReport): void;
   /** Entries were counted at or before the watermark: they became visible after the walk passed them. */
   onLate(count: number): void;
+  /** The watermark was found ahead of the upstream's now and moved back (watermark-guard.ts). */
+  onWatermarkReset?(reset: WatermarkReset): void;
 }
 
 export type WalkOutcome = 'done' | 'budget' | 'time' | 'stalled' | 'switched';

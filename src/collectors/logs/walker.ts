@@ -24,6 +24,8 @@ import { CycleClock, type RateLimitFacts } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
 import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
 import { runChains } from './chains.js';
+import { guardWatermark } from './watermark-guard.js';
+import { timeText } from '../../common/time-text.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
 import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, MIN_SLICE_MS, TARGET_PAGES_PER_SLICE } from './walk-types.js';
 import type { CycleReport, GapReport, LogsSource, WalkCounter, WalkerHooks, WalkOutcome, WalkPosition, WalkSettings } from './walk-types.js';
@@ -73,6 +75,13 @@ export class LogWalker {
   #rateLimitBound = false;
   /** When a slice last left the overlap unread because the rate limit bounds the walk (0: never): the late-entry audit looks behind it. */
   overlapSkippedAt = 0;
+  /** The position came from a checkpoint. */
+  readonly #restored: boolean;
+  /**
+   * The position came from a checkpoint, or a cycle ran knowing the upstream's clock; before,
+   * it is the constructor's fresh one, taken on this machine's clock, and moving it is no reset.
+   */
+  #positionKnown: boolean;
 
   constructor(options: { source: LogsSource; counter: WalkCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
     this.#source = options.source;
@@ -83,6 +92,8 @@ export class LogWalker {
     this.#now = options.now;
     this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger, maxGrownMs: options.settings.maxGrownOverlapMs });
     this.position = options.position ?? LogWalker.freshPosition(options.now(), options.settings);
+    this.#restored = options.position !== undefined;
+    this.#positionKnown = this.#restored;
     this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
   }
 
@@ -148,14 +159,15 @@ export class LogWalker {
    */
   async cycle(signal: AbortSignal, deadline: number | null = null): Promise<CycleReport> {
     const report: CycleReport = { pages: 0, slicesCompleted: 0, late: 0, stopped: null, gaps: [] };
+    const upstreamNow = await this.#guardWatermark(signal);
     const startedAt = this.#now();
     this.#clock.begin(startedAt, this.#rateLimitFacts().held, deadline);
     this.#cycleBasis = this.position.watermark;
     this.#parallel = this.#chainsWorthWalking();
-    const frontier = startedAt - this.#settings.ingestionDelayMs;
+    const frontier = upstreamNow - this.#settings.ingestionDelayMs;
     this.#cycleFrontier = frontier;
     this.#pagesLeft = this.#settings.maxPagesPerCycle;
-    this.#lastCheckpoint = this.#now();
+    this.#lastCheckpoint = performance.now();
     const cycleMs = this.#clock.spacingMs > 0 ? this.#clock.spacingMs : deadline === null ? 0 : deadline - startedAt;
     const left = frontier - (this.position.slices.at(-1)?.top ?? this.position.watermark);
     this.#splitMs = splitLength(left, cycleMs, this.#parallel);
@@ -199,6 +211,43 @@ export class LogWalker {
     return report;
   }
 
+  /** The upstream's now (the source's clock), else the walk's own. */
+  upstreamNow(): number {
+    return this.#source.upstreamClock?.now() ?? this.#now();
+  }
+
+  /**
+   * Before a cycle plans: moves a watermark found ahead of the upstream's now back
+   * (watermark-guard.ts). A restored position is checked before anything is read: when no
+   * answer has told the upstream's time yet, one small page is asked for first. A fresh one is
+   * walked from this machine's clock until the first page tells it. Returns the upstream's now.
+   */
+  async #guardWatermark(signal: AbortSignal): Promise<number> {
+    const clock = this.#source.upstreamClock;
+    if (clock !== undefined && !clock.known && this.#restored) {
+      // The cycle's own requests report a failure; this one only has to answer.
+      await this.#source.logsPage({ count: 1 }, { signal }).catch(() => undefined);
+    }
+    const upstreamNow = this.upstreamNow();
+    const reset = guardWatermark(this.position, upstreamNow, this.#settings.ingestionDelayMs);
+    if (reset !== null) {
+      const details = { watermark: timeText(reset.found), upstreamNow: timeText(reset.upstreamNow), resumeFrom: timeText(reset.resumeFrom) };
+      if (!this.#positionKnown) {
+        this.#logger.info(details, 'this machine\'s clock is ahead of the upstream\'s: counting starts at the upstream\'s now');
+      } else {
+        this.#logger.warn(
+          details,
+          reset.exact
+            ? 'log watermark ahead of the upstream\'s now (a clock set back, or a state file from a machine whose clock ran ahead): walking again from where the de-duplication window starts, nothing is counted twice'
+            : 'log watermark ahead of the upstream\'s now, and the de-duplication window holds nothing the upstream has written: counting restarts at the frontier; entries written before it and not counted yet are missed',
+        );
+        this.#hooks.onWatermarkReset?.(reset);
+      }
+    }
+    if (clock === undefined || clock.known) this.#positionKnown = true;
+    return upstreamNow;
+  }
+
   /** Completes the complete slices at the front, in order: the watermark moves over them. */
   #completeFront(report: CycleReport): void {
     const slices = this.position.slices;
@@ -215,7 +264,7 @@ export class LogWalker {
   #planSlice(frontier: number, basis: number, atWatermark: boolean): SliceState {
     const position = this.position;
     const top = Math.min(frontier, basis + Math.min(position.sliceMs, this.#splitMs));
-    return newSlice({ from: atWatermark ? position.dedupFrom : basis + 1, top, basis, startedAt: this.#now(), atFrontier: top === frontier, hadAnchor: atWatermark && position.anchorTime > 0, stateWalk: position.stateWalk });
+    return newSlice({ from: atWatermark ? position.dedupFrom : basis + 1, top, basis, startedAt: this.upstreamNow(), atFrontier: top === frontier, hadAnchor: atWatermark && position.anchorTime > 0, stateWalk: position.stateWalk });
   }
 
   async #walkSlice(slice: SliceState, signal: AbortSignal): Promise<WalkOutcome> {
@@ -347,7 +396,7 @@ export class LogWalker {
         cursor = page.cursor;
         if (!orderBroken) walk.cursor = cursor;
         previousSignature = signature;
-        if (this.#now() - this.#lastCheckpoint >= MID_WALK_CHECKPOINT_MS) await this.#checkpoint();
+        if (performance.now() - this.#lastCheckpoint >= MID_WALK_CHECKPOINT_MS) await this.#checkpoint();
       }
       walk.cursor = null;
       walk.chainTo = null;
@@ -474,7 +523,7 @@ export class LogWalker {
   /** Writes a checkpoint; one asked while another is written waits for it and writes again (the state moved on). */
   async #checkpoint(): Promise<void> {
     while (this.#checkpointing !== null) await this.#checkpointing;
-    this.#lastCheckpoint = this.#now();
+    this.#lastCheckpoint = performance.now();
     const writing = this.#hooks.checkpoint();
     this.#checkpointing = writing;
     try {

@@ -27,6 +27,8 @@ export interface WorkflowRunsClient {
   workflowLogsPage(query: WorkflowLogsQuery, call?: { signal?: AbortSignal }): Promise<WorkflowLogsPage>;
   pendingWorkflowLogsWaitMs?(): number;
   workflowLogsRateLimitHeld?(): number;
+  /** The service's clock (the walk's frontier is its now minus the ingestion delay). */
+  readonly upstreamClock?: { readonly known: boolean; now(): number };
 }
 
 export interface WorkflowsCollectorOptions {
@@ -54,6 +56,7 @@ function runsSource(client: WorkflowRunsClient): LogsSource {
     },
     pendingLogsWaitMs: () => client.pendingWorkflowLogsWaitMs?.() ?? 0,
     logsRateLimitHeld: () => client.workflowLogsRateLimitHeld?.() ?? 0,
+    ...(client.upstreamClock === undefined ? {} : { upstreamClock: client.upstreamClock }),
   };
 }
 
