@@ -236,7 +236,7 @@ describe('state file', () => {
     expect(state.slices).toEqual([]);
   });
 
-  it('upgrades a version 2 or 3 logs checkpoint: its slice in progress becomes the one slice of the list, cursor kept; the late-entry ledger starts empty, valid after all it may have counted', async () => {
+  it('upgrades a version 2 or 3 logs checkpoint: its slice in progress becomes the one slice of the list, cursor kept; no cold identities yet, the cold store complete from where the window starts', async () => {
     const slice = {
       from: 1_699_999_999_000,
       top: 1_700_000_060_000,
@@ -277,10 +277,10 @@ describe('state file', () => {
     const path = join(dir, 'state-v2.json');
     const { slice: _one, ...v3 } = v2;
     const cases = [
-      // version, payload, slices, the ledger's validFrom: the slice's top, else the newest entry counted
-      [2, v2, [slice], slice.top],
-      [2, { ...v2, slice: null }, [], v2.lastEventTime],
-      [3, { ...v3, slices: [slice] }, [slice], slice.top],
+      // version, payload, slices, the cold store's validFrom: the millisecond before the window (dedupFrom)
+      [2, v2, [slice], v2.dedupFrom - 1],
+      [2, { ...v2, slice: null }, [], v2.dedupFrom - 1],
+      [3, { ...v3, slices: [slice] }, [slice], v2.dedupFrom - 1],
     ] as const;
     for (const [version, payload, slices, validFrom] of cases) {
       await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version, upstream: UPSTREAM, savedAt: 1, payload }));
@@ -290,9 +290,9 @@ describe('state file', () => {
       expect(result.payload.slices).toEqual(slices);
       expect(result.payload).not.toHaveProperty('slice');
       expect(result.payload.self).toEqual(v2.self);
-      expect(result.payload.ledger).toEqual({ validFrom, seconds: [] });
+      expect(result.payload.cold).toEqual({ validFrom, seconds: [] });
       await logs.save(result.payload);
-      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 4, payload: { slices, ledger: { validFrom } } });
+      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 4, payload: { slices, cold: { validFrom } } });
     }
     expect(STATE_VERSION).toBe(4);
   });

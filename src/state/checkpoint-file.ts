@@ -20,7 +20,7 @@ export const STATE_FORMAT = 'upstash-exporter-state';
  * Version of the envelope and payload written. 2: `self.late` (late log entries), `self.walkErrors`
  * (failed walk cycles by code) and label values
  * bounded to LABEL_VALUE_MAX_BYTES. 3: the slices in progress as a list (`slices`, walked side by
- * side) instead of one (`slice`). 4: the late-entry ledger (`ledger`: per-second fingerprints
+ * side) instead of one (`slice`). 4: the window's cold identities (`cold`: per-second fingerprints
  * of the entries counted over the lateness horizon). An older version is upgraded by the
  * reader's `migrate`.
  */

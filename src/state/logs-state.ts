@@ -62,10 +62,11 @@ export const logsStateSchema = z.strictObject({
     repeats: z.array(z.tuple([z.string(), z.number().int().min(2)])),
   }),
   /**
-   * The late-entry audit's ledger (late-audit.ts): valid after `validFrom`; per second, entries
-   * counted and their fingerprints (base64 of little-endian int32, null behind the lateness horizon).
+   * Identities that left the de-duplication window, over the lateness horizon
+   * (cold-identities.ts): complete after `validFrom`; per second, entries counted and their
+   * 53-bit fingerprints (base64 of little-endian float64, sorted; null behind the horizon).
    */
-  ledger: z.strictObject({
+  cold: z.strictObject({
     validFrom: finite,
     seconds: z.array(z.tuple([z.number().int(), count, z.string().nullable()])),
   }),
@@ -113,7 +114,7 @@ export type TrackedState = z.infer<typeof trackedSchema>;
 /**
  * The `migrate` of the logs checkpoint (CheckpointFile), from any older version to the current
  * one (4). Version 2 held one slice in progress (`slice`, or null), version 3 a list of them
- * (`slices`, walked side by side), version 4 adds the late-entry ledger. Anything malformed is
+ * (`slices`, walked side by side), version 4 adds the window's cold identities (`cold`). Anything malformed is
  * passed on for the schema to reject; an unknown version gives undefined.
  */
 export function migrateLogsState(version: number, payload: unknown): unknown {
@@ -124,16 +125,14 @@ export function migrateLogsState(version: number, payload: unknown): unknown {
 }
 
 /**
- * Version 3 to 4: an empty ledger, valid only after everything the older exporter may have
- * counted (the watermark and the slices in progress above it), so the audit never takes an
- * entry counted then for a new one.
+ * Version 3 to 4: no cold identities yet. The window (`dedup`) holds every identity counted from
+ * `dedupFrom` on, and they reach the cold store as they leave it, so the store is complete after
+ * `dedupFrom` - 1: the audit never takes an entry counted before that for a new one.
  */
 function migrateV3toV4(payload: unknown): unknown {
-  if (!isRecord(payload) || 'ledger' in payload) return payload;
-  let validFrom = typeof payload.watermark === 'number' ? payload.watermark : 0;
-  if (typeof payload.lastEventTime === 'number') validFrom = Math.max(validFrom, payload.lastEventTime);
-  if (isArray(payload.slices)) for (const slice of payload.slices) if (isRecord(slice) && typeof slice.top === 'number') validFrom = Math.max(validFrom, slice.top);
-  return { ...payload, ledger: { validFrom, seconds: [] } };
+  if (!isRecord(payload) || 'cold' in payload) return payload;
+  const validFrom = typeof payload.dedupFrom === 'number' ? payload.dedupFrom - 1 : Number.MAX_SAFE_INTEGER;
+  return { ...payload, cold: { validFrom, seconds: [] } };
 }
 
 function migrateV2toV3(payload: unknown): unknown {

@@ -5,7 +5,7 @@
 import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import { DailyMessages } from './daily.js';
-import { DedupWindow, fingerprint } from './dedup.js';
+import { DedupWindow } from './dedup.js';
 import { EventCounters, type OptInLabel } from './event-counters.js';
 import { errorReasonOf } from './labels.js';
 import { CREATED, ERROR, StateTable } from './states.js';
@@ -53,11 +53,13 @@ export interface LogCounterOptions {
   truncated?: Counter<'metric'>;
   /** Wall clock of the in-flight age gauge (default Date.now). */
   now?: () => number;
+  /** Identities leaving the de-duplication window are kept this long as fingerprints (0 or absent: forgotten). */
+  latenessHorizonMs?: number;
 }
 
 export class LogCounter {
   readonly states = new StateTable();
-  readonly dedup = new DedupWindow();
+  readonly dedup: DedupWindow;
   readonly events: EventCounters;
   readonly tracker: MessageTracker;
   readonly waiting: WaitingTimes;
@@ -68,10 +70,9 @@ export class LogCounter {
   duplicates = 0;
   /** Oldest CREATED in flight per queue, as of the last publish(). */
   #oldestInFlight: ReadonlyMap<string, number> = new Map();
-  /** Told of every counted entry's time and fingerprint (the late-entry audit's ledger). */
-  ledger: { record(time: number, print: number): void } | null = null;
 
   constructor(options: LogCounterOptions) {
+    this.dedup = new DedupWindow(options.latenessHorizonMs === undefined ? {} : { latenessHorizonMs: options.latenessHorizonMs });
     const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
     this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
     this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
@@ -89,7 +90,6 @@ export class LogCounter {
     const dedup = this.dedup;
     const events = this.events;
     const tracker = this.tracker;
-    const ledger = this.ledger;
     let lowest = tally.lowest;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
@@ -114,7 +114,6 @@ export class LogCounter {
         continue;
       }
       tally.counted += 1;
-      if (ledger !== null) ledger.record(time, fingerprint(time, state, entry.messageId, entry.responseStatus, entry.nextDeliveryTime));
       if (time <= basis) tally.late += 1;
       const target = events.targetOf(entry);
       events.countEvent(target, state);
@@ -127,12 +126,6 @@ export class LogCounter {
     }
     tally.lowest = lowest;
     this.duplicates += tally.duplicates;
-  }
-
-  /** The fingerprint countPage records for an entry in a walk without a state filter (null: such a walk does not count it). */
-  fingerprintOf(entry: LogEntry): number | null {
-    if (entry.state === undefined) return null;
-    return fingerprint(entry.time, this.states.indexOf(entry.state), entry.messageId, entry.responseStatus, entry.nextDeliveryTime);
   }
 
   /** Makes the live counter values the ones /metrics shows (at a checkpoint). */
