@@ -1,5 +1,8 @@
 // Exact counts while the exporter is starved of CPU. The exporter (a child process, as users run
-// it) and two busy loops share one core (taskset), while the emulator answers with 1 MiB bodies
+// it) runs under a real CPU quota (a cgroup's CFS bandwidth limit, as a container's CPU limit;
+// CPU_STARVED_SHARE of a core, 0.2 by default), or, where no cgroup can be made, shares one core
+// with two busy loops (taskset; CPU_STARVED_MODE=taskset asks for that), while the emulator
+// answers with 1 MiB bodies
 // in a third of the messages, announces a generous rate limit it never enforces, and shows each
 // entry up to 6 s after its time in random order (logVisibilityLagMaxMs) with a 3 s ingestion
 // delay. A busy CPU makes every wait and request long; it must not pass for the rate limit (the
@@ -19,11 +22,15 @@ import { waitForQuiet } from '../bench/sustained.js';
 import { Publisher, startDestinations, type Destinations } from '../bench/traffic.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import type { Family } from './exporter-e2e-helpers.js';
+import { cpuQuota } from './support/cpu-quota.js';
 import { requireBinaries } from './support/prometheus.js';
 
 const binaries = requireBinaries('logs-cpu-starved', ['taskset']);
 const RUNS = Number(process.env.CPU_STARVED_RUNS ?? 2);
 const TRAFFIC_MS = Number(process.env.CPU_STARVED_TRAFFIC_MS ?? 15_000);
+const MESSAGES_PER_SECOND = Number(process.env.CPU_STARVED_RATE ?? 8);
+const SHARE = Number(process.env.CPU_STARVED_SHARE ?? 0.2);
+const MODE = process.env.CPU_STARVED_MODE ?? 'quota';
 const EVENTS = 'upstash_qstash_message_events_total';
 /** The core the exporter and the busy loops share. */
 const CORE = '0';
@@ -89,9 +96,16 @@ async function starvedRun(seed: number): Promise<RunResult> {
   });
   cleanups.push(() => exporter.kill());
   await exporter.ready();
-  await pin(exporter.pid);
-  busyLoop();
-  busyLoop();
+  const quota = MODE === 'quota' ? await cpuQuota(SHARE) : null;
+  if (quota !== null) {
+    cleanups.push(() => quota.remove());
+    await quota.add(exporter.pid);
+  } else {
+    if (MODE === 'quota') console.log('no cgroup CPU quota can be made on this machine: the exporter shares a core with two busy loops instead');
+    await pin(exporter.pid);
+    busyLoop();
+    busyLoop();
+  }
 
   const random = seededRandom(seed);
   const publisher = new Publisher({
@@ -107,7 +121,7 @@ async function starvedRun(seed: number): Promise<RunResult> {
     maxInFlight: 32,
   });
   cleanups.push(() => publisher.close());
-  publisher.start(8);
+  publisher.start(MESSAGES_PER_SECOND);
   await sleep(TRAFFIC_MS);
   await publisher.stop();
   await waitForQuiet(emulator, 1_000);
@@ -141,7 +155,8 @@ async function starvedRun(seed: number): Promise<RunResult> {
 describe.skipIf(binaries.skip)(`logs with the CPU starved${binaries.needs}`, () => {
   beforeAll(() => binaries.ensure());
 
-  it(`counts exactly in ${RUNS} runs out of ${RUNS}: 1 MiB bodies, entries up to 6 s late in random order, the exporter sharing a core with two busy loops`, async () => {
+  const starvation = MODE === 'quota' ? `the exporter held to ${SHARE} of a core by a CPU quota` : 'the exporter sharing a core with two busy loops';
+  it(`counts exactly in ${RUNS} runs out of ${RUNS}: 1 MiB bodies, entries up to 6 s late in random order, ${starvation}`, async () => {
     const results: RunResult[] = [];
     for (let run = 0; run < RUNS; run++) {
       results.push(await starvedRun(run + 1));

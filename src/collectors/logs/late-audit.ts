@@ -13,6 +13,7 @@ import type { LogEntry } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import type { ColdIdentities } from './cold-identities.js';
 import { BEYOND_HORIZON_MS } from './cold-identities.js';
+import { pageSignature } from './slice.js';
 import type { LogsSource } from './walk-types.js';
 
 /** Audits run at most this often, and only while the service shows late entries. */
@@ -77,8 +78,14 @@ export class LateAudit {
     let cursor: string | undefined;
     let lowest = Number.POSITIVE_INFINITY;
     let complete = false;
+    // As in the walk: a page served twice, or a cursor served again, would read as twins.
+    const followed = new Set<string>();
+    let previousSignature = '';
     for (let pages = 0; pages < AUDIT_PAGE_BUDGET; pages++) {
       const page = await source.logsPage({ fromDate: range.from, toDate: range.to, count: pageSize, ...(cursor === undefined ? {} : { cursor }) }, signal ? { signal } : {});
+      const signature = pageSignature(page);
+      if (signature !== '' && signature === previousSignature) break;
+      previousSignature = signature;
       for (const entry of page.logs) {
         const key = Math.floor(entry.time / 1000);
         if (entry.time < lowest) lowest = entry.time;
@@ -93,6 +100,8 @@ export class LateAudit {
         complete = true;
         break;
       }
+      if (followed.has(page.cursor) || page.logs.length === 0) break;
+      followed.add(page.cursor);
       cursor = page.cursor;
     }
     // The next audit goes on from the top of the lowest second reached (read whole again), or
