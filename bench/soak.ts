@@ -1,4 +1,4 @@
-// `npm run soak -- --minutes N [--seed S]`: steady traffic into the emulator (in this process)
+// `npm run soak -- --minutes N [--seed S] [--output FILE]`: steady traffic into the emulator (in this process)
 // while the exporter (a child process with a state file) is killed with SIGKILL at random
 // moments and restarted, and the upstream misbehaves in turns: outages (every read answers 5xx),
 // 429 storms (one request a second), malformed and truncated pages, repeated cursors, and logs
@@ -7,6 +7,7 @@
 // state and label set: nothing doubled, nothing missing beyond the gaps it reported. The
 // exporter's resident memory is sampled all along and must stay flat. Exit status 1 on a
 // mismatch. The chaos schedule comes from a seeded PRNG: the same seed replays it.
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,8 @@ export interface SoakOptions {
   /** Flat: median RSS of the last third within this factor of the first third's. */
   rssTolerance: number;
   log: (line: string) => void;
+  /** Every line the exporter prints, across restarts, appended here (absent: only the last 50 are kept, for errors). */
+  outputFile?: string;
 }
 
 export const DEFAULT_SOAK: SoakOptions = {
@@ -119,6 +122,7 @@ export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakR
       onLine: (line) => {
         outputTail.push(line);
         if (outputTail.length > 50) outputTail.shift();
+        if (options.outputFile !== undefined) appendFileSync(options.outputFile, `${line}\n`);
       },
     });
 
@@ -329,12 +333,16 @@ function parseArgs(argv: readonly string[]): Partial<SoakOptions> {
   const options: Partial<SoakOptions> = {};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
+    if (flag === '--output') {
+      options.outputFile = inline ?? argv[++i]!;
+      continue;
+    }
     const value = Number(inline ?? argv[++i]);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} needs a positive number`);
     if (flag === '--minutes') options.minutes = value;
     else if (flag === '--seed') options.seed = value;
     else if (flag === '--rate') options.messagesPerSecond = value;
-    else throw new Error(`unknown flag ${flag}; flags: --minutes <n>, --seed <n>, --rate <messages/s>`);
+    else throw new Error(`unknown flag ${flag}; flags: --minutes <n>, --seed <n>, --rate <messages/s>, --output <file>`);
   }
   return options;
 }

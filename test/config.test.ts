@@ -82,6 +82,7 @@ describe('defaults', () => {
       logs: {
         ingestionDelayMs: 15_000,
         overlapMs: 5_000,
+        latenessHorizonMs: 300_000,
         maxPagesPerCycle: 1000,
         maxParallelSlices: 4,
         pageSize: 1000,
@@ -423,7 +424,7 @@ describe('YAML file', () => {
     expect(config.http.timeouts).toEqual({ connectMs: 5_000, headersMs: 2_000, bodyMs: 3_000 });
     expect(config.http.retry).toEqual({ maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 2_000, maxRateLimitWaitMs: 0, rateLimitShare: 0.25 });
     expect(config.logs).toEqual({
-      ingestionDelayMs: 0, overlapMs: 30_000, maxPagesPerCycle: 5, maxParallelSlices: 4, pageSize: 100, maxPageBytes: 8 * 1024 * 1024, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
+      ingestionDelayMs: 0, overlapMs: 30_000, latenessHorizonMs: 300_000, maxPagesPerCycle: 5, maxParallelSlices: 4, pageSize: 100, maxPageBytes: 8 * 1024 * 1024, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
     });
     expect(config.vector).toEqual({ indexIds: ['a', 'b'], discovery: true, statsPeriod: '7d' });
   });

@@ -38,11 +38,9 @@ function countingSource(client: DeliveryClient): LogsSource & { maxInFlight: num
         inFlight -= 1;
       }
     },
-    get rateLimitWaitedMs() {
-      return client.rateLimitWaitedMs;
-    },
     pendingLogsWaitMs: () => client.pendingLogsWaitMs(),
     logsRateLimit: () => client.logsRateLimit(),
+    logsRateLimitHeld: () => client.logsRateLimitHeld(),
   };
   return source;
 }

@@ -358,21 +358,37 @@ describe('overlap and cycle time', () => {
     expect(clock.allows(1e12, 1e6)).toBe(true);
   });
 
-  it('judges the rate limit the bottleneck only when its waits fill the cycle and the overlap would not fit', () => {
+  it('judges the rate limit the bottleneck from what the upstream says, never from durations', () => {
     const clock = new CycleClock();
+    const sent = (requests: number): void => {
+      for (let i = 0; i < requests; i++) clock.requestDone(2_000, 0);
+    };
     clock.begin(0, 0, null);
-    clock.begin(15_000, 1_000, null); // cycles 15 s apart
-    // 13.5 s walking, 9 s of it waiting for windows; 6,750 new entries over 15 s of log time.
+    // Cycles 15 s apart, 5 requests a second allowed: 75 requests between two cycles.
+    clock.begin(15_000, 3, null);
+    // 13.5 s walking, 68 pages (the whole allowed rate) for 6,750 new entries over 15 s of log time.
+    sent(68);
     clock.page(6_750, 6_750);
-    expect(clock.rateLimitBound(28_500, 10_000, 15_000, 5_000)).toBe(true);
-    expect(clock.rateLimitBound(28_500, 10_000, 15_000, 0)).toBe(true);
-    // The same cycle without waiting (slow upstream, busy CPU): not the rate limit.
-    expect(clock.rateLimitBound(28_500, 1_500, 15_000, 5_000)).toBe(false);
-    // Half the load: 6.75 s walking; with the 5 s overlap about 9 s, under 80% of 15 s.
-    clock.begin(30_000, 10_000, null);
+    const limit = { held: 3, allowedPerSecond: 5 };
+    expect(clock.heldBack(28_500, limit)).toBe(true);
+    expect(clock.rateLimitBound(28_500, limit, 15_000, 5_000)).toBe(true);
+    // The same cycle where a busy CPU or a slow upstream let only 20 requests out in 13.5 s,
+    // however long each took: the limit does not hold it back.
+    clock.begin(30_000, 3, null);
+    sent(20);
+    clock.page(2_000, 2_000);
+    expect(clock.heldBack(43_500, limit)).toBe(false);
+    expect(clock.rateLimitBound(43_500, limit, 15_000, 5_000)).toBe(false);
+    // ...unless the upstream held a request back meanwhile (a 429, a window announced spent).
+    expect(clock.heldBack(43_500, { held: 4, allowedPerSecond: 5 })).toBe(true);
+    // Half the load at the full rate: 34 pages in 6.75 s; with the 5 s overlap about 45, under 80% of 75.
+    clock.begin(45_000, 4, null);
+    sent(34);
     clock.page(3_375, 3_375);
-    expect(clock.rateLimitBound(36_750, 14_000, 15_000, 5_000)).toBe(false);
-    expect(clock.rateLimitBound(36_750, 14_000, 15_000, 60_000)).toBe(true);
+    expect(clock.rateLimitBound(51_750, { held: 4, allowedPerSecond: 5 }, 15_000, 5_000)).toBe(false);
+    expect(clock.rateLimitBound(51_750, { held: 4, allowedPerSecond: 5 }, 15_000, 60_000)).toBe(true);
+    // No limit announced, no request held back: never bound.
+    expect(clock.rateLimitBound(51_750, { held: 4, allowedPerSecond: undefined }, 15_000, 60_000)).toBe(false);
   });
 });
 

@@ -236,7 +236,7 @@ describe('state file', () => {
     expect(state.slices).toEqual([]);
   });
 
-  it('upgrades a version 2 logs checkpoint: its slice in progress becomes the one slice of the list, cursor kept', async () => {
+  it('upgrades a version 2 or 3 logs checkpoint: its slice in progress becomes the one slice of the list, cursor kept; no cold identities yet, the cold store complete from where the window starts', async () => {
     const slice = {
       from: 1_699_999_999_000,
       top: 1_700_000_060_000,
@@ -275,18 +275,26 @@ describe('state file', () => {
       self: { pages: 3, duplicates: 1, gaps: 0, evictions: 0, checkpointsSuccess: 4, checkpointsError: 0, late: 2, missedLate: 0, walkErrors: {}, folded: {} },
     };
     const path = join(dir, 'state-v2.json');
-    for (const [payload, slices] of [[v2, [slice]], [{ ...v2, slice: null }, []]] as const) {
-      await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version: 2, upstream: UPSTREAM, savedAt: 1, payload }));
+    const { slice: _one, ...v3 } = v2;
+    const cases = [
+      // version, payload, slices, the cold store's validFrom: the millisecond before the window (dedupFrom)
+      [2, v2, [slice], v2.dedupFrom - 1],
+      [2, { ...v2, slice: null }, [], v2.dedupFrom - 1],
+      [3, { ...v3, slices: [slice] }, [slice], v2.dedupFrom - 1],
+    ] as const;
+    for (const [version, payload, slices, validFrom] of cases) {
+      await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version, upstream: UPSTREAM, savedAt: 1, payload }));
       const logs = new CheckpointFile({ path, upstream: UPSTREAM, schema: logsStateSchema, migrate: migrateLogsState });
       const result = logs.loadSync();
       if (result.status !== 'loaded') throw new Error(`not loaded: ${JSON.stringify(result)}`);
       expect(result.payload.slices).toEqual(slices);
       expect(result.payload).not.toHaveProperty('slice');
       expect(result.payload.self).toEqual(v2.self);
+      expect(result.payload.cold).toEqual({ validFrom, seconds: [] });
       await logs.save(result.payload);
-      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 3, payload: { slices } });
+      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 4, payload: { slices, cold: { validFrom } } });
     }
-    expect(STATE_VERSION).toBe(3);
+    expect(STATE_VERSION).toBe(4);
   });
 });
 

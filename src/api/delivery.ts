@@ -191,6 +191,16 @@ export class DeliveryClient {
     return this.workflowPaths.current;
   }
 
+  /** Log page requests the burst limit held back (429s, waits for a window announced spent), all time. */
+  logsRateLimitHeld(): number {
+    return this.http.rateLimitHeld(this.logsPath);
+  }
+
+  /** Workflow logs requests the burst limit held back, all time. */
+  workflowLogsRateLimitHeld(): number {
+    return this.http.rateLimitHeld(this.workflowRunsPath);
+  }
+
   /** How long the next workflow logs request would wait for its rate-limit window (0: none). */
   pendingWorkflowLogsWaitMs(): number {
     return this.http.pendingRateLimitWaitMs(this.workflowRunsPath);

@@ -45,6 +45,8 @@ export class HttpClient {
   /** The upstream's clock, from the Date header of every answer (upstream-clock.ts). */
   readonly upstreamClock = new UpstreamClock();
   #rateLimitWaitedMs = 0;
+  /** Per endpoint: requests the upstream's burst limit held back (rateLimitHeld), all time. */
+  readonly #held = new Map<string, number>();
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -96,6 +98,20 @@ export class HttpClient {
     return waitMs > this.retry.maxRateLimitWaitMs ? 0 : waitMs;
   }
 
+  /**
+   * Requests to `endpoint` the upstream's burst limit held back, all time: answers 429 (the
+   * burst limit, not the daily one) and requests held until the reset of a window its answers
+   * announced spent (`Burst-RateLimit-Remaining` 0). Facts, not durations: a busy CPU or a slow
+   * upstream makes waits longer, never more of these.
+   */
+  rateLimitHeld(endpoint: string): number {
+    return this.#held.get(endpoint) ?? 0;
+  }
+
+  #hold(endpoint: string): void {
+    this.#held.set(endpoint, (this.#held.get(endpoint) ?? 0) + 1);
+  }
+
   /** The last announced burst limit of `endpoint` and the requests per second this client allows itself there. */
   rateLimitOf(endpoint: string): { limit: number; allowedPerSecond: number } | undefined {
     const limit = this.budget.limit(endpoint);
@@ -121,6 +137,7 @@ export class HttpClient {
       if (outcome.ok) return outcome.value;
 
       const failure = outcome.failure;
+      if (failure.error.status === 429 && failure.error.code !== 'ERR_API_DAILY_LIMIT') this.#hold(request.endpoint);
       const announced = failure.announcedWaitMs;
       if (announced !== undefined && announced > this.retry.maxRateLimitWaitMs) {
         throw new ApiRateLimitError(
@@ -160,9 +177,10 @@ export class HttpClient {
     if (slotMs > 0 && slotMs <= this.retry.maxRateLimitWaitMs) {
       await this.wait(slotMs, signal, true, 'request aborted while waiting for the rate-limit window', details);
     }
-    for (;;) {
+    for (let held = false; ; held = true) {
       const waitMs = this.budget.reserve(request.endpoint, budgetNow());
       if (waitMs <= 0 || waitMs > this.retry.maxRateLimitWaitMs) return;
+      if (!held) this.#hold(request.endpoint);
       this.options.logger?.debug({ api: this.api, endpoint: request.endpoint, delayMs: waitMs }, 'rate-limit budget spent: waiting for the window to reset');
       await this.wait(waitMs, signal, true, 'request aborted while waiting for the rate-limit window', details);
     }

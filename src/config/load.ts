@@ -172,6 +172,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   const logs = {
     ingestionDelayMs: duration('logs.ingestion_delay'),
     overlapMs: duration('logs.overlap'),
+    latenessHorizonMs: duration('logs.lateness_horizon'),
     maxPagesPerCycle: count('logs.max_pages', 1),
     maxParallelSlices: count('logs.parallel_slices', 1, 32),
     pageSize: count('logs.page_size', 1, 1000),

@@ -103,6 +103,7 @@ export function renderConfigYaml(config: ExporterConfig): string {
       path: qstash.logsPath,
       ingestion_delay: formatDuration(logs.ingestionDelayMs),
       overlap: formatDuration(logs.overlapMs),
+      lateness_horizon: formatDuration(logs.latenessHorizonMs),
       max_pages: logs.maxPagesPerCycle,
       parallel_slices: logs.maxParallelSlices,
       page_size: logs.pageSize,

@@ -79,6 +79,7 @@ export const ExporterConfigSchema = z.strictObject({
   logs: z.strictObject({
     ingestionDelayMs: durationMs,
     overlapMs: durationMs,
+    latenessHorizonMs: durationMs,
     maxPagesPerCycle: z.number().int().min(1),
     maxParallelSlices: z.number().int().min(1).max(32),
     pageSize: z.number().int().min(1).max(1000),

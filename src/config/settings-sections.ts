@@ -118,6 +118,14 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     help: 're-read this much before the watermark on each cycle, for entries that arrive later than the ingestion delay; it doubles (up to 1m) when late entries are found; duplicates are dropped by event identity',
   },
   {
+    key: 'logs.lateness_horizon',
+    flag: 'logs-lateness-horizon',
+    env: 'LOGS_LATENESS_HORIZON',
+    valueHint: DURATION,
+    defaultText: '5m',
+    help: 'log entries that become visible up to this late (after the walk passed their time) are still counted, by the late-entry audit; later ones are reported in upstash_exporter_log_missed_late_events_total (docs/counting.md, "Late entries")',
+  },
+  {
     key: 'logs.max_pages',
     flag: 'logs-max-pages',
     env: 'LOGS_MAX_PAGES',

@@ -20,9 +20,11 @@ export const STATE_FORMAT = 'upstash-exporter-state';
  * Version of the envelope and payload written. 2: `self.late` (late log entries), `self.walkErrors`
  * (failed walk cycles by code) and label values
  * bounded to LABEL_VALUE_MAX_BYTES. 3: the slices in progress as a list (`slices`, walked side by
- * side) instead of one (`slice`). An older version is upgraded by the reader's `migrate`.
+ * side) instead of one (`slice`). 4: the window's cold identities (`cold`: per-second fingerprints
+ * of the entries counted over the lateness horizon). An older version is upgraded by the
+ * reader's `migrate`.
  */
-export const STATE_VERSION = 3;
+export const STATE_VERSION = 4;
 
 /** Why a state file was set aside. */
 export type SetAsideReason = 'corrupt' | 'foreign' | 'version';

@@ -61,6 +61,15 @@ export const logsStateSchema = z.strictObject({
     /** Keys counted more than once (identical entries, see docs/counting.md). */
     repeats: z.array(z.tuple([z.string(), z.number().int().min(2)])),
   }),
+  /**
+   * Identities that left the de-duplication window, over the lateness horizon
+   * (cold-identities.ts): complete after `validFrom`; per second, entries counted and their
+   * 53-bit fingerprints (base64 of little-endian float64, sorted; null behind the horizon).
+   */
+  cold: z.strictObject({
+    validFrom: finite,
+    seconds: z.array(z.tuple([z.number().int(), count, z.string().nullable()])),
+  }),
   counters: z.strictObject({
     events: counterFamilySchema,
     errors: counterFamilySchema,
@@ -104,14 +113,26 @@ export type TrackedState = z.infer<typeof trackedSchema>;
 
 /**
  * The `migrate` of the logs checkpoint (CheckpointFile), from any older version to the current
- * one (3). Version 2 held one slice in progress (`slice`, or null), version 3 a list of them
- * (`slices`, walked side by side). Anything malformed is passed on for the schema to reject; an
- * unknown version gives undefined.
+ * one (4). Version 2 held one slice in progress (`slice`, or null), version 3 a list of them
+ * (`slices`, walked side by side), version 4 adds the window's cold identities (`cold`). Anything malformed is
+ * passed on for the schema to reject; an unknown version gives undefined.
  */
 export function migrateLogsState(version: number, payload: unknown): unknown {
-  if (version === 1) return migrateV2toV3(migrateV1toV2(payload));
-  if (version === 2) return migrateV2toV3(payload);
+  if (version === 1) return migrateV3toV4(migrateV2toV3(migrateV1toV2(payload)));
+  if (version === 2) return migrateV3toV4(migrateV2toV3(payload));
+  if (version === 3) return migrateV3toV4(payload);
   return undefined;
+}
+
+/**
+ * Version 3 to 4: no cold identities yet. The window (`dedup`) holds every identity counted from
+ * `dedupFrom` on, and they reach the cold store as they leave it, so the store is complete after
+ * `dedupFrom` - 1: the audit never takes an entry counted before that for a new one.
+ */
+function migrateV3toV4(payload: unknown): unknown {
+  if (!isRecord(payload) || 'cold' in payload) return payload;
+  const validFrom = typeof payload.dedupFrom === 'number' ? payload.dedupFrom - 1 : Number.MAX_SAFE_INTEGER;
+  return { ...payload, cold: { validFrom, seconds: [] } };
 }
 
 function migrateV2toV3(payload: unknown): unknown {

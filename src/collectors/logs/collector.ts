@@ -6,12 +6,14 @@
 // counters are restored before anything is served. /metrics shows the values as of the last
 // checkpoint (published with it), never values a crash could take back.
 import type { Counter, Registry } from 'prom-client';
+import type { LogEntry } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
 import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
 import type { Collector, PollContext } from '../collector.js';
-import { LogCounter } from './counter.js';
+import { LogCounter, PageTally } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
+import { DEFAULT_LATENESS_HORIZON_MS, type ColdState } from './cold-identities.js';
 import { LateAudit } from './late-audit.js';
 import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
 import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
@@ -32,6 +34,8 @@ export interface LogsSettings {
   maxGrownOverlapMs?: number;
   /** Most time slices walked at once, each by its own cursor chain (default 4). */
   maxParallelSlices?: number;
+  /** Entries visible up to this late are counted by the late-entry audit (default DEFAULT_LATENESS_HORIZON_MS). */
+  latenessHorizonMs?: number;
 }
 
 export interface LogsCollectorOptions {
@@ -70,6 +74,8 @@ export class LogsCollector implements Collector {
   #late = 0;
   /** upstash_exporter_log_missed_late_events_total of the checkpoint, for the audit made after the restore. */
   #restoredMissedLate = 0;
+  /** The cold identities of the checkpoint (null: none, or an older format). */
+  #restoredCold: ColdState | null = null;
   /** Set once the walk position is known (after the restore). */
   readonly #audit: LateAudit;
   readonly #source: LogsSource;
@@ -94,6 +100,7 @@ export class LogsCollector implements Collector {
       trackerCapacity: settings.messageTrackerSize,
       // The in-flight age is measured on the upstream's clock, like the entry times it starts from.
       now: () => options.source.upstreamClock?.now() ?? this.#now(),
+      latenessHorizonMs: settings.latenessHorizonMs ?? DEFAULT_LATENESS_HORIZON_MS,
       ...(options.dropped ? { dropped: options.dropped } : {}),
       ...(options.truncated ? { truncated: options.truncated } : {}),
     });
@@ -123,10 +130,14 @@ export class LogsCollector implements Collector {
       },
       ...(position ? { position } : {}),
     });
-    // The ledger knows every entry counted from here on; older ones were counted before a restart.
-    this.#audit = new LateAudit(this.#walker.position.watermark, settings.auditIntervalMs);
+    // The cold store knows every identity counted from where the window starts now (it holds all
+    // from there on), or from the checkpoint's cold store on.
+    const cold = this.#counter.dedup.cold!;
+    if (this.#restoredCold !== null) cold.restore(this.#restoredCold);
+    else cold.validFrom = this.#walker.position.dedupFrom - 1;
+    cold.prune(this.#walker.position.watermark);
+    this.#audit = new LateAudit(cold, settings.auditIntervalMs);
     this.#audit.missed = this.#restoredMissedLate;
-    this.#counter.ledger = this.#audit;
     this.#source = options.source;
     this.#configuredOverlapMs = settings.overlapMs;
     registerLogsSelfFamilies(this.registry, this.#published, () => this.#walker.upstreamNow());
@@ -163,6 +174,7 @@ export class LogsCollector implements Collector {
       { pages: report.pages, slices: report.slicesCompleted, late: report.late, stopped: report.stopped, watermark: new Date(position.watermark).toISOString() },
       'logs walked',
     );
+    this.#counter.dedup.cold!.prune(position.watermark);
     if (report.stopped === null) await this.#auditLateEntries(ctx);
     if (report.stopped === 'time') {
       ctx.logger.debug({ pages: report.pages, lagSeconds: (this.#now() - position.watermark) / 1000 }, 'the next poll is due: the walk continues then');
@@ -175,18 +187,40 @@ export class LogsCollector implements Collector {
     await this.#checkpoint();
   }
 
-  /** At the frontier, while the service shows late entries: looks behind the overlap for missed ones (late-audit.ts). */
+  /**
+   * At the frontier, while the service shows late entries (the overlap grew, or was not re-read
+   * within the lateness horizon): looks behind the de-duplication window and counts what the
+   * walk missed (late-audit.ts).
+   */
   async #auditLateEntries(ctx: PollContext): Promise<void> {
     const position = this.#walker.position;
-    this.#audit.prune(position.watermark);
-    if (position.stateWalk || !this.#audit.due(this.#now(), this.#walker.overlapMs > this.#configuredOverlapMs)) return;
+    const now = this.#now();
+    const skippedAt = this.#walker.overlapSkippedAt;
+    const lateShowing = this.#walker.overlapMs > this.#configuredOverlapMs || (skippedAt > 0 && now - skippedAt <= this.#audit.horizonMs);
+    if (position.stateWalk || !this.#audit.due(now, lateShowing)) return;
     const range = this.#audit.range(position.watermark, position.dedupFrom);
     if (range === null) return;
+    const counter = this.#counter;
+    const tally = new PageTally();
+    // Behind the window: one walk of its own (the cold store tells repeats within it), every
+    // entry at or before the watermark, so each one counted is a late entry.
+    counter.dedup.beginWalk();
+    const stamp = counter.dedup.stamp;
+    const count = (entries: readonly LogEntry[]): number => {
+      tally.reset(Number.POSITIVE_INFINITY);
+      counter.dedup.useWalk(stamp);
+      counter.countPage(entries, -1, position.watermark, tally);
+      this.#late += tally.late;
+      if (tally.counted > 0) this.#dirty = true;
+      return tally.counted;
+    };
     try {
-      if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, this.#now(), ctx.logger, ctx.signal)) > 0) this.#dirty = true;
+      if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, now, ctx.logger, count, ctx.signal)).missed > 0) this.#dirty = true;
     } catch (error) {
       // An audit is a check, not the count: a failure waits for the next one.
       ctx.logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'late-entry audit failed');
+    } finally {
+      await this.#checkpoint();
     }
   }
 
@@ -261,6 +295,7 @@ export class LogsCollector implements Collector {
       rateEwma: position.rateEwma,
       slices: position.slices,
       dedup: counter.dedup.export(),
+      cold: counter.dedup.cold!.export(),
       counters: { events: counter.events.events.export(), errors: counter.events.errors.export() },
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
       tracker: counter.tracker.export(),
@@ -301,7 +336,7 @@ export class LogsCollector implements Collector {
     }
     const state = result.payload;
     const counter = this.#counter;
-    counter.dedup.restore(state.dedup);
+    counter.dedup.restore(state.dedup, state.dedupFrom);
     const folded = state.self.folded;
     const restored = counter.events.restore(state.counters, folded);
     const durations = counter.tracker.durations.restore(state.histograms.duration);
@@ -320,6 +355,7 @@ export class LogsCollector implements Collector {
     this.#checkpointsFailed = state.self.checkpointsError;
     this.#late = state.self.late;
     this.#restoredMissedLate = state.self.missedLate;
+    this.#restoredCold = state.cold;
     for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts || !waiting) {
       this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');

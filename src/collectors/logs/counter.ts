@@ -53,11 +53,13 @@ export interface LogCounterOptions {
   truncated?: Counter<'metric'>;
   /** Wall clock of the in-flight age gauge (default Date.now). */
   now?: () => number;
+  /** Identities leaving the de-duplication window are kept this long as fingerprints (0 or absent: forgotten). */
+  latenessHorizonMs?: number;
 }
 
 export class LogCounter {
   readonly states = new StateTable();
-  readonly dedup = new DedupWindow();
+  readonly dedup: DedupWindow;
   readonly events: EventCounters;
   readonly tracker: MessageTracker;
   readonly waiting: WaitingTimes;
@@ -68,10 +70,9 @@ export class LogCounter {
   duplicates = 0;
   /** Oldest CREATED in flight per queue, as of the last publish(). */
   #oldestInFlight: ReadonlyMap<string, number> = new Map();
-  /** Told of every counted entry's time (the late-entry audit's ledger). */
-  ledger: { record(time: number): void } | null = null;
 
   constructor(options: LogCounterOptions) {
+    this.dedup = new DedupWindow(options.latenessHorizonMs === undefined ? {} : { latenessHorizonMs: options.latenessHorizonMs });
     const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
     this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
     this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
@@ -113,7 +114,6 @@ export class LogCounter {
         continue;
       }
       tally.counted += 1;
-      this.ledger?.record(time);
       if (time <= basis) tally.late += 1;
       const target = events.targetOf(entry);
       events.countEvent(target, state);

@@ -7,24 +7,37 @@
 // came due meanwhile as soon as the running one ends (Collector.deferOverlappingTick), and the
 // rate limit's slots carry over, so the walk reads on without a gap between cycles.
 //
-// Rate-limit bound: the cycle spent much of its time waiting for rate-limit windows and, with
-// the overlap re-read, the next cycle would need most of the time between cycles. Then the next
-// slice re-reads no overlap, so every request goes to new entries.
+// Rate-limit bound: judged from facts the upstream gives, never from how long anything took (a
+// busy CPU or a slow upstream makes every wait and request longer, and must not pass for a rate
+// limit). The limit holds the cycle back when the upstream held requests back (429 answers, or a
+// window its answers announced spent), or when the cycle sent nearly as many requests as the
+// limit the upstream announced (times the exporter's share) allows over its time. It bounds the
+// walk when, besides, the next cycle re-reading the overlap would need more requests than that
+// limit allows between two cycles. Then the next slice re-reads no overlap, so every request goes
+// to new entries; the late-entry audit (late-audit.ts) catches up behind it.
 
-/** The rate limit bounds the walk when at least this share of a cycle was spent waiting for it... */
-export const RATE_LIMITED_SHARE = 0.25;
-/** ...and the next cycle, re-reading the overlap, would take more than this share of the time between cycles. */
+/** The cycle sent at least this share of the requests the announced limit allows over its time: the limit holds it back. */
+export const FULL_RATE_SHARE = 0.8;
+/** ...and the next cycle, re-reading the overlap, would need more than this share of the requests allowed between cycles. */
 export const SATURATED_SHARE = 0.8;
 /** Weight of the newest request in the smoothed request time. */
 const REQUEST_WEIGHT = 0.2;
+
+/** What the upstream said about its rate limit, read when the judgement is made. */
+export interface RateLimitFacts {
+  /** Requests the limit held back, all time (429 answers, waits for a window announced spent). */
+  held: number;
+  /** Requests a second the announced limit (times the share) allows; undefined: none announced. */
+  allowedPerSecond: number | undefined;
+}
 
 export class CycleClock {
   #startedAt: number | null = null;
   /** Time between the starts of the last two cycles (0: unknown yet). */
   #spacing = 0;
   #deadline: number | null = null;
-  /** The source's rate-limit waits when the cycle started. */
-  #waitedAtStart = 0;
+  /** The source's held-back requests when the cycle started. */
+  #heldAtStart = 0;
   /** Smoothed time of one request once sent (rate-limit waits excluded), ms. */
   #requestMs: number | null = null;
   /** Requests, entries read (counted or not) and entries counted in this cycle. */
@@ -42,11 +55,11 @@ export class CycleClock {
     return this.#spacing;
   }
 
-  /** A cycle starts; `deadline` is when it must be done (null: none). */
-  begin(now: number, waitedMs: number, deadline: number | null): void {
+  /** A cycle starts; `held` is the source's held-back requests so far, `deadline` when it must be done (null: none). */
+  begin(now: number, held: number, deadline: number | null): void {
     if (this.#startedAt !== null) this.#spacing = now - this.#startedAt;
     this.#startedAt = now;
-    this.#waitedAtStart = waitedMs;
+    this.#heldAtStart = held;
     this.#deadline = deadline;
     this.#requests = 0;
     this.#read = 0;
@@ -76,23 +89,32 @@ export class CycleClock {
     this.#counted += counted;
   }
 
-  /** At least RATE_LIMITED_SHARE of the cycle so far went to waiting for rate-limit windows (`waitedMs`: the source's waits, all time). */
-  mostlyWaited(now: number, waitedMs: number): boolean {
+  /**
+   * Whether the rate limit held this cycle back so far: the upstream held a request back since
+   * it started, or it sent at least FULL_RATE_SHARE of what the announced limit allows over its
+   * time. A CPU too busy to send, or an upstream slow to answer, makes the cycle send fewer.
+   */
+  heldBack(now: number, facts: RateLimitFacts): boolean {
     if (this.#startedAt === null) return false;
-    return waitedMs - this.#waitedAtStart >= RATE_LIMITED_SHARE * (now - this.#startedAt);
+    if (facts.held > this.#heldAtStart) return true;
+    const allowed = facts.allowedPerSecond;
+    return allowed !== undefined && allowed > 0 && this.#requests > 0 && this.#requests >= (FULL_RATE_SHARE * allowed * (now - this.#startedAt)) / 1000;
   }
 
   /**
-   * Whether the rate limit bounds the walk (see the module comment): `waitedMs` is the source's
-   * rate-limit waits all time, `coveredMs` the log time this cycle has read up to now (its new
-   * entries arrived over that time), `overlapMs` the re-read that is being decided.
+   * Whether the rate limit bounds the walk (see the module comment): `coveredMs` is the log time
+   * this cycle has read up to now (its new entries arrived over that time), `overlapMs` the
+   * re-read that is being decided. Requests needed with the overlap: this cycle's requests per
+   * entry read, times its new entries plus the overlap's (at the same rate of entries).
    */
-  rateLimitBound(now: number, waitedMs: number, coveredMs: number, overlapMs: number): boolean {
+  rateLimitBound(now: number, facts: RateLimitFacts, coveredMs: number, overlapMs: number): boolean {
     if (this.#startedAt === null || this.#spacing <= 0 || this.#read === 0 || coveredMs <= 0) return false;
-    if (!this.mostlyWaited(now, waitedMs)) return false;
-    const running = now - this.#startedAt;
-    const perEntry = running / this.#read;
+    if (!this.heldBack(now, facts)) return false;
     const overlapEntries = (this.#counted / coveredMs) * overlapMs;
-    return perEntry * (this.#counted + overlapEntries) > SATURATED_SHARE * this.#spacing;
+    const needed = (this.#requests / this.#read) * (this.#counted + overlapEntries);
+    // The limit's rate, as announced; when only 429s tell of it, the rate this cycle got through.
+    const running = Math.max(1, now - this.#startedAt);
+    const perSecond = facts.allowedPerSecond ?? (1000 * this.#requests) / running;
+    return needed > (SATURATED_SHARE * perSecond * this.#spacing) / 1000;
   }
 }

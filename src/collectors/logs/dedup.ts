@@ -16,6 +16,12 @@
 // A message with unusually many entries gets a map keyed by the rest of the identity, so a
 // hostile log cannot make the lookup quadratic. The text form (eventKey) is what checkpoints
 // hold and what observe() accepts.
+//
+// With a lateness horizon, identities pruned from the window are not forgotten: they move to a
+// compact store of fingerprints (cold-identities.ts), which answers for entries older than the
+// window, so an entry that becomes visible after the walk passed its time is counted exactly once.
+
+import { ColdIdentities, fingerprint } from './cold-identities.js';
 
 const SLOT = 4096;
 const MAX_SLOT = SLOT - 1;
@@ -73,13 +79,28 @@ type Identities = number[] | Map<string, [number, number]>;
 
 export class DedupWindow {
   readonly #messages = new Map<string, Identities>();
+  /** Identities pruned from the window, over the lateness horizon (null: forgotten when pruned). */
+  readonly cold: ColdIdentities | null;
+  /** The window holds every counted identity from this time on; older ones are in `cold`. */
+  #hotFrom = Number.NEGATIVE_INFINITY;
   #size = 0;
   #stamp = 1;
   /** The newest stamp handed out. */
   #latest = 1;
 
+  /** `latenessHorizonMs` above 0 keeps pruned identities as fingerprints for that long behind the watermark. */
+  constructor(options: { latenessHorizonMs?: number } = {}) {
+    const horizon = options.latenessHorizonMs ?? 0;
+    this.cold = horizon > 0 ? new ColdIdentities(Number.NEGATIVE_INFINITY, horizon) : null;
+  }
+
   get size(): number {
     return this.#size;
+  }
+
+  /** The window holds every counted identity from this time on (older ones: `cold`). */
+  get hotFrom(): number {
+    return this.#hotFrom;
   }
 
   /** Identifies the current walk. */
@@ -100,6 +121,9 @@ export class DedupWindow {
 
   /** Records one occurrence of an entry in the current walk; true when it is to be counted. */
   observeEvent(time: number, stateIndex: number, messageId: string, responseStatus: number | undefined, nextDeliveryTime: number | undefined): boolean {
+    if (time < this.#hotFrom && this.cold !== null) {
+      return this.cold.observe(time, fingerprint(time, stateIndex, messageId, responseStatus, nextDeliveryTime), this.#stamp);
+    }
     const status = responseStatus === undefined ? ABSENT : responseStatus;
     const next = nextDeliveryTime === undefined ? ABSENT : nextDeliveryTime;
     const stamp = this.#stamp;
@@ -156,13 +180,24 @@ export class DedupWindow {
     return packed === undefined ? 0 : packed % SLOT;
   }
 
-  /** Forgets entries older than `from` (no walk will read them again). */
+  /** Lets entries older than `from` leave the window (no walk will read them again): to `cold`, or forgotten. */
   prune(from: number): void {
+    const cold = this.cold;
+    if (from > this.#hotFrom) this.#hotFrom = from;
     for (const [messageId, identities] of this.#messages) {
       if (Array.isArray(identities)) {
         let kept = 0;
         for (let i = 0; i < identities.length; i += WIDTH) {
-          if (identities[i]! < from) continue;
+          if (identities[i]! < from) {
+            if (cold !== null) {
+              const time = identities[i]!;
+              const status = identities[i + 2]!;
+              const next = identities[i + 3]!;
+              const print = fingerprint(time, identities[i + 1]!, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
+              cold.absorb(time, print, identities[i + 4]! % SLOT);
+            }
+            continue;
+          }
           for (let j = 0; j < WIDTH; j++) identities[kept + j] = identities[i + j]!;
           kept += WIDTH;
         }
@@ -170,8 +205,12 @@ export class DedupWindow {
         if (kept === 0) this.#messages.delete(messageId);
         else identities.length = kept;
       } else {
-        for (const [key, [time]] of identities) {
+        for (const [key, [time, packed]] of identities) {
           if (time >= from) continue;
+          if (cold !== null) {
+            const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
+            cold.absorb(time, fingerprint(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next), packed % SLOT);
+          }
           identities.delete(key);
           this.#size -= 1;
         }
@@ -192,14 +231,17 @@ export class DedupWindow {
     return { keys, repeats };
   }
 
-  restore(state: { keys: readonly string[]; repeats: ReadonlyArray<readonly [string, number]> }): void {
+  /** The window of a checkpoint; `hotFrom` is where it starts (its dedupFrom). */
+  restore(state: { keys: readonly string[]; repeats: ReadonlyArray<readonly [string, number]> }, hotFrom = Number.NEGATIVE_INFINITY): void {
     this.#messages.clear();
     this.#size = 0;
+    this.#hotFrom = Number.NEGATIVE_INFINITY;
     // Stamp 0 belongs to no walk: restored keys start with no occurrence in the next walk.
     for (const key of state.keys) this.#restoreKey(key, 1);
     for (const [key, counted] of state.repeats) this.#restoreKey(key, Math.min(MAX_SLOT, counted));
     this.#stamp = 1;
     this.#latest = 1;
+    this.#hotFrom = hotFrom;
   }
 
   #restoreKey(key: string, packed: number): void {
@@ -274,3 +316,4 @@ function toMap(identities: readonly number[]): Map<string, [number, number]> {
   }
   return map;
 }
+

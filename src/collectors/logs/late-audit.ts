@@ -1,19 +1,24 @@
-// Entries that become visible later than ingestion delay + overlap are behind the walk: no
-// later slice reads their time again, and when they are older than the newest visible entry the
-// anchor cannot betray them either. The audit finds them. A ledger keeps how many entries were
-// counted per second for a window behind the watermark; once the service has shown late entries
-// (the overlap had to grow), the part of that window the overlap no longer re-reads is read
-// again and compared second by second. More entries on the service than counted is a loss the
-// walk cannot repair (it cannot tell which entries of that second it has), so it is reported,
-// not counted: upstash_exporter_log_missed_late_events_total and a warning.
+// Entries that become visible later than ingestion delay + overlap (or while the rate limit
+// bounds the walk and the overlap is not re-read) are behind the walk: no later slice reads their
+// time again, and when they are older than the newest visible entry the anchor cannot betray them
+// either. The audit finds them. While the service shows late entries (the overlap had to grow, or
+// was not re-read lately), it reads again what lies behind the de-duplication window, newest
+// first, one page budget at a time (a sweep that goes on where the last audit stopped), and hands
+// every entry within the lateness horizon to the counter: the window's cold store
+// (cold-identities.ts) tells a counted entry from a new one, so what the walk missed is counted
+// now, exactly once, as a late entry. Behind the horizon only per-second counts are known: more
+// entries on the service than counted there are reported, exactly, not counted
+// (upstash_exporter_log_missed_late_events_total and a warning).
+import type { LogEntry } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
+import type { ColdIdentities } from './cold-identities.js';
+import { BEYOND_HORIZON_MS } from './cold-identities.js';
+import { pageSignature } from './slice.js';
 import type { LogsSource } from './walk-types.js';
 
-/** How far behind the watermark the ledger reaches (and an audit reads at most). */
-export const AUDIT_WINDOW_MS = 5 * 60_000;
 /** Audits run at most this often, and only while the service shows late entries. */
 export const AUDIT_INTERVAL_MS = 5_000;
-/** Pages one audit may read; what it does not reach is compared at the next one. */
+/** Pages one audit may read; the next audit goes on below the last page read. */
 const AUDIT_PAGE_BUDGET = 20;
 
 export interface AuditRange {
@@ -23,89 +28,111 @@ export interface AuditRange {
   to: number;
 }
 
+/** Counts the entries of one page read by the audit (a walk of its own); returns how many were new. */
+export type CountAudited = (entries: readonly LogEntry[]) => number;
+
 export class LateAudit {
-  /** Second (unix seconds) -> entries counted with a time in it. */
-  readonly #ledger = new Map<number, number>();
-  /** The ledger knows every counted entry after this time (entries before it were counted by an earlier process). */
-  #validFrom: number;
+  readonly #cold: ColdIdentities;
+  readonly #intervalMs: number;
   #lastAuditAt = 0;
-  /** Entries found on the service and never counted, all time. */
+  /** toDate of the next audit: the sweep goes on below the last page read (null: from the top). */
+  #sweepTo: number | null = null;
+  /** Entries found on the service behind the horizon and never counted, all time. */
   missed = 0;
 
-  readonly #intervalMs: number;
-
-  constructor(validFrom: number, intervalMs = AUDIT_INTERVAL_MS) {
-    this.#validFrom = validFrom;
+  constructor(cold: ColdIdentities, intervalMs = AUDIT_INTERVAL_MS) {
+    this.#cold = cold;
     this.#intervalMs = intervalMs;
   }
 
-  /** One counted entry (hot path). */
-  record(time: number): void {
-    const second = Math.floor(time / 1000);
-    this.#ledger.set(second, (this.#ledger.get(second) ?? 0) + 1);
+  get horizonMs(): number {
+    return this.#cold.horizonMs;
   }
 
-  /** Whether an audit is due: late entries were seen (`overlapGrown`) and the last audit is old enough. */
-  due(now: number, overlapGrown: boolean): boolean {
-    return overlapGrown && now - this.#lastAuditAt >= this.#intervalMs;
+  /** Whether an audit is due: the service shows late entries (`lateShowing`) and the last audit is old enough. */
+  due(now: number, lateShowing: boolean): boolean {
+    return lateShowing && now - this.#lastAuditAt >= this.#intervalMs;
   }
 
   /**
-   * From where the ledger is valid (within the window) up to the last whole second before the
-   * part the next slice re-reads (`rereadFrom`); null when that is empty. The first second may
-   * be partial: its ledger count can then only be higher than the service's (late entries at or
-   * before the start), which hides a miss there but never invents one.
+   * From where the cold store is valid (within the horizon and the counts behind it) up to the
+   * millisecond before the window (`windowFrom`, where the walk re-reads), or below where the last
+   * audit stopped; null when that is empty.
    */
-  range(watermark: number, rereadFrom: number): AuditRange | null {
-    const from = Math.max(this.#validFrom + 1, watermark - AUDIT_WINDOW_MS);
-    const to = Math.floor(rereadFrom / 1000) * 1000 - 1;
+  range(watermark: number, windowFrom: number): AuditRange | null {
+    const from = Math.max(this.#cold.validFrom + 1, watermark - this.#cold.horizonMs - BEYOND_HORIZON_MS);
+    let to = windowFrom - 1;
+    if (this.#sweepTo !== null && this.#sweepTo >= from) to = Math.min(to, this.#sweepTo);
+    else this.#sweepTo = null;
     return to < from ? null : { from, to };
   }
 
-  /** Reads the range newest first and compares it with the ledger; returns the entries found missing. */
-  async run(source: LogsSource, range: AuditRange, pageSize: number, now: number, logger: Logger, signal?: AbortSignal): Promise<number> {
+  /** Reads the range newest first; counts through `count` what lies within the horizon, reports what is missing behind it. */
+  async run(source: LogsSource, range: AuditRange, pageSize: number, now: number, logger: Logger, count: CountAudited, signal?: AbortSignal): Promise<{ counted: number; missed: number }> {
     this.#lastAuditAt = now;
+    const printsFrom = this.#cold.printsFromSecond;
+    /** Per second behind the horizon: entries on the service. */
     const onService = new Map<number, number>();
+    const within: LogEntry[] = [];
+    let counted = 0;
     let cursor: string | undefined;
-    let lowestSecond = Number.POSITIVE_INFINITY;
+    let lowest = Number.POSITIVE_INFINITY;
     let complete = false;
+    // As in the walk: a page served twice, or a cursor served again, would read as twins.
+    const followed = new Set<string>();
+    let previousSignature = '';
     for (let pages = 0; pages < AUDIT_PAGE_BUDGET; pages++) {
       const page = await source.logsPage({ fromDate: range.from, toDate: range.to, count: pageSize, ...(cursor === undefined ? {} : { cursor }) }, signal ? { signal } : {});
+      const signature = pageSignature(page);
+      if (signature !== '' && signature === previousSignature) break;
+      previousSignature = signature;
       for (const entry of page.logs) {
-        const second = Math.floor(entry.time / 1000);
-        onService.set(second, (onService.get(second) ?? 0) + 1);
-        lowestSecond = Math.min(lowestSecond, second);
+        const key = Math.floor(entry.time / 1000);
+        if (entry.time < lowest) lowest = entry.time;
+        if (key >= printsFrom) within.push(entry);
+        else onService.set(key, (onService.get(key) ?? 0) + 1);
+      }
+      if (within.length > 0) {
+        counted += count(within);
+        within.length = 0;
       }
       if (page.cursor === undefined) {
         complete = true;
         break;
       }
+      if (followed.has(page.cursor) || page.logs.length === 0) break;
+      followed.add(page.cursor);
       cursor = page.cursor;
     }
-    // Only seconds the audit read whole: all of them, or those above the lowest second reached.
+    // The next audit goes on from the top of the lowest second reached (read whole again), or
+    // from the lowest millisecond when the whole budget went to one second.
+    const lowestSecond = Math.floor(lowest / 1000);
+    if (complete || lowest === Number.POSITIVE_INFINITY) this.#sweepTo = null;
+    else this.#sweepTo = (lowestSecond + 1) * 1000 - 1 < range.to ? (lowestSecond + 1) * 1000 - 1 : lowest < range.to ? lowest : lowest - 1;
+
+    // Behind the horizon: only seconds the audit read whole (all of them, or those above the lowest second reached).
     let missed = 0;
-    for (const [second, count] of onService) {
-      if (!complete && second <= lowestSecond) continue;
-      const known = this.#ledger.get(second) ?? 0;
-      if (count > known) {
-        missed += count - known;
-        // Reported once: the next audit compares against what the service has now.
-        this.#ledger.set(second, count);
-      }
+    for (const [key, found] of onService) {
+      if (!complete && key <= lowestSecond) continue;
+      const known = this.#cold.countedIn(key);
+      if (found <= known) continue;
+      missed += found - known;
+      // Reported once: the next audit compares against what the service has now.
+      this.#cold.settle(key, found);
+    }
+    if (counted > 0) {
+      logger.info(
+        { countedEntries: counted, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
+        'log entries became visible after the walk had passed them (later than the ingestion delay and the overlap re-read): counted now, as late entries',
+      );
     }
     if (missed > 0) {
       this.missed += missed;
       logger.warn(
-        { missedEntries: missed, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
-        'log entries became visible later than the ingestion delay and the overlap, after the walk had passed them, and were not counted; raise logs.ingestion_delay (or logs.overlap)',
+        { missedEntries: missed, latenessHorizonSeconds: this.#cold.horizonMs / 1000, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
+        'log entries became visible later than the lateness horizon, after the walk had passed them, and were not counted; raise logs.lateness_horizon (or logs.ingestion_delay)',
       );
     }
-    return missed;
-  }
-
-  /** Forgets ledger seconds that left the window. */
-  prune(watermark: number): void {
-    const oldest = Math.floor((watermark - AUDIT_WINDOW_MS) / 1000);
-    for (const second of this.#ledger.keys()) if (second < oldest) this.#ledger.delete(second);
+    return { counted, missed };
   }
 }

@@ -110,7 +110,7 @@ export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers
     registry,
     {
       name: 'upstash_exporter_log_missed_late_events_total',
-      help: 'Log entries an audit found behind the overlap that became visible too late to be counted (later than the ingestion delay and the overlap)',
+      help: 'Log entries the late-entry audit found that became visible too late to be counted (later than the lateness horizon)',
     },
     () => one(p.missedLate),
   );

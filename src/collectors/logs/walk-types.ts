@@ -12,8 +12,6 @@ export const INITIAL_SLICE_MS = 60_000;
 
 export interface LogsSource {
   logsPage(query: LogsQuery, call?: { signal?: AbortSignal }): Promise<LogsPage>;
-  /** Time the source spent waiting for rate-limit windows, all time (absent: never waits). */
-  readonly rateLimitWaitedMs?: number;
   /** How long the next logsPage would wait for its rate-limit window (absent: never waits). */
   pendingLogsWaitMs?(): number;
   /**
@@ -22,6 +20,8 @@ export interface LogsSource {
    * source knows of none.
    */
   logsRateLimit?(): { limit: number; allowedPerSecond: number } | undefined;
+  /** Requests the burst limit held back, all time: 429 answers and waits for a window announced spent (absent: none). */
+  logsRateLimitHeld?(): number;
   /**
    * The upstream's clock, learnt from its answers (src/api/upstream-clock.ts): the walk's
    * frontier is the upstream's now minus the ingestion delay. Absent: the walk's own clock.

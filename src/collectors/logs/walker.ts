@@ -20,7 +20,7 @@ import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import type { SliceState, WalkState } from '../../state/index.js';
 import { PageTally } from './counter.js';
-import { CycleClock } from './cycle-clock.js';
+import { CycleClock, type RateLimitFacts } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
 import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
 import { runChains } from './chains.js';
@@ -73,6 +73,8 @@ export class LogWalker {
   #splitMs = Number.POSITIVE_INFINITY;
   /** The rate limit bounds the walk (kept to log its changes). */
   #rateLimitBound = false;
+  /** When a slice last left the overlap unread because the rate limit bounds the walk (0: never): the late-entry audit looks behind it. */
+  overlapSkippedAt = 0;
   /** The position came from a checkpoint. */
   readonly #restored: boolean;
   /**
@@ -159,7 +161,7 @@ export class LogWalker {
     const report: CycleReport = { pages: 0, slicesCompleted: 0, late: 0, stopped: null, gaps: [] };
     const upstreamNow = await this.#guardWatermark(signal);
     const startedAt = this.#now();
-    this.#clock.begin(startedAt, this.#source.rateLimitWaitedMs ?? 0, deadline);
+    this.#clock.begin(startedAt, this.#rateLimitFacts().held, deadline);
     this.#cycleBasis = this.position.watermark;
     this.#parallel = this.#chainsWorthWalking();
     const frontier = upstreamNow - this.#settings.ingestionDelayMs;
@@ -196,10 +198,10 @@ export class LogWalker {
           await this.#checkpoint();
         },
       });
-      // Stopped by the next poll with its time mostly spent waiting for the rate limit: the limit
-      // bounds the walk. Judged here too, as a walk that is always cut by the next poll never
-      // reaches its frontier (where it is judged otherwise) and would re-read the overlap forever.
-      if (report.stopped === 'time' && this.#clock.mostlyWaited(this.#now(), this.#source.rateLimitWaitedMs ?? 0)) this.#setRateLimitBound(true);
+      // Stopped by the next poll while the rate limit held the cycle back: the limit bounds the
+      // walk. Judged here too, as a walk that is always cut by the next poll never reaches its
+      // frontier (where it is judged otherwise) and would re-read the overlap forever.
+      if (report.stopped === 'time' && this.#clock.heldBack(this.#now(), this.#rateLimitFacts())) this.#setRateLimitBound(true);
     } finally {
       // A slice completed by one chain while the one before it was still walked.
       this.#completeFront(report);
@@ -473,7 +475,9 @@ export class LogWalker {
     else if (anchorGone) position.anchorTime = 0;
     if (slice.atFrontier) this.#overlap.afterSlice(this.#sliceLate);
     this.#sliceLate = 0;
-    position.dedupFrom = nextFrom(position, this.#settings.ingestionDelayMs, this.#rateLimitBounds() ? 0 : this.#overlap.currentMs);
+    const skipOverlap = this.#rateLimitBounds();
+    if (skipOverlap) this.overlapSkippedAt = this.#now();
+    position.dedupFrom = nextFrom(position, this.#settings.ingestionDelayMs, skipOverlap ? 0 : this.#overlap.currentMs);
     this.#counter.dedup.prune(position.dedupFrom);
 
     if (position.stateWalk && slice.sawStateField && !slice.sawStateless) {
@@ -484,16 +488,22 @@ export class LogWalker {
     return gap;
   }
 
+  /** What the source knows of the logs endpoint's rate limit (cycle-clock.ts). */
+  #rateLimitFacts(): RateLimitFacts {
+    return { held: this.#source.logsRateLimitHeld?.() ?? 0, allowedPerSecond: this.#source.logsRateLimit?.()?.allowedPerSecond };
+  }
+
   /**
-   * Whether the rate limit bounds the walk (CycleClock). A slow upstream or a busy CPU is not
-   * this case: then the walk falls behind and the re-read shrinks by itself (nextFrom).
+   * Whether the rate limit bounds the walk (CycleClock), from what the upstream said, not from
+   * durations. A slow upstream or a busy CPU is not this case: then the walk falls behind and
+   * the re-read shrinks by itself (nextFrom).
    */
   #rateLimitBounds(): boolean {
     // Judged when the cycle reaches its frontier (its whole work is known then); a slice left
     // over from the previous cycle, or one on the way, keeps the last judgement.
     if (this.position.watermark < this.#cycleFrontier) return this.#rateLimitBound;
     const covered = this.position.watermark - this.#cycleBasis;
-    const bound = this.#clock.rateLimitBound(this.#now(), this.#source.rateLimitWaitedMs ?? 0, covered, this.#overlap.currentMs);
+    const bound = this.#clock.rateLimitBound(this.#now(), this.#rateLimitFacts(), covered, this.#overlap.currentMs);
     this.#setRateLimitBound(bound);
     return bound;
   }
@@ -504,7 +514,7 @@ export class LogWalker {
       this.#logger.info(
         { overlapSeconds: bound ? 0 : this.#overlap.currentMs / 1000 },
         bound
-          ? 'the rate limit bounds the log walk: the overlap is not re-read while it does (late entries are then caught up to the ingestion delay only)'
+          ? 'the rate limit bounds the log walk: the overlap is not re-read while it does (late entries are then counted by the late-entry audit, within the lateness horizon)'
           : 'the log walk has time to spare again: re-reading the overlap',
       );
     }

@@ -29,8 +29,8 @@ export const FOLLOW_MISSES = 3;
 
 export interface WorkflowRunsClient {
   workflowLogsPage(query: WorkflowLogsQuery, call?: { signal?: AbortSignal }): Promise<WorkflowLogsPage>;
-  readonly rateLimitWaitedMs?: number;
   pendingWorkflowLogsWaitMs?(): number;
+  workflowLogsRateLimitHeld?(): number;
   /** The service's clock (the walk's frontier is its now minus the ingestion delay). */
   readonly upstreamClock?: { readonly known: boolean; now(): number };
 }
@@ -59,10 +59,8 @@ function runsSource(client: WorkflowRunsClient): LogsSource {
       const page = await client.workflowLogsPage(asked, call);
       return { ...(page.cursor === undefined ? {} : { cursor: page.cursor }), logs: page.runs.map(runEntry) };
     },
-    get rateLimitWaitedMs() {
-      return client.rateLimitWaitedMs ?? 0;
-    },
     pendingLogsWaitMs: () => client.pendingWorkflowLogsWaitMs?.() ?? 0,
+    logsRateLimitHeld: () => client.workflowLogsRateLimitHeld?.() ?? 0,
     ...(client.upstreamClock === undefined ? {} : { upstreamClock: client.upstreamClock }),
   };
 }
