@@ -14,7 +14,8 @@ import { CollectorRunner } from '../src/collectors/runner.js';
 import { ConfigError } from '../src/config/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { exporterView, startServer, type ExporterServer, type ServerOptions } from '../src/server/index.js';
-import { BasicAuthChecker, loadWebConfig, parseBasicAuthorization } from '../src/server/web-config.js';
+import { loadWebConfig } from '../src/config/web-config-file.js';
+import { BasicAuthChecker, parseBasicAuthorization } from '../src/server/web-config.js';
 import { captureLogger, type CapturedLogger } from './exporter-e2e-helpers.js';
 import { collectorSettings } from './support/collector-settings.js';
 

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { boundLabelValue } from '../src/metrics/cardinality.js';
 import { CheckpointFile, CheckpointSection, logsStateSchema, migrateLogsState, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
-import { stateFileProblem } from '../src/state/checkpoint-file.js';
+import { stateFileProblem } from '../src/config/state-file-access.js';
 
 const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });
 type Payload = z.infer<typeof payloadSchema>;

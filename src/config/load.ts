@@ -4,8 +4,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, quoteValue } from './errors.js';
-import { stateFileProblem } from '../state/checkpoint-file.js';
-import { loadWebConfig } from '../server/web-config.js';
+import { stateFileProblem } from './state-file-access.js';
+import { loadWebConfig } from './web-config-file.js';
 import { ExporterConfigSchema, MAX_TIMER_MS, type ExporterConfig } from './schema.js';
 import { COLLECTORS_KEEPING_STATE, LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, settingByKey } from './settings.js';
 import { defaultValue, resolvePath, Sources } from './precedence.js';

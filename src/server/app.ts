@@ -10,7 +10,8 @@ import type { SelfMetrics } from '../metrics/self.js';
 import { LANDING_CSP, renderLanding } from './landing.js';
 import { readOverview, type OverviewHistory } from './overview.js';
 import { metricsHandler, type NamedRegistry } from './metrics-endpoint.js';
-import { BasicAuthChecker, clientCertificateProblem, parseBasicAuthorization, type WebConfigWatcher } from './web-config.js';
+import { clientCertificateProblem } from '../config/web-config-file.js';
+import { BasicAuthChecker, parseBasicAuthorization, type WebConfigWatcher } from './web-config.js';
 
 /** What the server shows: implemented by CollectorRunner plus the self registry. */
 export interface ExporterView {
