@@ -2,13 +2,13 @@
 // it) runs under a real CPU quota (a cgroup's CFS bandwidth limit, as a container's CPU limit;
 // CPU_STARVED_SHARE of a core, 0.2 by default), or, where no cgroup can be made, shares one core
 // with two busy loops (taskset; CPU_STARVED_MODE=taskset asks for that), while the emulator
-// answers with 1 MiB bodies
-// in a third of the messages, announces a generous rate limit it never enforces, and shows each
+// answers with 1 MiB bodies in a third of the messages, announces a generous rate limit it never
+// enforces (CPU_STARVED_LIMIT requests a second, 100 by default), and shows each
 // entry up to 6 s after its time in random order (logVisibilityLagMaxMs) with a 3 s ingestion
 // delay. A busy CPU makes every wait and request long; it must not pass for the rate limit (the
 // walk would stop re-reading the overlap), and what the walk passes must be counted within the
 // lateness horizon. After the traffic the counters must equal the ground truth per state and
-// label set, in every run. CI runs it twice; CPU_STARVED_RUNS=10 (npm run test:cpu-starved)
+// label set, in every run. npm test runs it once; CPU_STARVED_RUNS=10 (npm run test:cpu-starved)
 // runs it ten times.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,11 +26,15 @@ import { cpuQuota } from './support/cpu-quota.js';
 import { requireBinaries } from './support/prometheus.js';
 
 const binaries = requireBinaries('logs-cpu-starved', ['taskset']);
-const RUNS = Number(process.env.CPU_STARVED_RUNS ?? 2);
+const RUNS = Number(process.env.CPU_STARVED_RUNS ?? 1);
 const TRAFFIC_MS = Number(process.env.CPU_STARVED_TRAFFIC_MS ?? 15_000);
 const MESSAGES_PER_SECOND = Number(process.env.CPU_STARVED_RATE ?? 8);
 const SHARE = Number(process.env.CPU_STARVED_SHARE ?? 0.2);
+/** The quota's period: the longer, the longer the exporter stands still once its share is spent. */
+const PERIOD_US = Number(process.env.CPU_STARVED_PERIOD_US ?? 100_000);
 const MODE = process.env.CPU_STARVED_MODE ?? 'quota';
+/** Requests a second the emulator announces (Burst-RateLimit-Limit); the exporter paces itself to half of it. */
+const RATE_LIMIT = Number(process.env.CPU_STARVED_LIMIT ?? 100);
 const EVENTS = 'upstash_qstash_message_events_total';
 /** The core the exporter and the busy loops share. */
 const CORE = '0';
@@ -81,7 +85,7 @@ async function starvedRun(seed: number): Promise<RunResult> {
   // A rate limit announced (Burst-RateLimit-*) and far from reached: the walk is never limited.
   const emulator: EmulatorHandle = await createEmulator({
     seed,
-    knobs: { timeScale: 60, rateLimitPerSecond: 100, faultScope: ['logs'], logVisibilityLagMaxMs: 6_000, largeBodyRatio: 1 / 3, largeBodyBytes: 1_048_576 },
+    knobs: { timeScale: 60, rateLimitPerSecond: RATE_LIMIT, faultScope: ['logs'], logVisibilityLagMaxMs: 6_000, largeBodyRatio: 1 / 3, largeBodyBytes: 1_048_576 },
   });
   cleanups.push(() => emulator.close());
   const stateDir = await mkdtemp(join(tmpdir(), 'upstash-starved-'));
@@ -96,7 +100,7 @@ async function starvedRun(seed: number): Promise<RunResult> {
   });
   cleanups.push(() => exporter.kill());
   await exporter.ready();
-  const quota = MODE === 'quota' ? await cpuQuota(SHARE) : null;
+  const quota = MODE === 'quota' ? await cpuQuota(SHARE, PERIOD_US) : null;
   if (quota !== null) {
     cleanups.push(() => quota.remove());
     await quota.add(exporter.pid);
