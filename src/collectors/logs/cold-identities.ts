@@ -168,6 +168,15 @@ export class ColdIdentities {
     this.#occurrences.clear();
   }
 
+  /** The walk moved back to `from` (watermark-guard.ts): the horizon follows the new `watermark`, and nothing counted lies between. */
+  rewind(from: number, watermark: number): void {
+    this.#printsFrom = Math.min(this.#printsFrom, Math.floor((watermark - this.horizonMs) / 1000));
+    // A second already behind the old horizon keeps only its count: what was counted there is
+    // not known one by one, so its entries are never taken for new ones.
+    if (from - 1 < this.validFrom) this.validFrom = from - 1;
+    this.#occurrences.clear();
+  }
+
   export(): ColdState {
     const seconds: ColdState['seconds'] = [];
     for (const [key, second] of this.#seconds) {

@@ -180,6 +180,17 @@ export class DedupWindow {
     return packed === undefined ? 0 : packed % SLOT;
   }
 
+  /**
+   * The walk moved back to `from` (its watermark to `watermark`) because the window had gone
+   * beyond the upstream's now (watermark-guard.ts): nothing the window or the cold store holds
+   * lies before the upstream's now, so the window answers again from `from` on, and the cold
+   * store keeps fingerprints again over the horizon behind the new watermark.
+   */
+  rewind(from: number, watermark: number): void {
+    if (from < this.#hotFrom) this.#hotFrom = from;
+    this.cold?.rewind(from, watermark);
+  }
+
   /** Lets entries older than `from` leave the window (no walk will read them again): to `cold`, or forgotten. */
   prune(from: number): void {
     const cold = this.cold;

@@ -35,7 +35,7 @@ export interface LogsSource {
  */
 export interface WalkCounter {
   readonly states: { indexOf(raw: string): number };
-  readonly dedup: { readonly stamp: number; beginWalk(): void; useWalk(stamp: number): void; prune(from: number): void };
+  readonly dedup: { readonly stamp: number; beginWalk(): void; useWalk(stamp: number): void; prune(from: number): void; rewind(from: number, watermark: number): void };
   readonly tracker: { finishSlice(upTo: number): unknown };
   readonly lastEventTime: number;
   countPage(entries: readonly LogEntry[], filterState: number, basis: number, tally: PageTally): void;

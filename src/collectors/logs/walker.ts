@@ -231,6 +231,8 @@ export class LogWalker {
     const upstreamNow = this.upstreamNow();
     const reset = guardWatermark(this.position, upstreamNow, this.#settings.ingestionDelayMs);
     if (reset !== null) {
+      // The window started beyond the upstream's now: what lies before it was never counted.
+      this.#counter.dedup.rewind(this.position.dedupFrom, this.position.watermark);
       const details = { watermark: timeText(reset.found), upstreamNow: timeText(reset.upstreamNow), resumeFrom: timeText(reset.resumeFrom) };
       if (!this.#positionKnown) {
         this.#logger.info(details, 'this machine\'s clock is ahead of the upstream\'s: counting starts at the upstream\'s now');
