@@ -78,6 +78,16 @@ describe('cold identities', () => {
     expect(walk(window, [[T + 6_000, 'm9'], [T + 6_000, 'm9']])).toBe(0);
   });
 
+  it('a horizon of 0 keeps no fingerprint behind the watermark, only the counts, and takes nothing there for new', () => {
+    const window = new DedupWindow({ latenessHorizonMs: 0 });
+    walk(window, [[T + 100, 'm1']]);
+    window.prune(T + 1_000);
+    window.cold!.prune(T + 1_000);
+    expect(window.cold!.fingerprints).toBe(0);
+    expect(window.cold!.countedIn(Math.floor(T / 1000))).toBe(1);
+    expect(walk(window, [[T + 100, 'm1'], [T + 200, 'late']])).toBe(0);
+  });
+
   it('without a horizon, pruned identities are forgotten as before', () => {
     const window = new DedupWindow();
     expect(window.cold).toBeNull();

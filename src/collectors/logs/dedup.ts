@@ -88,10 +88,14 @@ export class DedupWindow {
   /** The newest stamp handed out. */
   #latest = 1;
 
-  /** `latenessHorizonMs` above 0 keeps pruned identities as fingerprints for that long behind the watermark. */
+  /**
+   * With `latenessHorizonMs`, pruned identities are kept as fingerprints for that long behind the
+   * watermark (0: none, only the counts per second that let the audit report what it finds);
+   * without it they are forgotten.
+   */
   constructor(options: { latenessHorizonMs?: number } = {}) {
-    const horizon = options.latenessHorizonMs ?? 0;
-    this.cold = horizon > 0 ? new ColdIdentities(Number.NEGATIVE_INFINITY, horizon) : null;
+    const horizon = options.latenessHorizonMs;
+    this.cold = horizon === undefined ? null : new ColdIdentities(Number.NEGATIVE_INFINITY, horizon);
   }
 
   get size(): number {
