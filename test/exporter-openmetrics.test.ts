@@ -329,7 +329,7 @@ describe('OpenMetrics exposition of the running exporter', () => {
     let om = samplesOf(omText);
     const withoutCreated = (lines: typeof om.lines): typeof om.lines => lines.filter((line) => !line.name.endsWith('_created'));
     for (let attempt = 0; attempt < 10 && !sameItems(new Set(withoutCreated(om.lines).map(key)), new Set(plain.lines.map(key))); attempt++) {
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       plain = samplesOf((await scrape(child)).text);
       omText = (await scrape(child, PROMETHEUS_ACCEPT)).text;
       om = samplesOf(omText);
