@@ -8,7 +8,7 @@ import { UpstreamClock } from '../src/api/upstream-clock.js';
 
 const UPSTREAM = Date.UTC(2026, 10, 26, 12, 0, 0, 250);
 
-function clockAhead(aheadMs: number): { clock: UpstreamClock; advance(ms: number): void } {
+function clockAhead(aheadMs: number): { clock: UpstreamClock; advance: (ms: number) => void } {
   let monotonic = 1_000;
   const clock = new UpstreamClock({ wallNow: () => UPSTREAM + aheadMs + (monotonic - 1_000), monotonicNow: () => monotonic });
   return { clock, advance: (ms) => (monotonic += ms) };
