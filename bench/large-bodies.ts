@@ -1,4 +1,4 @@
-// Memory while a log page with huge bodies is read (issue 11): a server on 127.0.0.1 streams one
+// Memory while a log page with huge bodies is read: a server on 127.0.0.1 streams one
 // page of ENTRIES entries, each with a base64 `body` of BODY_MIB MiB (ERROR entries with a
 // `responseBody` as large), and the delivery client reads it; process RSS and heap are sampled
 // every 5 ms. For contrast, the same page read whole and parsed with JSON.parse (what the client

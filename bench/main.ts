@@ -189,8 +189,8 @@ interface Row {
 }
 
 /**
- * The targets of issue 14 and earlier ones, each with its check: `npm run bench` prints every
- * figure that has one with `met` or `short` (docs/performance.md records the runs).
+ * The targets, each with its check: `npm run bench` prints every figure that has one with
+ * `met` or `short` (docs/performance.md holds the latest figures).
  */
 const TARGETS = {
   pipeline: { text: '>= 0.5', met: (ratio: number) => ratio >= 0.5 },

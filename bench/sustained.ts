@@ -104,7 +104,7 @@ export function imposedLimit(options: Pick<SustainedOptions, 'rateLimitPerSecond
 }
 
 const LOGS_ENDPOINT = '/v2/events';
-/** The first step's share of the limit: the target of the figure (issue 14), so one run says whether it is met. */
+/** The first step's share of the limit: the target of the figure, so one run says whether it is met. */
 const FIRST_FRACTION = 0.97;
 
 export async function measureSustainedRate(partial: Partial<SustainedOptions> = {}): Promise<SustainedResult> {

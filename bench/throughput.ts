@@ -1,4 +1,4 @@
-// Issue 17: the log walk against the real service's burst limit (100 requests a second on the
+// The log walk against the real service's burst limit (100 requests a second on the
 // free and pay-as-you-go plans) with 50 ms a request, on a synthetic live log (bench/live-log.ts).
 // The exporter runs as a child process with its defaults (interval, delay, overlap, the rate
 // limit share of 0.5, 4 parallel slices), so the budget it may use is share x limit requests a

@@ -1,6 +1,6 @@
-// The log walk's page size against a purpose-built log server on 127.0.0.1 (the emulator of
-// main clamps count to 100 and carries small bodies; the knobs maxPageSize, largeBodyRatio and
-// largeBodyBytes come with the emulator side of issue 11). The server pages newest first with
+// The log walk's page size against a purpose-built log server on 127.0.0.1 that honours any
+// count and streams bodies of any size (the emulator's knobs maxPageSize, largeBodyRatio and
+// largeBodyBytes give exporter-level tests the same cases). The server pages newest first with
 // the cursor as the next index, as the real cursor marks a position: a smaller count on the
 // same cursor continues where the chain was. Entries may carry huge base64 bodies, streamed.
 import { mkdtemp, rm } from 'node:fs/promises';

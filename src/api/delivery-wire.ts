@@ -8,7 +8,7 @@ import type { MessageState } from './schemas/logs.js';
  */
 export const MAX_LOGS_PAGE_SIZE = 1000;
 
-/** Filters of GET /v2/logs (interface §4.2). */
+/** Filters of GET /v2/logs. */
 export interface LogsQuery {
   cursor?: string;
   messageId?: string;

@@ -56,7 +56,7 @@ export class JsonSkimmer {
    * The kept bytes, in blocks of BLOCK_BYTES: full ones, then the one being filled (allocated at
    * the first kept byte). Not one buffer grown to the page's size: a page of 1000 entries keeps
    * about 700 KB, and buffers that large, once freed, raise glibc's mmap threshold and leave the
-   * main malloc heap holding tens of MiB (docs/performance.md, issue 14). Kept as bytes until
+   * main malloc heap holding tens of MiB (docs/performance.md, "Memory"). Kept as bytes until
    * end(), outside V8's heap: text decoded while the page is still being read would be moved
    * to the old generation by the young generation's collections (2 MiB semi-spaces).
    */

@@ -1,6 +1,6 @@
 // Pacing on the burst rate limit. The service announces its per-second budget on every answer
 // of a limited endpoint (`Burst-RateLimit-Limit`, `-Remaining`, `-Reset`; see
-// reference/service-behaviour.md §5.3). When an answer says the window's budget is spent, the
+// docs/service-fidelity.md). When an answer says the window's budget is spent, the
 // next request to that endpoint waits for the window to reset instead of spending a request to
 // learn it from a 429, so the budget goes to pages. The budget is kept per endpoint template:
 // each answer describes the bucket it was counted against, and the emulator (like, as far as is

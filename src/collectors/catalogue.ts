@@ -12,7 +12,7 @@ export const COLLECTOR_CATALOGUE = [
   // keepsState: the collector checkpoints its counters in the state file (--state-file).
   { name: 'logs', defaultInterval: '15s', needs: 'qstash', keepsState: true, load: async () => (await import('./logs/index.js')).createLogsCollector },
   { name: 'schedules', defaultInterval: '60s', needs: 'qstash', load: async () => (await import('./schedules.js')).createSchedulesCollector },
-  // Queues, URL Groups, DLQ and flow control (issue 12, delivery API).
+  // Queues, URL Groups, DLQ and flow control (delivery API).
   { name: 'queues', defaultInterval: '30s', needs: 'qstash', load: async () => (await import('./queues.js')).createQueuesCollector },
   { name: 'url_groups', defaultInterval: '5m', needs: 'qstash', load: async () => (await import('./url-groups.js')).createUrlGroupsCollector },
   { name: 'dlq', defaultInterval: '60s', needs: 'qstash', load: async () => (await import('./dlq.js')).createDlqCollector },

@@ -3,7 +3,7 @@
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['json', 'pretty'] as const;
-/** Periods of GET /v2/vector/index/{id}/stats (interface document 4.6). */
+/** Periods of GET /v2/vector/index/{id}/stats, as the management API accepts them. */
 export const VECTOR_STATS_PERIODS = ['1h', '3h', '12h', '1d', '3d', '7d', '30d'] as const;
 /** Log-event labels a user may opt into; each can raise cardinality a lot. */
 export const OPT_IN_LOG_LABELS = ['schedule_id', 'label', 'url'] as const;

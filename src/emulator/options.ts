@@ -64,7 +64,7 @@ export const DEFAULT_OPTIONS: Readonly<EmulatorOptions> = Object.freeze({
 });
 
 export interface PlanDefaults {
-  /** Retries when the message does not say (interface document: free 3, paid plans 5). */
+  /** Retries when the message does not say (free 3, paid plans 5; docs/emulator.md). */
   retries: number;
   /** Longest delivery request, in ms; Upstash-Timeout may only shorten it. */
   timeoutMs: number;

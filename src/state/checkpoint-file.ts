@@ -138,7 +138,7 @@ function replacementProblem(path: string, onDisk: FileIdentity | 'absent' | unde
  * window) is served by mmap, and freeing it raises glibc's mmap threshold to that size for the
  * life of the process: from then on every allocation below it (response chunks, V8's zones)
  * comes from the main malloc heap, which gives memory back to the system only from its top,
- * and the process stayed tens of MiB larger (docs/performance.md, issue 14).
+ * and the process stayed tens of MiB larger (docs/performance.md, "Memory").
  */
 const IO_CHUNK_BYTES = 64 * 1024;
 

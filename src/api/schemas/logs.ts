@@ -19,7 +19,7 @@ export type MessageState =
   | 'CANCELLED'
   | 'CANCELED';
 
-/** One log entry: one state change of one message (interface §2.1, plus what the SDKs read). */
+/** One log entry: one state change of one message (the documented fields, plus what the SDKs read). */
 export interface LogEntry {
   /** Unix milliseconds; a numeric string (old docs) is converted to a number. */
   time: number;

@@ -1,6 +1,6 @@
-// Management API responses: account record (§2.9) and the regional QStash users, QStash usage
-// statistics, search indexes (§2.8), vector indexes (service-behaviour §6.4, missing from the
-// interface) and vector/search index stats (§2.7; search stats share the vector shape).
+// Management API responses: account record and the regional QStash users, QStash usage
+// statistics, search indexes, vector indexes (served by the real API though no document lists
+// them) and vector/search index stats (search stats share the vector shape).
 //
 // The real service drops and adds fields over time, so every field is optional but typed (a
 // wrong type is drift). Secret fields (`password`, `token`, `read_only_token`) are removed

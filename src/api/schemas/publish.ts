@@ -1,4 +1,4 @@
-// Responses of the publishing endpoints: enqueue (interface §2.4) and workflow trigger (§2.5).
+// Responses of the publishing endpoints: enqueue and workflow trigger.
 import { z } from 'zod';
 import { parseSeriesTimestamp } from '../timestamps.js';
 import { optional } from './common.js';

@@ -1,4 +1,4 @@
-// Schedule list (interface §2.3, GET /v2/schedules): a JSON array of schedules.
+// Schedule list (GET /v2/schedules): a JSON array of schedules.
 import { z } from 'zod';
 import { jsonObject, optional } from './common.js';
 

@@ -1,6 +1,7 @@
-// The poll every inventory collector (schedules, account, search, vector) shares: fetch, then
-// turn the answer into a fresh registry and swap it in (src/metrics/snapshot.ts). A failed fetch
-// or fill rejects the poll and leaves the previous snapshot served.
+// The poll every inventory collector shares (schedules, queues, url_groups, dlq, flow_control,
+// account, usage, search, vector): fetch, then turn the answer into a fresh registry and swap it
+// in (src/metrics/snapshot.ts). A failed fetch or fill rejects the poll and leaves the previous
+// snapshot served.
 
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../logging/index.js';

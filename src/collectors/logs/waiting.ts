@@ -1,4 +1,4 @@
-// Waiting time of messages, from the delivery logs (issue 16): how long a message waited to be
+// Waiting time of messages, from the delivery logs: how long a message waited to be
 // delivered beyond what it asked for.
 // - upstash_qstash_message_queue_wait_seconds{queue}: CREATED to the first ACTIVE, minus the
 //   delay the message asked for (its `notBefore`, when the entry carries it): queueing, queue

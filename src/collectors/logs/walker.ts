@@ -111,7 +111,7 @@ export class LogWalker {
    * Without state: start at the frontier, so history is not dumped into counters. The first
    * slices' length, before any slice has measured the event rate, is shared by the chains like
    * the target pages (#targetPages): with 4 chains four slices of INITIAL_SLICE_MS each held
-   * about 250,000 identities in the window at 1,000 events/s (docs/performance.md, issue 14).
+   * about 250,000 identities in the window at 1,000 events/s (docs/performance.md, "Memory").
    */
   static freshPosition(now: number, settings: WalkSettings): WalkPosition {
     const start = now - settings.ingestionDelayMs;

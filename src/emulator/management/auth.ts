@@ -1,5 +1,5 @@
 // HTTP Basic authentication of the management API: username = account email, password =
-// management API key (service-behaviour §6.1). Applied per route, never router-wide, because
+// management API key, as the real API asks. Applied per route, never router-wide, because
 // the management router is mounted at the root of an app that also serves the delivery API.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';

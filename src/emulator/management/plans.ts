@@ -1,5 +1,5 @@
 // Limits of the account record per plan profile, from the management API's examples and the
-// pricing pages (reference/service-behaviour.md §6.6). Units as the real record has them:
+// pricing pages. Units as the real record has them:
 // `timeout` and `max_delay` in seconds, `max_dlq_retention_time_milis` in milliseconds,
 // `max_message_size` in bytes. 2147483647 is how the record says "effectively unlimited"
 // (e.g. `max_dlq_size` of the fixed example); the account record has no documented `-1`.

@@ -1,6 +1,6 @@
 // The records the management API serves, their builders and the emulator's starting data.
-// Field names and types follow the interface document §2.7–§2.9 and the real API
-// (reference/service-behaviour.md §6): `vercel_email` (the spec's `partner_email`), unix seconds
+// Field names and types follow the real API (./README.md says where they differ from the
+// documented ones): `vercel_email` (documented as `partner_email`), unix seconds
 // for every creation time, `-1` for unlimited index limits.
 import { deterministicHostLabel, deterministicSecret, deterministicUuid } from './ids.js';
 import type { NewSearchIndex, NewVectorIndex, VectorTraffic } from './inputs.js';

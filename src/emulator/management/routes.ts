@@ -1,4 +1,4 @@
-// The management API routes (interface §4.6–§4.8 and the real paths of service-behaviour §6):
+// The management API routes (the documented paths and the real ones, see ./README.md):
 // account record per service name, search indexes, vector indexes and their statistics.
 import { Router } from 'express';
 import { basicAuth } from './auth.js';

@@ -1,4 +1,4 @@
-// The statistics of one vector index at a given instant (interface §2.7, service-behaviour §6.3),
+// The statistics of one vector index at a given instant, in the real API's shape,
 // all derived from the index's traffic profile and the clock (traffic.ts).
 //
 // Series over the period (12 of them): 60 points (240 for 30d) at fixed steps, the last one at
