@@ -18,6 +18,7 @@ import { cannotListenText, isListenError } from './common/listen.js';
 import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, parseListenAddress } from './emulator/listen-address.js';
 import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger, type LogFormatName, type Logger, type LogLevelName } from './logging/index.js';
+import { errorMessage } from './common/errors.js';
 
 export const DEMO_DEFAULTS = Object.freeze({
   listenAddress: '127.0.0.1:9824',
@@ -110,7 +111,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   try {
     values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    const message = errorMessage(error).split('\n')[0]!;
     throw new ConfigError('demo', `demo: ${message}; flags are ${Object.keys(FLAGS).map((name) => `--${name}`).join(', ')}`);
   }
   const text = (name: keyof typeof FLAGS): string | undefined => {
@@ -370,7 +371,7 @@ export async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): 
           process.exit(0);
         },
         (error: unknown) => {
-          process.stderr.write(`upstash-exporter demo: error while stopping: ${error instanceof Error ? error.message : String(error)}\n`);
+          process.stderr.write(`upstash-exporter demo: error while stopping: ${errorMessage(error)}\n`);
           process.exit(1);
         },
       );

@@ -234,27 +234,6 @@ export class DeliveryClient {
   }
 
   /**
-   * Every page of a query, following the cursor until the service omits it. A cursor that
-   * comes back a second time would loop forever: the walk stops with ApiUpstreamError.
-   */
-  async *logsPages(query: LogsQuery = {}, call: CallOptions = {}): AsyncGenerator<LogsPage> {
-    let cursor = query.cursor;
-    const seen = new Set<string>(cursor === undefined ? [] : [cursor]);
-    for (;;) {
-      const page = await this.logsPage({ ...query, cursor }, call);
-      yield page;
-      if (page.cursor === undefined) return;
-      if (seen.has(page.cursor)) {
-        throw new ApiUpstreamError('the service returned a cursor already followed in this walk', {
-          ...this.context('GET', this.logsPath),
-        });
-      }
-      seen.add(page.cursor);
-      cursor = page.cursor;
-    }
-  }
-
-  /**
    * One page of workflow runs, newest first (by creation time), without bodies (trimBody=-1),
    * from `/v2/workflows/events?groupBy=workflowRunId` or `/v2/workflows/logs` (path-choice.ts).
    */

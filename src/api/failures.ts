@@ -18,6 +18,7 @@ import type { TimeoutOptions } from './http-types.js';
 import { firstHeader, isDailyLimit, resetTime } from './rate-budget.js';
 import { SkimLimitError } from './json-skim.js';
 import { BodyDeadlineError, BodyLimitError } from './response-body.js';
+import { errorCode } from '../common/errors.js';
 
 const MAX_EXCERPT_CHARS = 200;
 
@@ -118,12 +119,12 @@ timeouts: TimeoutOptions,
   }
   if (duringBody) {
     return {
-      error: new ApiUpstreamError(`truncated response body (${code || 'connection closed'})`, details({ cause })),
+      error: new ApiUpstreamError(`truncated response body (${code === 'ERR_UNKNOWN' ? 'connection closed' : code})`, details({ cause })),
       retryable,
     };
   }
   return {
-    error: new ApiNetworkError(`network error (${code || 'unknown'})`, details({ cause })),
+    error: new ApiNetworkError(`network error (${code === 'ERR_UNKNOWN' ? 'unknown' : code})`, details({ cause })),
     retryable,
   };
 }
@@ -170,12 +171,4 @@ export function rateLimitWaitMs(
   if (reset !== undefined) waits.push(reset - now);
   if (waits.length === 0) return undefined;
   return Math.max(0, ...waits);
-}
-
-function errorCode(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = error.code;
-    if (typeof code === 'string') return code;
-  }
-  return '';
 }

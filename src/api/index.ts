@@ -1,11 +1,24 @@
 // The API clients as the configuration asks for them. The one place that turns the exporter's
 // http settings (timeouts, retries) and credentials into client options, for the daemon and for
 // the one-shot commands alike.
-import type { ExporterConfig } from '../config/index.js';
 import { VERSION } from '../version.js';
 import { DeliveryClient } from './delivery.js';
 import type { CommonClientOptions } from './http.js';
 import { ManagementClient, qstashRegionOfUrl } from './management.js';
+
+/**
+ * The settings the clients are built from: the part of the exporter's configuration they read,
+ * declared here so the clients depend on no configuration module (ExporterConfig fits it).
+ */
+export interface ApiClientSettings {
+  qstash: { url: string; token: string | null; headerPrefix: string; logsPath: string };
+  management: { url: string; email: string | null; apiKey: string | null; accountPath: string };
+  http: {
+    timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+    retry: { maxRetries: number; baseDelayMs: number; maxDelayMs: number; maxRateLimitWaitMs: number; rateLimitShare: number };
+  };
+  logs: { maxPageBytes: number };
+}
 
 /** What the caller adds to every client: the request hook, the logger and a shutdown signal. */
 export type ApiClientHooks = Pick<CommonClientOptions, 'onRequest' | 'logger' | 'signal'>;
@@ -17,7 +30,7 @@ export interface ApiClients {
   management: ManagementClient | null;
 }
 
-function commonOptions(config: ExporterConfig, hooks: ApiClientHooks): Omit<CommonClientOptions, 'baseUrl'> {
+function commonOptions(config: ApiClientSettings, hooks: ApiClientHooks): Omit<CommonClientOptions, 'baseUrl'> {
   return {
     timeouts: {
       connectTimeoutMs: config.http.timeouts.connectMs,
@@ -39,7 +52,7 @@ function commonOptions(config: ExporterConfig, hooks: ApiClientHooks): Omit<Comm
 }
 
 /** The QStash client, or null when the configuration has no token. */
-export function createDeliveryClient(config: ExporterConfig, hooks: ApiClientHooks = {}): DeliveryClient | null {
+export function createDeliveryClient(config: ApiClientSettings, hooks: ApiClientHooks = {}): DeliveryClient | null {
   if (config.qstash.token === null) return null;
   return new DeliveryClient({
     ...commonOptions(config, hooks),
@@ -52,7 +65,7 @@ export function createDeliveryClient(config: ExporterConfig, hooks: ApiClientHoo
 }
 
 /** The management client, or null when the email or the API key is missing. */
-export function createManagementClient(config: ExporterConfig, hooks: ApiClientHooks = {}): ManagementClient | null {
+export function createManagementClient(config: ApiClientSettings, hooks: ApiClientHooks = {}): ManagementClient | null {
   if (config.management.email === null || config.management.apiKey === null) return null;
   return new ManagementClient({
     ...commonOptions(config, hooks),
@@ -67,6 +80,6 @@ export function createManagementClient(config: ExporterConfig, hooks: ApiClientH
 }
 
 /** Every client the configuration has credentials for. */
-export function createApiClients(config: ExporterConfig, hooks: ApiClientHooks = {}): ApiClients {
+export function createApiClients(config: ApiClientSettings, hooks: ApiClientHooks = {}): ApiClients {
   return { delivery: createDeliveryClient(config, hooks), management: createManagementClient(config, hooks) };
 }

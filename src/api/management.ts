@@ -16,12 +16,13 @@ import {
   vectorStatsSchema,
 } from './schemas/management.js';
 import type { Account, QStashStats, SearchIndex, VectorIndex, VectorStats } from './schemas/management.js';
-import type { VectorStatsPeriod } from '../config/index.js';
 import type { CallOptions } from './delivery.js';
 
 export type { Account, QStashStats, SearchIndex, UsagePoint, VectorIndex, VectorStats, VectorStatsSeriesName } from './schemas/management.js';
-export type { VectorStatsPeriod } from '../config/index.js';
 export { VECTOR_STATS_SERIES } from './schemas/management.js';
+
+/** The periods the search and vector stats endpoints take (the configuration offers the same). */
+export type VectorStatsPeriod = '1h' | '3h' | '12h' | '1d' | '3d' | '7d' | '30d';
 
 export interface ManagementClientOptions extends CommonClientOptions {
   email: string;

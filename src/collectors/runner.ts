@@ -15,6 +15,7 @@ import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
 import { CRON_STEP_RULE, PollSchedule } from './schedule.js';
 import { WallClockWatch } from '../common/wall-clock-watch.js';
+import { errorCode } from '../common/errors.js';
 
 /** Time the polls in flight get to finish on stop() before they are aborted. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
@@ -272,7 +273,7 @@ export class CollectorRunner {
         try {
           await slot.collector.close();
         } catch (error) {
-          slot.logger.error({ error: describeError(error, this.#secrets) }, 'collector close failed');
+          slot.logger.error({ err: describeError(error, this.#secrets) }, 'collector close failed');
         }
       }),
     );
@@ -341,7 +342,7 @@ export class CollectorRunner {
       status.lastOutcome = 'failure';
       status.lastError = text;
       status.lastErrorAt = finishedAtMs;
-      slot.logger.warn({ error: text, durationSeconds }, 'poll failed; serving the previous snapshot');
+      slot.logger.warn({ err: text, durationSeconds }, 'poll failed; serving the previous snapshot');
     }
   }
 
@@ -397,13 +398,4 @@ export function describeError(error: unknown, secrets: readonly string[] = []): 
     .replace(/([?&](?:token|api_?key|password|key)=)[^&\s]*/gi, '$1***');
   const text = message === '' ? code : `${code}: ${message}`;
   return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT - 3)}...` : text;
-}
-
-function errorCode(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(code)) return code;
-  }
-  if (error instanceof Error) return error.name === 'Error' ? 'ERR_UNKNOWN' : error.name;
-  return 'ERR_UNKNOWN';
 }

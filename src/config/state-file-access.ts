@@ -3,6 +3,7 @@
 // be used stops the start with one line, instead of being replaced by a fresh, less complete one.
 import { accessSync, closeSync, constants, openSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
+import { errorMessage } from '../common/errors.js';
 
 const STICKY_BIT = 0o1000;
 
@@ -72,5 +73,5 @@ export function isErrno(error: unknown, code: string): boolean {
 /** The errno code of a system error, else its message. */
 export function errnoText(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }

@@ -10,6 +10,7 @@ import { createSecureContext, type TlsOptions } from 'node:tls';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { errorMessage } from '../common/errors.js';
 
 const CONFIG_KEY = 'web_config_file';
 
@@ -102,7 +103,7 @@ export function loadWebConfig(path: string): WebConfig {
     document = YAML.parse(text) ?? {};
   } catch (error) {
     // First line only: the rest is a source excerpt, which could show an inline private key.
-    const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+    const reason = errorMessage(error).split('\n')[0] ?? '';
     throw new ConfigError(CONFIG_KEY, `web config file ${path} is not valid YAML: ${reason}`);
   }
   const parsed = WebConfigSchema.safeParse(document);
@@ -156,7 +157,7 @@ function buildTls(tls: z.infer<typeof TlsSchema>, baseDir: string, path: string)
     // Fails now on an unreadable PEM or a key that does not match the certificate.
     createSecureContext(options);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new ConfigError(CONFIG_KEY, `web config file ${path}: the TLS certificate or key is not usable (${reason})`);
   }
   return { clientAuthType, options };

@@ -14,6 +14,7 @@ import { buildMessage, type FinalOutcome, type Message, type NewMessage } from '
 import type { CallbackSpec } from './message-options.js';
 import type { QueueStore } from './queues.js';
 import { nextRetryDelayMs, retryHintFromHeaders } from './retry-policy.js';
+import { errorMessage } from '../common/errors.js';
 
 export const NOT_ALLOWED_ERROR = 'destination not allowed by emulator';
 
@@ -153,7 +154,7 @@ export class Dispatcher {
       if (flow) this.deps.flowControl.started(flow);
       void this.attempt(message)
         .catch((error: unknown) => {
-          this.deps.report(`emulator: delivery of ${message.id} failed internally: ${error instanceof Error ? error.message : String(error)}`);
+          this.deps.report(`emulator: delivery of ${message.id} failed internally: ${errorMessage(error)}`);
         })
         .finally(() => {
         this.inFlight--;

@@ -3,6 +3,7 @@
 // body up to a cap). Never throws: every outcome becomes an AttemptResult.
 import { Agent, request } from 'undici';
 import { canonicalHeaderName, type HeaderMap, type HttpMethod } from './message-options.js';
+import { errorMessage } from '../common/errors.js';
 
 /** Response bodies kept for the log and callbacks are cut at this size. */
 export const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
@@ -103,7 +104,7 @@ function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): 
   if (code && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ETIMEDOUT)$/.test(code)) {
     return `connection failed: ${code}`;
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return `request failed: ${code ? `${code} ` : ''}${message}`.slice(0, 500);
 }
 

@@ -11,6 +11,7 @@ import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, PLAN_LOG_RETENTION
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
 import { DEV_SIGNING_KEYS } from './signing.js';
 import { emulatorAccessLines } from './usage-text.js';
+import { errorMessage } from '../common/errors.js';
 
 const FLAGS = {
   'listen-address': { type: 'string', help: `host:port to listen on (default ${DEFAULT_LISTEN_ADDRESS})` },
@@ -110,7 +111,7 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   try {
     values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    const message = errorMessage(error).split('\n')[0]!;
     const flag = /'(-[^']+)'/.exec(message)?.[1] ?? 'flags';
     throw new EmulatorUsageError(flag, message);
   }
@@ -270,7 +271,7 @@ export async function runEmulatorCli(argv: readonly string[], env: NodeJS.Proces
     handle.close().then(
       () => process.stdout.write('upstash-exporter emulator: stopped\n'),
       (error: unknown) => {
-        process.stderr.write(`upstash-exporter emulator: error while closing: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(`upstash-exporter emulator: error while closing: ${errorMessage(error)}\n`);
         process.exitCode = 1;
       },
     );

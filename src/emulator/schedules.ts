@@ -8,6 +8,7 @@ import type { Destination } from './destination.js';
 import { EmulatorNotFoundError } from './errors.js';
 import type { MessageSpec } from './message-options.js';
 import { recordedHeaders, redactedValue } from './redaction.js';
+import { errorMessage } from '../common/errors.js';
 
 export type ScheduleMessageState = 'IN_PROGRESS' | 'SUCCESS' | 'FAIL';
 
@@ -118,7 +119,7 @@ export class ScheduleStore {
         schedule.lastError = undefined;
       } catch (error) {
         schedule.lastScheduleStates = {};
-        schedule.lastError = error instanceof Error ? error.message : String(error);
+        schedule.lastError = errorMessage(error);
       }
     }
     this.arm(schedule, at);

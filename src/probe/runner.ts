@@ -9,6 +9,7 @@ import type { Logger } from '../logging/index.js';
 import { encodeProbeBody, newProbeId, PROBE_MARK, type ProbeKind } from './body.js';
 import type { ProbeMetrics, ProbeRunResult } from './metrics.js';
 import type { PendingProbes } from './pending.js';
+import { errorCode, errorMessage } from '../common/errors.js';
 
 export interface ProbeTarget {
   kind: ProbeKind;
@@ -117,7 +118,7 @@ export class CanaryProbe {
       metrics.runs.inc({ kind, result: 'enqueue_error' });
       const { code, message } = describe(error);
       if (code === 'ERR_API_DAILY_LIMIT') this.#pauseForDailyLimit(error);
-      logger.warn({ kind, probeId: id, code, error: message }, `probe: the service did not accept the ${kind} probe`);
+      logger.warn({ kind, probeId: id, code, err: message }, `probe: the service did not accept the ${kind} probe`);
       return 'enqueue_error';
     }
     metrics.acceptDuration.set({ kind }, (performance.now() - started) / 1000);
@@ -153,6 +154,6 @@ export class CanaryProbe {
 }
 
 function describe(error: unknown): { code: string; message: string } {
-  const code = typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'ERR_UNKNOWN';
-  return { code, message: error instanceof Error ? error.message : String(error) };
+  const code = errorCode(error);
+  return { code, message: errorMessage(error) };
 }

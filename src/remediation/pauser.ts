@@ -3,6 +3,7 @@
 // the `pause-schedule` command.
 import type { DeliveryClient } from '../api/delivery.js';
 import { ApiError, ApiNotFoundError } from '../api/errors.js';
+import { errorMessage } from '../common/errors.js';
 
 export const PAUSE_RESULTS = ['paused', 'already_paused', 'dry_run', 'not_found', 'error'] as const;
 export type PauseResult = (typeof PAUSE_RESULTS)[number];
@@ -22,7 +23,7 @@ export interface PauseOptions {
 
 function describe(error: unknown): string {
   if (error instanceof ApiError) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** One outcome per distinct id, in the order given. Never rejects. */

@@ -224,7 +224,7 @@ export function remediationRouter(options: WebhookOptions): Router {
         logger.warn(fields, `remediation: schedule ${outcome.scheduleId} of alert ${alertname} does not exist`);
         break;
       case 'error':
-        logger.error({ ...fields, error: outcome.error }, `remediation: pausing schedule ${outcome.scheduleId} failed`);
+        logger.error({ ...fields, err: outcome.error }, `remediation: pausing schedule ${outcome.scheduleId} failed`);
         break;
     }
   }

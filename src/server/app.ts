@@ -12,6 +12,7 @@ import { readOverview, type OverviewHistory } from './overview.js';
 import { metricsHandler, type NamedRegistry } from './metrics-endpoint.js';
 import { clientCertificateProblem } from '../config/web-config-file.js';
 import { BasicAuthChecker, parseBasicAuthorization, type WebConfigWatcher } from './web-config.js';
+import { errorMessage } from '../common/errors.js';
 
 /** What the server shows: implemented by CollectorRunner plus the self registry. */
 export interface ExporterView {
@@ -124,7 +125,7 @@ export function createApp(options: AppOptions): Express {
   });
   // Express recognises an error handler by its four parameters.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    logger.error({ error: error instanceof Error ? error.message : String(error) }, 'HTTP handler failed');
+    logger.error({ err: errorMessage(error) }, 'HTTP handler failed');
     if (!res.headersSent) res.status(500).type('text/plain').send('Internal error.\n');
     else res.end();
   });

@@ -21,6 +21,7 @@ import { promisify } from 'node:util';
 import type { Logger } from '../logging/index.js';
 import { OPENMETRICS_EOF, renderOpenMetricsFamilies, type OpenMetricsRegistry } from '../metrics/openmetrics.js';
 import type { ExpositionFormat } from './negotiate.js';
+import { errorMessage } from '../common/errors.js';
 
 const deflateRawAsync = promisify(deflateRaw);
 
@@ -145,7 +146,7 @@ export class ExpositionCache {
   }
 
   #logFailure(name: string, error: unknown): void {
-    this.#logger.error({ registry: name, error: error instanceof Error ? error.message : String(error) }, 'a registry failed to render; left out of this scrape');
+    this.#logger.error({ registry: name, err: errorMessage(error) }, 'a registry failed to render; left out of this scrape');
   }
 }
 
@@ -156,7 +157,7 @@ export async function renderText(sources: readonly NamedRegistry[], logger: Logg
       try {
         return await registry.metrics();
       } catch (error) {
-        logger.error({ registry: name, error: error instanceof Error ? error.message : String(error) }, 'a registry failed to render; left out of this scrape');
+        logger.error({ registry: name, err: errorMessage(error) }, 'a registry failed to render; left out of this scrape');
         return '';
       }
     }),

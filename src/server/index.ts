@@ -117,10 +117,10 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
     });
   });
   server.on('clientError', (error, socket) => {
-    logger.debug({ error: error.message }, 'HTTP client error');
+    logger.debug({ err: error.message }, 'HTTP client error');
     socket.destroy();
   });
-  server.on('tlsClientError', (error: Error) => logger.debug({ error: error.message }, 'TLS handshake failed'));
+  server.on('tlsClientError', (error: Error) => logger.debug({ err: error.message }, 'TLS handshake failed'));
 
   const address = server.address() as AddressInfo;
   const host = hostForUrl(address.address);

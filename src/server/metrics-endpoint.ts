@@ -8,6 +8,7 @@ import type { Logger } from '../logging/index.js';
 import { renderOpenMetrics } from '../metrics/openmetrics.js';
 import { ExpositionCache, renderText, type ExpositionSources, type NamedRegistry } from './exposition.js';
 import { CONTENT_TYPES, negotiateFormat, type ExpositionFormat } from './negotiate.js';
+import { errorMessage } from '../common/errors.js';
 
 export type { NamedRegistry } from './exposition.js';
 
@@ -17,7 +18,7 @@ export const METRICS_CONTENT_TYPE = CONTENT_TYPES['text-0.0.4'];
 export async function renderMetrics(sources: readonly NamedRegistry[], logger: Logger, format: ExpositionFormat = 'text-0.0.4'): Promise<string> {
   if (format === 'text-0.0.4') return renderText(sources, logger);
   return renderOpenMetrics(sources, (name, error) => {
-    logger.error({ registry: name, error: error instanceof Error ? error.message : String(error) }, 'a registry failed to render; left out of this scrape');
+    logger.error({ registry: name, err: errorMessage(error) }, 'a registry failed to render; left out of this scrape');
   });
 }
 

@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { Logger } from '../logging/index.js';
 import { loadWebConfig, type TlsSettings, type WebConfig } from '../config/web-config-file.js';
 import { BcryptWorker } from './bcrypt-worker.js';
+import { errorMessage } from '../common/errors.js';
 
 // ---- live file --------------------------------------------------------------------------------
 
@@ -74,7 +75,7 @@ export class WebConfigWatcher {
     try {
       next = loadWebConfig(this.#config.path);
     } catch (error) {
-      logger.error({ error: error instanceof Error ? error.message : String(error) }, 'web config file changed but is invalid; keeping the previous settings');
+      logger.error({ err: errorMessage(error) }, 'web config file changed but is invalid; keeping the previous settings');
       return;
     }
     const previous = this.#config;

@@ -18,6 +18,7 @@ import { LateAudit } from './late-audit.js';
 import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
 import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
 import { timeText } from '../../common/time-text.js';
+import { errorCode, errorMessage } from '../../common/errors.js';
 
 export interface LogsSettings {
   ingestionDelayMs: number;
@@ -218,7 +219,7 @@ export class LogsCollector implements Collector {
       if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, now, ctx.logger, count, ctx.signal)).missed > 0) this.#dirty = true;
     } catch (error) {
       // An audit is a check, not the count: a failure waits for the next one.
-      ctx.logger.debug({ err: error instanceof Error ? error.message : String(error) }, 'late-entry audit failed');
+      ctx.logger.debug({ err: errorMessage(error) }, 'late-entry audit failed');
     } finally {
       await this.#checkpoint();
     }
@@ -251,7 +252,7 @@ export class LogsCollector implements Collector {
         // Try again at the next opportunity, new pages or not.
         this.#dirty = true;
         if (!this.#checkpointFailing) {
-          this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; counts survive only while the process runs');
+          this.#logger.error({ err: errorMessage(error) }, 'cannot write the state file; counts survive only while the process runs');
         }
         this.#checkpointFailing = true;
       }
@@ -377,10 +378,4 @@ export class LogsCollector implements Collector {
     };
   }
 
-}
-
-/** The string code of an error (ApiError codes are a closed set), ERR_UNKNOWN otherwise. */
-function errorCode(error: unknown): string {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && /^ERR_[A-Z_]{1,40}$/.test(code) ? code : 'ERR_UNKNOWN';
 }

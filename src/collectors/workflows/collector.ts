@@ -19,6 +19,7 @@ import { RunCounter, runEntry, runKey } from './runs.js';
 import { timeText } from '../../common/time-text.js';
 import { ApiEndpointAbsentError } from '../../api/errors.js';
 import { OptionalEndpoint, unsupportedSummary, type EndpointAvailabilityGauge } from '../optional-endpoint.js';
+import { errorMessage } from '../../common/errors.js';
 
 /** Runs asked for in one follow-up request (the OpenAPI's cap of run-mode pages). */
 export const FOLLOW_BATCH = 10;
@@ -214,7 +215,7 @@ export class WorkflowsCollector implements Collector {
         this.#saveFailing = false;
       } catch (error) {
         this.#dirty = true;
-        if (!this.#saveFailing) this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'cannot write the state file; workflow counts survive only while the process runs');
+        if (!this.#saveFailing) this.#logger.error({ err: errorMessage(error) }, 'cannot write the state file; workflow counts survive only while the process runs');
         this.#saveFailing = true;
       }
     }
