@@ -36,7 +36,7 @@ export function serveAccount(record: AccountRecord, vintage: ManagementApiVintag
   return { ...current, reserved_type: reservedTypeForService(currentReservedType(record.reserved_type), serviceName) };
 }
 
-/** What the delivery side billed (src/emulator/usage-ledger.ts), read by the stats. */
+/** What the delivery side billed (src/emulator/delivery/usage-ledger.ts), read by the stats. */
 export interface TrafficReader {
   between(fromMs: number, toMs: number): { requests: number; bytes: number };
   day(ms: number): { requests: number; bytes: number };
