@@ -11,7 +11,7 @@ import {
   createManagement,
   type AccountRecord,
   type Management,
-  type ManagementApiVintage,
+  type ManagementApiVersion,
   type ManagementSnapshot,
   type PlanProfile,
   type QStashStatsRecord,
@@ -37,7 +37,7 @@ interface Harness {
   management: Management;
   clock: { now: number };
   /** The `managementApi` knob the app would hold. */
-  vintage: { value: ManagementApiVintage };
+  apiVersion: { value: ManagementApiVersion };
   get: <T>(path: string, auth?: string | null) => Promise<{ status: number; body: T }>;
   admin: <T>(method: string, path: string, body?: unknown) => Promise<{ status: number; body: T }>;
 }
@@ -54,7 +54,7 @@ function basic(user: string, password: string): string {
 
 async function start(plan: PlanProfile = 'fixed', traffic?: TrafficReader): Promise<Harness> {
   const clock = { now: START };
-  const vintage: Harness['vintage'] = { value: 'current' };
+  const apiVersion: Harness['apiVersion'] = { value: 'current' };
   const management = createManagement({
     email: EMAIL,
     apiKey: API_KEY,
@@ -62,7 +62,7 @@ async function start(plan: PlanProfile = 'fixed', traffic?: TrafficReader): Prom
     plan,
     now: () => clock.now,
     serviceNames: ['qstash', 'svc'],
-    vintage: () => vintage.value,
+    apiVersion: () => apiVersion.value,
     ...(traffic ? { traffic } : {}),
   });
   const app = express();
@@ -89,7 +89,7 @@ async function start(plan: PlanProfile = 'fixed', traffic?: TrafficReader): Prom
     });
     return { status: res.status, body: (await res.json()) as T };
   };
-  return { url, management, clock, vintage, get, admin };
+  return { url, management, clock, apiVersion, get, admin };
 }
 
 function parseTime(text: string): { ms: number; fraction: string | undefined } {
@@ -302,9 +302,9 @@ describe('account record', () => {
     }
   });
 
-  it('on the legacy vintage has password and no region, and the older reserved_type values', async () => {
+  it('on the legacy API version has password and no region, and the older reserved_type values', async () => {
     const h = await start('fixed');
-    h.vintage.value = 'legacy';
+    h.apiVersion.value = 'legacy';
     const { body } = await h.get<AccountRecord>('/v2/qstash/user');
     const legacyFields = [...Object.keys(ACCOUNT_FIELDS).filter((field) => !CURRENT_ONLY.includes(field)), 'password'];
     expect(Object.keys(body).sort()).toEqual(legacyFields.sort());
@@ -312,7 +312,7 @@ describe('account record', () => {
     expect(body.reserved_type).toBe('qstash_enterprise_1m');
     expect((await h.get<AccountRecord>('/v2/svc/user')).body.reserved_type).toBe('svc_enterprise_1m');
     const payg = await start('payg');
-    payg.vintage.value = 'legacy';
+    payg.apiVersion.value = 'legacy';
     expect((await payg.get<AccountRecord>('/v2/qstash/user')).body.reserved_type).toBe('paid');
     // Only the legacy paths exist.
     for (const path of ['/v2/qstash/users', `/v2/qstash/user/${body.id}`, `/v2/qstash/stats/${body.id}`]) {

@@ -58,7 +58,7 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     // Billed requests from the log; the DLQ count is the dead-letter queue itself (user messages
     // that failed for good and were not deleted, at most max_dlq_size).
     traffic: { between: (fromMs, toMs) => service.log.usage.between(fromMs, toMs), day: (ms) => service.log.usage.day(ms), dlqMessages: () => service.dlq.size },
-    vintage: () => service.knobs.managementApi,
+    apiVersion: () => service.knobs.managementApi,
   });
   // The delivery side's plan defaults follow the account's plan (it can change at run time).
   service.usePlanSource(() => management.state.currentPlan());
