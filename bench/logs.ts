@@ -6,7 +6,7 @@
 //   3. resident memory of the exporter's process after counting one million events (the default
 //      logs settings and a state file, as the exporter runs by default).
 //
-// The log pages come from the emulator's own log store and paging code (src/emulator/log-store,
+// The log pages come from the emulator's own log store and paging code (src/emulator/delivery/log-store,
 // routes/logs), fed synthetically and served over real HTTP by a child process, so the
 // collector's process holds only what the collector holds. The collector runs on a simulated
 // clock: hours of 15 s cycles take seconds.
@@ -27,8 +27,8 @@ import { LogCounter, PageTally } from '../src/collectors/logs/counter.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
 import { DEFAULT_PAGE_SIZE } from '../src/collectors/logs/page-size.js';
 import { settingByKey } from '../src/config/settings.js';
-import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/log-store.js';
-import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';
+import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/delivery/log-store.js';
+import { encodeCursor, parseLogQuery } from '../src/emulator/delivery/routes/logs.js';
 import { createLogger } from '../src/logging/index.js';
 import { Registry } from 'prom-client';
 import { collectGarbage, sleep } from './measure.js';

@@ -2,7 +2,7 @@
 // the real instants, and pause keeps the next time while skipping that delivery. Also the cron
 // walker itself (time zones, L and # forms).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CronSchedule } from '../src/emulator/cron.js';
+import { CronSchedule } from '../src/emulator/delivery/cron.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
 import { allLogs, sdkClient, startDestination, waitFor, type Destination } from './emulator-helpers.js';
 

@@ -2,10 +2,10 @@
 // backoff and destination retry hints, the raw destination split, and the scaled timer queue.
 import { describe, expect, it } from 'vitest';
 import { ScaledClock, TimerQueue } from '../src/emulator/clock.js';
-import { isLoopbackUrl, parseDestination, splitRawTarget } from '../src/emulator/destination.js';
-import { LogStore, urlParts, type MessageFacts } from '../src/emulator/log-store.js';
-import { RetryDelayExpression } from '../src/emulator/retry-delay.js';
-import { defaultBackoffMs, nextRetryDelayMs, parseRetryHintMs } from '../src/emulator/retry-policy.js';
+import { isLoopbackUrl, parseDestination, splitRawTarget } from '../src/emulator/delivery/destination.js';
+import { LogStore, urlParts, type MessageFacts } from '../src/emulator/delivery/log-store.js';
+import { RetryDelayExpression } from '../src/emulator/delivery/retry-delay.js';
+import { defaultBackoffMs, nextRetryDelayMs, parseRetryHintMs } from '../src/emulator/delivery/retry-policy.js';
 
 describe('retry-delay expressions', () => {
   it.each([

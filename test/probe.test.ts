@@ -18,7 +18,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../src/api/delivery.js';
 import { loadConfig, type ExporterConfig } from '../src/config/index.js';
 import { createEmulator, type EmulatorHandle } from '../src/emulator/index.js';
-import { signDelivery } from '../src/emulator/signing.js';
+import { signDelivery } from '../src/emulator/delivery/signing.js';
 import { startExporter, type ExporterHandle } from '../src/exporter.js';
 import { createProbe, type ProbeHandle } from '../src/probe/index.js';
 import { ProbeMetrics } from '../src/probe/metrics.js';

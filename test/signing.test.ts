@@ -9,7 +9,7 @@ import { Receiver } from '@upstash/qstash';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEmulator, DEV_SIGNING_KEYS, type EmulatorHandle } from '../src/emulator/index.js';
 import { parseEmulatorArgs } from '../src/emulator/main.js';
-import { bodyHashClaim, signDelivery } from '../src/emulator/signing.js';
+import { bodyHashClaim, signDelivery } from '../src/emulator/delivery/signing.js';
 import { SignatureError, verifySignature, type SigningKeys } from '../src/probe/signature.js';
 import { sdkClient, startDestination, waitFor, type Destination, type RecordedRequest } from './emulator-helpers.js';
 

@@ -1,4 +1,4 @@
-// A workflow server for tests, answering the emulator's step protocol (src/emulator/workflows.ts):
+// A workflow server for tests, answering the emulator's step protocol (src/emulator/delivery/workflows.ts):
 // /wf/steps-N runs N steps then ends; /wf/fail-at-K runs K-1 steps and fails at step K (500);
 // /wf/slow-N answers each step after N ms. Step types cycle Run, Call, Sleep.
 import type { Reply, RecordedRequest } from './emulator-helpers.js';

@@ -7,17 +7,17 @@ import { faultInjector } from './faults.js';
 import { describeError, sendError } from './http-util.js';
 import type { AbsentEndpointGroup } from './knobs.js';
 import type { Management } from './management/index.js';
-import { ADMIN_PREFIX, adminRouter } from './routes/admin.js';
-import { logsHandler } from './routes/logs.js';
-import { dlqRouter } from './routes/dlq.js';
-import { flowControlRouter } from './routes/flow-control.js';
-import { keysRouter } from './routes/keys.js';
-import { enqueueHandler, publishHandler, triggerHandler } from './routes/messages.js';
-import { queuesRouter } from './routes/queues.js';
-import { schedulesHandler } from './routes/schedules.js';
-import { topicsRouter } from './routes/topics.js';
-import { workflowsRouter } from './routes/workflows.js';
-import type { DeliveryService } from './service.js';
+import { ADMIN_PREFIX, adminRouter } from './delivery/routes/admin.js';
+import { logsHandler } from './delivery/routes/logs.js';
+import { dlqRouter } from './delivery/routes/dlq.js';
+import { flowControlRouter } from './delivery/routes/flow-control.js';
+import { keysRouter } from './delivery/routes/keys.js';
+import { enqueueHandler, publishHandler, triggerHandler } from './delivery/routes/messages.js';
+import { queuesRouter } from './delivery/routes/queues.js';
+import { schedulesHandler } from './delivery/routes/schedules.js';
+import { topicsRouter } from './delivery/routes/topics.js';
+import { workflowsRouter } from './delivery/routes/workflows.js';
+import type { DeliveryService } from './delivery/service.js';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -6,7 +6,7 @@
 // truncated bodies (the connection closes halfway through the declared length).
 import type { RequestHandler, Response } from 'express';
 import type { FaultScope } from './knobs.js';
-import type { DeliveryService } from './service.js';
+import type { DeliveryService } from './delivery/service.js';
 
 const INJECTED_STATUSES = [500, 502, 503] as const;
 const DAY_MS = 86_400_000;

@@ -5,19 +5,19 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import type { Knobs } from './knobs.js';
 import { hostForUrl } from '../common/url.js';
-import type { GroundTruth } from './log-store.js';
+import type { GroundTruth } from './delivery/log-store.js';
 import { createManagement, type ManagementState } from './management/index.js';
 import { resolveOptions, type EmulatorOptions } from './options.js';
-import { DeliveryService } from './service.js';
-import type { SigningKeyPair } from './signing.js';
-import type { WorkflowGroundTruth } from './workflows.js';
+import { DeliveryService } from './delivery/service.js';
+import type { SigningKeyPair } from './delivery/signing.js';
+import type { WorkflowGroundTruth } from './delivery/workflows.js';
 
 export type { EmulatorOptions, PlanProfile } from './options.js';
 export { DEV_CREDENTIALS, PLAN_DEFAULTS } from './options.js';
 export type { FaultScope, Knobs } from './knobs.js';
-export type { GroundTruth, GroundTruthSeries, LogState } from './log-store.js';
-export { DEV_SIGNING_KEYS, type SigningKeyPair } from './signing.js';
-export type { WorkflowGroundTruth } from './workflows.js';
+export type { GroundTruth, GroundTruthSeries, LogState } from './delivery/log-store.js';
+export { DEV_SIGNING_KEYS, type SigningKeyPair } from './delivery/signing.js';
+export type { WorkflowGroundTruth } from './delivery/workflows.js';
 
 export interface EmulatorHandle {
   /** http://127.0.0.1:PORT — both interfaces on one address. */
@@ -58,7 +58,7 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     // Billed requests from the log; the DLQ count is the dead-letter queue itself (user messages
     // that failed for good and were not deleted, at most max_dlq_size).
     traffic: { between: (fromMs, toMs) => service.log.usage.between(fromMs, toMs), day: (ms) => service.log.usage.day(ms), dlqMessages: () => service.dlq.size },
-    vintage: () => service.knobs.managementApi,
+    apiVersion: () => service.knobs.managementApi,
   });
   // The delivery side's plan defaults follow the account's plan (it can change at run time).
   service.usePlanSource(() => management.state.currentPlan());

@@ -4,6 +4,7 @@
 // (setKnobs(), PATCH /__emulator/knobs). Input is validated strictly: unknown keys are errors.
 import { z } from 'zod';
 import { EmulatorKnobError } from './errors.js';
+import { MANAGEMENT_API_VERSIONS, type ManagementApiVersion } from './management/index.js';
 
 /**
  * Groups of endpoints the fault knobs apply to: the read endpoints a poller uses, and `publish`
@@ -34,9 +35,6 @@ export type AbsentEndpointGroup = (typeof ABSENT_ENDPOINT_GROUPS)[number];
 export const CURSOR_FORMS = ['text', 'digits', 'number'] as const;
 /** Verbs schedule pause/resume accept (the SDKs send PATCH, the OpenAPI documents POST); the other answers 405. */
 export const SCHEDULE_VERBS = ['both', 'patch', 'post'] as const;
-
-/** Vintages of the management API (src/emulator/management/qstash-users.ts). */
-export const MANAGEMENT_APIS = ['current', 'legacy'] as const;
 
 /** Retention by age of the plans, in milliseconds (pricing table: 3, 7, 14 days). */
 export const PLAN_LOG_RETENTION_MS = Object.freeze({ free: 3 * 86_400_000, payg: 7 * 86_400_000, fixed: 14 * 86_400_000 });
@@ -100,8 +98,8 @@ export interface Knobs {
   absentEndpoints: AbsentEndpointGroup[];
   /** Whether `GET /v2/flowControl` (the docs' list; the SDK only has `/v2/flowControl/{key}`) answers; off: 404. */
   flowControlList: boolean;
-  /** Management API vintage: `legacy` serves only GET /v2/qstash/user and /v2/qstash/stats (no users list, no ids), the older record. */
-  managementApi: (typeof MANAGEMENT_APIS)[number];
+  /** Management API version: `legacy` serves only GET /v2/qstash/user and /v2/qstash/stats (no users list, no ids), the older record. */
+  managementApi: ManagementApiVersion;
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -169,7 +167,7 @@ const knobsPatchSchema = z
     workflowRunsPaths: z.enum(WORKFLOW_RUNS_PATHS),
     absentEndpoints: z.array(z.enum(ABSENT_ENDPOINT_GROUPS)),
     flowControlList: z.boolean(),
-    managementApi: z.enum(MANAGEMENT_APIS),
+    managementApi: z.enum(MANAGEMENT_API_VERSIONS),
   })
   .partial()
   .strict();

@@ -9,7 +9,7 @@ import { createEmulator, type EmulatorHandle } from './index.js';
 import { DEFAULT_LISTEN_ADDRESS, isListenError, parseListenAddress } from './listen-address.js';
 import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, PLAN_LOG_RETENTION_MS, type FaultScope, type Knobs } from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
-import { DEV_SIGNING_KEYS } from './signing.js';
+import { DEV_SIGNING_KEYS } from './delivery/signing.js';
 import { emulatorAccessLines } from './usage-text.js';
 import { errorMessage } from '../common/errors.js';
 

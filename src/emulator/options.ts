@@ -2,7 +2,7 @@
 // delivery limits and the initial knobs. Defaults are the documented development values.
 import type { PlanProfile } from './management/index.js';
 import { DEFAULT_KNOBS, mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
-import { DEV_SIGNING_KEYS } from './signing.js';
+import { DEV_SIGNING_KEYS } from './delivery/signing.js';
 
 export type { PlanProfile };
 

@@ -4,7 +4,7 @@
 import type { Router } from 'express';
 import { adminRouter } from './admin.js';
 import type { PlanProfile } from './plans.js';
-import type { ManagementApiVintage, TrafficReader } from './qstash-users.js';
+import type { ManagementApiVersion, TrafficReader } from './qstash-users.js';
 import { managementRouter } from './routes.js';
 import { ManagementState } from './state.js';
 
@@ -22,7 +22,7 @@ export {
 } from './inputs.js';
 export type { AccountRecord, Point, ServedSearchIndex, ServedVectorIndex } from './records.js';
 export type { VectorStats, VectorStatsScalars } from './vector-stats.js';
-export { MANAGEMENT_API_VINTAGES, type ManagementApiVintage, type QStashStatsRecord, type ServedAccount, type TrafficReader } from './qstash-users.js';
+export { MANAGEMENT_API_VERSIONS, type ManagementApiVersion, type QStashStatsRecord, type ServedAccount, type TrafficReader } from './qstash-users.js';
 
 export interface ManagementOptions {
   /** Basic auth username (account email) and password (management API key). */
@@ -37,8 +37,8 @@ export interface ManagementOptions {
   serviceNames: string[];
   /** What the delivery side billed: the primary user's official usage. */
   traffic?: TrafficReader;
-  /** Which vintage of the API is served (the `managementApi` knob). */
-  vintage?: () => ManagementApiVintage;
+  /** Which version of the API is served (the `managementApi` knob). */
+  apiVersion?: () => ManagementApiVersion;
 }
 
 export interface Management {

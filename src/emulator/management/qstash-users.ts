@@ -1,18 +1,18 @@
 // The regional QStash users as the management API serves them, and their official usage
-// (GET /v2/qstash/stats/{id}). Two vintages of the API (the `managementApi` knob):
+// (GET /v2/qstash/stats/{id}). Two versions of the API (the `managementApi` knob):
 //   current  GET /v2/qstash/users, /user/{id}, /stats/{id} and the legacy /user and /stats; the
 //            record has region, read_only_token, budget, max_bandwidth_per_second,
 //            prometheus_enabled (text), no password; reserved_type "" / qstash_fixed_* (2026-03+).
 //   legacy   only GET /v2/qstash/user and /v2/qstash/stats; the record has password and no region;
-//            reserved_type paid / qstash_enterprise_* (the spec's vintage).
+//            reserved_type paid / qstash_enterprise_* (the spec's version).
 import type { StatsPeriod } from './inputs.js';
 import { reservedTypeForService, type PlanProfile } from './plans.js';
 import type { AccountRecord, Point } from './records.js';
 import { DAY_MS, formatServiceTime, startOfUtcDay, startOfUtcMonth, weekdayName } from './time-format.js';
 import { PERIOD_SHAPES, periodTimes } from './vector-stats.js';
 
-export const MANAGEMENT_API_VINTAGES = ['current', 'legacy'] as const;
-export type ManagementApiVintage = (typeof MANAGEMENT_API_VINTAGES)[number];
+export const MANAGEMENT_API_VERSIONS = ['current', 'legacy'] as const;
+export type ManagementApiVersion = (typeof MANAGEMENT_API_VERSIONS)[number];
 
 /** Fields only the current record has. */
 const CURRENT_ONLY = ['region', 'read_only_token', 'budget', 'max_bandwidth_per_second', 'prometheus_enabled', 'modifying_state', 'deletion_time'] as const;
@@ -25,9 +25,9 @@ function currentReservedType(reservedType: string): string {
   return reservedType.replace(/^qstash_enterprise_/, 'qstash_fixed_');
 }
 
-/** One user as served under /v2/<serviceName>/... in the given vintage. */
-export function serveAccount(record: AccountRecord, vintage: ManagementApiVintage, serviceName: string): ServedAccount {
-  if (vintage === 'legacy') {
+/** One user as served under /v2/<serviceName>/... in the given API version. */
+export function serveAccount(record: AccountRecord, apiVersion: ManagementApiVersion, serviceName: string): ServedAccount {
+  if (apiVersion === 'legacy') {
     const legacy: Partial<AccountRecord> = { ...record };
     for (const field of CURRENT_ONLY) delete legacy[field];
     return { ...legacy, id: record.id, token: record.token, reserved_type: reservedTypeForService(record.reserved_type, serviceName) };
@@ -36,7 +36,7 @@ export function serveAccount(record: AccountRecord, vintage: ManagementApiVintag
   return { ...current, reserved_type: reservedTypeForService(currentReservedType(record.reserved_type), serviceName) };
 }
 
-/** What the delivery side billed (src/emulator/usage-ledger.ts), read by the stats. */
+/** What the delivery side billed (src/emulator/delivery/usage-ledger.ts), read by the stats. */
 export interface TrafficReader {
   between(fromMs: number, toMs: number): { requests: number; bytes: number };
   day(ms: number): { requests: number; bytes: number };

@@ -21,16 +21,16 @@ export function managementRouter(state: ManagementState, options: ManagementRout
 
   for (const name of options.serviceNames) {
     if (!SERVICE_NAME.test(name)) throw new Error(`invalid management service name: ${JSON.stringify(name)}`);
-    // Legacy paths of the spec's vintage, still served by the real API: the primary user.
+    // Legacy paths of the spec's API version, still served by the real API: the primary user.
     router.get(`/v2/${name}/user`, auth, handle((_req, res) => {
       res.json(state.accountFor(name));
     }));
     router.get(`/v2/${name}/stats`, auth, handle((req, res) => {
       res.json(state.qstashStats(undefined, parsePeriod(req.query.period)));
     }));
-    // Current paths (2026-03+): one QStash user per region; 404 on the legacy vintage.
+    // Current paths (2026-03+): one QStash user per region; 404 on the legacy API version.
     const current = (): void => {
-      if (state.vintage() === 'legacy') throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'not found');
+      if (state.apiVersion() === 'legacy') throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'not found');
     };
     router.get(`/v2/${name}/users`, auth, handle((_req, res) => {
       current();

@@ -17,7 +17,7 @@ import {
   NO_TRAFFIC,
   qstashStats,
   serveAccount,
-  type ManagementApiVintage,
+  type ManagementApiVersion,
   type QStashStatsRecord,
   type ServedAccount,
   type TrafficReader,
@@ -55,8 +55,8 @@ export interface ManagementStateOptions {
   now: () => number;
   /** What the delivery side billed: the primary user's official usage. None by default. */
   traffic?: TrafficReader;
-  /** Which vintage of the API is served (the `managementApi` knob); current by default. */
-  vintage?: () => ManagementApiVintage;
+  /** Which version of the API is served (the `managementApi` knob); current by default. */
+  apiVersion?: () => ManagementApiVersion;
 }
 
 /** Everything the management API would serve right now, for tests to compare an exporter with. */
@@ -66,7 +66,7 @@ export interface ManagementSnapshot {
   plan: PlanProfile;
   /** The record the legacy path GET /v2/qstash/user serves (the primary user). */
   account: ServedAccount;
-  /** Every regional user as GET /v2/qstash/users serves them (empty on the legacy vintage). */
+  /** Every regional user as GET /v2/qstash/users serves them (empty on the legacy API version). */
   users: ServedAccount[];
   searchIndexes: ServedSearchIndex[];
   vectorIndexes: ServedVectorIndex[];
@@ -120,18 +120,18 @@ export class ManagementState {
     return this.accountFor('qstash');
   }
 
-  vintage(): ManagementApiVintage {
-    return this.options.vintage?.() ?? 'current';
+  apiVersion(): ManagementApiVersion {
+    return this.options.apiVersion?.() ?? 'current';
   }
 
   /** The primary user as served under the legacy path /v2/<serviceName>/user. */
   accountFor(serviceName: string): ServedAccount {
-    return serveAccount(this.accountRecord, this.vintage(), serviceName);
+    return serveAccount(this.accountRecord, this.apiVersion(), serviceName);
   }
 
   /** Every regional user as GET /v2/<serviceName>/users serves them. */
   usersFor(serviceName: string): ServedAccount[] {
-    return [this.accountRecord, this.secondaryRecord].map((record) => serveAccount(record, this.vintage(), serviceName));
+    return [this.accountRecord, this.secondaryRecord].map((record) => serveAccount(record, this.apiVersion(), serviceName));
   }
 
   /** One user by id, as GET /v2/<serviceName>/user/{id} serves it. */
@@ -250,7 +250,7 @@ export class ManagementState {
       now,
       plan: this.plan,
       account: this.account(),
-      users: this.vintage() === 'legacy' ? [] : this.usersFor('qstash'),
+      users: this.apiVersion() === 'legacy' ? [] : this.usersFor('qstash'),
       searchIndexes: this.searchIndexes(),
       vectorIndexes: this.vectorIndexes(),
       vectorStats: stats,

@@ -3,7 +3,7 @@
 // and the facts its log entries show (with redaction applied).
 import { urlParts, type MessageFacts } from './log-store.js';
 import type { CallbackSpec, FlowControlSpec, HeaderMap, HttpMethod, RedactionSpec } from './message-options.js';
-import { makeId } from './random.js';
+import { makeId } from '../random.js';
 import { recordedBody, recordedHeaders } from './redaction.js';
 import type { RetryDelayExpression } from './retry-delay.js';
 

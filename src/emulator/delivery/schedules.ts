@@ -2,10 +2,10 @@
 // on the shared timer queue at its next occurrence on the virtual clock, so the time scale makes
 // crons run faster; `nextScheduleTime` and `lastScheduleTime` are the real instants it fires at
 // and fired at. Pausing keeps the next time; an occurrence that comes while paused is skipped.
-import type { ScaledClock, TimerHandle, TimerQueue } from './clock.js';
+import type { ScaledClock, TimerHandle, TimerQueue } from '../clock.js';
 import type { CronSchedule } from './cron.js';
 import type { Destination } from './destination.js';
-import { EmulatorNotFoundError } from './errors.js';
+import { EmulatorNotFoundError } from '../errors.js';
 import type { MessageSpec } from './message-options.js';
 import { recordedHeaders, redactedValue } from './redaction.js';
 import { errorMessage } from '../common/errors.js';

@@ -4,9 +4,9 @@
 // absent on the last page. Knobs choose the side where the real service's behaviour is split:
 // which paths exist, the grouped shape, trimBody, large bodies, numeric cursors.
 import type { Request, RequestHandler } from 'express';
-import { EmulatorInputError } from '../errors.js';
-import { sendError } from '../http-util.js';
-import type { Knobs } from '../knobs.js';
+import { EmulatorInputError } from '../../errors.js';
+import { sendError } from '../../http-util.js';
+import type { Knobs } from '../../knobs.js';
 import { LOG_STATES, toLogEntryJson, type LogEntryJson, type LogFilter, type LogState, type StoredEntry } from '../log-store.js';
 import type { DeliveryService } from '../service.js';
 import { largeBodyOf } from './large-bodies.js';

@@ -1,21 +1,21 @@
 // The delivery service's state and behaviour, independent of HTTP: publishing to URLs and URL
 // Groups with de-duplication, the dispatcher, schedules, queues, the log and the knobs.
-import { ScaledClock, TimerQueue } from './clock.js';
+import { ScaledClock, TimerQueue } from '../clock.js';
 import { contentDedupKey, DedupIndex, idDedupKey } from './dedup.js';
 import type { Destination } from './destination.js';
 import { Dispatcher } from './dispatcher.js';
 import { DlqStore } from './dlq.js';
 import { FlowControlStore } from './flow-control.js';
-import { EmulatorInputError } from './errors.js';
+import { EmulatorInputError } from '../errors.js';
 import { HttpDelivery, type RequestSigner } from './http-delivery.js';
-import { ACCOUNT_LIMITS } from './management/plans.js';
-import { mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
+import { ACCOUNT_LIMITS } from '../management/plans.js';
+import { mergeKnobs, parseKnobsPatch, type Knobs } from '../knobs.js';
 import { LogStore, type GroundTruth } from './log-store.js';
 import type { AttemptOutcome, FinalOutcome } from './message.js';
 import type { MessageSpec } from './message-options.js';
-import { PLAN_DEFAULTS, type PlanDefaults, type PlanProfile, type ResolvedOptions } from './options.js';
+import { PLAN_DEFAULTS, type PlanDefaults, type PlanProfile, type ResolvedOptions } from '../options.js';
 import { QueueStore } from './queues.js';
-import { SeededRandom } from './random.js';
+import { SeededRandom } from '../random.js';
 import { ScheduleStore, type Schedule } from './schedules.js';
 import { createRequestSigner, SigningKeys } from './signing.js';
 import { UrlGroupStore } from './url-groups.js';

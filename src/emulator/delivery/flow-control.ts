@@ -3,8 +3,8 @@
 // seconds); messages over either limit wait in the key's wait list. A key can be paused (new and
 // waiting messages stay), and its parallelism or rate pinned (later messages cannot change it).
 // The record follows the SDK's FlowControlInfo. 0 in parallelismMax or rateMax means no limit.
-import type { ScaledClock } from './clock.js';
-import { EmulatorNotFoundError } from './errors.js';
+import type { ScaledClock } from '../clock.js';
+import { EmulatorNotFoundError } from '../errors.js';
 import type { FlowControlSpec } from './message-options.js';
 
 /** Period of a rate given without one (the SDK's default: a second). */

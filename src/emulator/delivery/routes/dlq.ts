@@ -3,7 +3,7 @@
 // repeated `dlqIds`, or a filter / nothing (all) with `count` and `cursor`, as the SDK sends them.
 import { Router, type Request } from 'express';
 import { DLQ_MAX_PAGE_SIZE, dlqJson, type DlqFilter } from '../dlq.js';
-import { EmulatorInputError } from '../errors.js';
+import { EmulatorInputError } from '../../errors.js';
 import type { DeliveryService } from '../service.js';
 
 const DLQ_ID = /^\d+-\d+$/;

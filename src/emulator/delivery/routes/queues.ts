@@ -3,8 +3,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseName } from '../destination.js';
-import { EmulatorInputError } from '../errors.js';
-import { readJsonInput } from '../http-util.js';
+import { EmulatorInputError } from '../../errors.js';
+import { readJsonInput } from '../../http-util.js';
 import { queueJson } from '../queues.js';
 import type { DeliveryService } from '../service.js';
 

@@ -4,10 +4,10 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { CronError, CronSchedule } from '../cron.js';
 import { parseDestination, parseName, splitRawTarget } from '../destination.js';
-import { EmulatorInputError, EmulatorNotFoundError } from '../errors.js';
-import { callerIpOf, readRawBody, sendError } from '../http-util.js';
+import { EmulatorInputError, EmulatorNotFoundError } from '../../errors.js';
+import { callerIpOf, readRawBody, sendError } from '../../http-util.js';
 import { parseMessageSpec, RequestHeaders } from '../message-options.js';
-import { makeId } from '../random.js';
+import { makeId } from '../../random.js';
 import { scheduleJson } from '../schedules.js';
 import type { DeliveryService } from '../service.js';
 

@@ -2,7 +2,7 @@
 // GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, GET /__emulator/workflows/ground-truth,
 // POST /__emulator/reset.
 import { Router } from 'express';
-import { readJsonBody } from '../http-util.js';
+import { readJsonBody } from '../../http-util.js';
 import type { DeliveryService } from '../service.js';
 
 export const ADMIN_PREFIX = '/__emulator';

@@ -2,7 +2,7 @@
 // is kept here with the answer of its last attempt, until deleted or pushed out by the plan's
 // max_dlq_size (oldest first). Records follow the SDK's DlqMessage; ids are `<ms>-<seq>` (a
 // Redis-stream-like id, as the failure callback's `dlqId` shows), so they sort by arrival.
-import { EmulatorNotFoundError } from './errors.js';
+import { EmulatorNotFoundError } from '../errors.js';
 import type { HeaderMap } from './message-options.js';
 import type { Message } from './message.js';
 

@@ -5,7 +5,7 @@
 // asked, only those younger than an age; every event ever written is also counted in the ground
 // truth, including those retention dropped. An entry may become visible later than its time
 // (a per-entry lag), so reads can see newer entries before older ones, as the real service may.
-import { hostOf } from '../common/url.js';
+import { hostOf } from '../../common/url.js';
 import type { HeaderMap } from './message-options.js';
 import { UsageLedger } from './usage-ledger.js';
 

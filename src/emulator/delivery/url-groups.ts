@@ -1,6 +1,6 @@
 // URL Groups (the API calls them topics): a named set of endpoints; a message to the group is
 // one message per endpoint.
-import { EmulatorInputError, EmulatorNotFoundError } from './errors.js';
+import { EmulatorInputError, EmulatorNotFoundError } from '../errors.js';
 
 export interface Endpoint {
   name?: string;

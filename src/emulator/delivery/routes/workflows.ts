@@ -9,8 +9,8 @@
 // groupBy=workflowRunId (the OpenAPI's flat event mode) is not served: 400.
 // DELETE /v2/workflows/runs/{id}: cancels the run.
 import { Router, type Request, type RequestHandler } from 'express';
-import { EmulatorInputError } from '../errors.js';
-import { sendError } from '../http-util.js';
+import { EmulatorInputError } from '../../errors.js';
+import { sendError } from '../../http-util.js';
 import type { DeliveryService } from '../service.js';
 import { RUN_STATES, STEP_STATES, toRunJson, type RunQuery } from '../workflows.js';
 

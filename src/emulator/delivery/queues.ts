@@ -1,6 +1,6 @@
 // Named queues: created on first use (enqueue) or by upsert, with a parallelism (attempts of the
 // queue's messages in flight at once) and a paused flag (a paused queue holds its messages).
-import { EmulatorNotFoundError } from './errors.js';
+import { EmulatorNotFoundError } from '../errors.js';
 
 export interface QueueState {
   name: string;

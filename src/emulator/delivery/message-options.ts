@@ -2,9 +2,9 @@
 // into the settings of a message: method, timeout, retries, retry delay, delay / not-before,
 // de-duplication, labels, redaction, callbacks, flow control. Malformed values are 400 errors
 // naming the header; unknown prefixed headers are ignored, like the service does.
-import { DurationError, parseDuration } from '../common/duration.js';
+import { DurationError, parseDuration } from '../../common/duration.js';
 import { parseHttpUrl } from './destination.js';
-import { EmulatorInputError } from './errors.js';
+import { EmulatorInputError } from '../errors.js';
 import { RetryDelayExpression } from './retry-delay.js';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -3,7 +3,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseHttpUrl, parseName } from '../destination.js';
-import { readJsonInput } from '../http-util.js';
+import { readJsonInput } from '../../http-util.js';
 import type { DeliveryService } from '../service.js';
 import { urlGroupJson } from '../url-groups.js';
 

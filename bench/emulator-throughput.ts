@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { createEmulator } from './index.js';
+import { createEmulator } from '../src/emulator/index.js';
 
 export interface ThroughputOptions {
   /** Messages to publish. */

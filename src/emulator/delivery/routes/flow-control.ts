@@ -3,7 +3,7 @@
 // GET /v2/flowControl, the list the docs show (`{flowControls: [{flowControlKey, waitListSize}]}`), which the
 // knob `flowControlList: false` turns into a 404 (the SDK has no such call).
 import { Router, type Request } from 'express';
-import { EmulatorInputError, EmulatorNotFoundError } from '../errors.js';
+import { EmulatorInputError, EmulatorNotFoundError } from '../../errors.js';
 import type { DeliveryService } from '../service.js';
 
 function positive(req: Request, name: string): number | undefined {

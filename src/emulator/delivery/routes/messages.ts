@@ -3,11 +3,11 @@
 // string re-attached; the body is raw bytes of any content type, up to the body limit.
 import type { Request, RequestHandler, Response } from 'express';
 import { parseDestination, parseName, splitRawTarget, type RawRequestTarget } from '../destination.js';
-import { EmulatorInputError } from '../errors.js';
-import { callerIpOf, readRawBody } from '../http-util.js';
+import { EmulatorInputError } from '../../errors.js';
+import { callerIpOf, readRawBody } from '../../http-util.js';
 import { parseMessageSpec, RequestHeaders, type MessageSpec } from '../message-options.js';
-import { TRIGGER_DEFAULT_RETRIES } from '../options.js';
-import { makeId } from '../random.js';
+import { TRIGGER_DEFAULT_RETRIES } from '../../options.js';
+import { makeId } from '../../random.js';
 import type { DeliveryService, PublishResult } from '../service.js';
 
 function pathOf(rawUrl: string): string {

@@ -4,7 +4,7 @@
 // flag (held messages are its wait list). A message that fails for good goes to the DLQ.
 // Every state change is written to the log:
 // CREATED, ACTIVE, then DELIVERED, or ERROR + RETRY ... and finally FAILED.
-import type { ScaledClock, TimerQueue } from './clock.js';
+import type { ScaledClock, TimerQueue } from '../clock.js';
 import { isLoopbackUrl } from './destination.js';
 import type { DlqStore } from './dlq.js';
 import type { FlowControlState, FlowControlStore } from './flow-control.js';

@@ -2,7 +2,7 @@
 // string in the request's query string: the official SDKs do not percent-encode it. These
 // helpers take it from the raw request URL, never from a cleaned or decoded path.
 import { isIPv4 } from 'node:net';
-import { EmulatorInputError } from './errors.js';
+import { EmulatorInputError } from '../errors.js';
 
 export type Destination =
   | { kind: 'url'; url: string }
