@@ -14,7 +14,7 @@ import { buildMessage, type FinalOutcome, type Message, type NewMessage } from '
 import type { CallbackSpec } from './message-options.js';
 import type { QueueStore } from './queues.js';
 import { nextRetryDelayMs, retryHintFromHeaders } from './retry-policy.js';
-import { errorMessage } from '../common/errors.js';
+import { errorMessage } from '../../common/errors.js';
 
 export const NOT_ALLOWED_ERROR = 'destination not allowed by emulator';
 

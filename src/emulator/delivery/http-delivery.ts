@@ -3,7 +3,7 @@
 // body up to a cap). Never throws: every outcome becomes an AttemptResult.
 import { Agent, request } from 'undici';
 import { canonicalHeaderName, type HeaderMap, type HttpMethod } from './message-options.js';
-import { errorMessage } from '../common/errors.js';
+import { errorMessage } from '../../common/errors.js';
 
 /** Response bodies kept for the log and callbacks are cut at this size. */
 export const RESPONSE_BODY_CAP_BYTES = 64 * 1024;

@@ -8,7 +8,7 @@ import type { Destination } from './destination.js';
 import { EmulatorNotFoundError } from '../errors.js';
 import type { MessageSpec } from './message-options.js';
 import { recordedHeaders, redactedValue } from './redaction.js';
-import { errorMessage } from '../common/errors.js';
+import { errorMessage } from '../../common/errors.js';
 
 export type ScheduleMessageState = 'IN_PROGRESS' | 'SUCCESS' | 'FAIL';
 
