@@ -1,7 +1,7 @@
 // Printing the configuration without its secrets, and the list of secrets the logger scrubs.
 
 import YAML from 'yaml';
-import { cronForInterval, CRON_STEP_RULE } from '../collectors/schedule.js';
+import { cronForInterval, CRON_STEP_RULE } from '../common/cron-step.js';
 import { formatDuration } from '../common/duration.js';
 import { hostForUrl } from '../common/url.js';
 import type { ExporterConfig } from './schema.js';

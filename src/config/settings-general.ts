@@ -1,6 +1,6 @@
 // Settings rows of the top level: config file, listen address, upstream URLs and credentials,
 // collectors, state, web config, logging, header prefix, account path.
-import { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS } from '../collectors/catalogue.js';
+import { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS } from './collector-catalogue.js';
 import { LOG_LEVELS, type SettingSpec } from './setting-spec.js';
 
 export const GENERAL_SETTINGS: readonly SettingSpec[] = [

@@ -8,7 +8,7 @@ import { SECTION_SETTINGS } from './settings-sections.js';
 import type { SettingSpec } from './setting-spec.js';
 
 // Collector names and their default intervals come from the one list of collectors.
-export { COLLECTOR_NAMES, COLLECTOR_NEEDS, COLLECTORS_KEEPING_STATE, DEFAULT_POLL_INTERVALS, type CollectorName } from '../collectors/catalogue.js';
+export { COLLECTOR_NAMES, COLLECTOR_NEEDS, COLLECTORS_KEEPING_STATE, DEFAULT_POLL_INTERVALS, type CollectorName } from './collector-catalogue.js';
 export { DEFAULT_REMEDIATION_ALERTS, LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, YAML_SECTIONS, type SettingSpec } from './setting-spec.js';
 
 export const SETTINGS: readonly SettingSpec[] = [...GENERAL_SETTINGS, ...SECTION_SETTINGS];

@@ -7,7 +7,7 @@ import { Gauge, type LabelValues, type Registry } from 'prom-client';
 import { formatDuration } from '../../common/duration.js';
 import { SeriesGuard, type LabelSet, type SeriesCounters } from '../../metrics/cardinality.js';
 import type { CollectorName } from '../collector.js';
-import { cronForInterval } from '../schedule.js';
+import { cronForInterval } from '../poll-schedule.js';
 
 export interface GaugeSpec<L extends string> {
   name: string;
