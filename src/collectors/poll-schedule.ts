@@ -5,7 +5,7 @@
 // its next poll starts (the logs walk stops its cycle there, docs/counting.md "Rate limits"),
 // and consecutive polls are exactly one interval apart.
 import { cronForInterval, type CronPlan } from '../common/cron-step.js';
-import type { CollectorConfig } from '../config/schema.js';
+import type { CollectorConfig, ExporterConfig } from '../config/schema.js';
 import type { CollectorName } from '../config/collector-catalogue.js';
 
 /** Upper bound of a collector's phase. */
@@ -46,6 +46,15 @@ export class PollSchedule {
     const { intervalMs, phaseMs } = this.plan(name);
     return (Math.floor((now - phaseMs) / intervalMs) + 1) * intervalMs + phaseMs;
   }
+}
+
+/**
+ * The interval the runner polls `name` at, read from the exporter's schedule (a collector built
+ * without one, as in tests, plans its own from the configuration). What a collector says about
+ * its cadence (HELP texts) comes from here, so it is the interval really polled.
+ */
+export function polledIntervalMs(name: CollectorName, config: Pick<ExporterConfig, 'collectors'>, schedule?: PollSchedule): number {
+  return (schedule ?? new PollSchedule({ [name]: config.collectors[name] } as Record<CollectorName, CollectorConfig>)).plan(name).intervalMs;
 }
 
 export { cronForInterval, CRON_STEP_RULE, type CronPlan } from '../common/cron-step.js';
