@@ -136,10 +136,13 @@ export function enumList<T extends string>(allowed: readonly [T, ...T[]], what: 
   return list(what, z.enum(allowed), (key, text, raw) => enumItem(key, text, raw.origin, allowed, itemName));
 }
 
-/** A secret, given directly or as a file (read-secrets.ts); `masked` ones print as *** . */
-export function secret(masked: boolean): Kind<string | null> {
+/**
+ * A secret, given directly or as a file (read-secrets.ts); `what` names it in messages, and a
+ * `masked` one prints as *** .
+ */
+export function secret(what: string, { masked }: { masked: boolean }): Kind<string | null> {
   return {
-    read: (spec, sources) => readSecret(sources, spec.key),
+    read: (spec, sources) => readSecret(sources, spec.key, what),
     check: z.string().min(1).nullable(),
     render: (value) => (value === null ? undefined : masked ? MASK : value),
   };

@@ -4,22 +4,13 @@ import { ConfigError } from './errors.js';
 import { resolvePath, type Sources } from './precedence.js';
 import { asText } from './values.js';
 
-const SECRET_NAMES: Record<string, string> = {
-  qstash_token: 'QStash token',
-  upstash_email: 'account email',
-  upstash_api_key: 'management API key',
-  qstash_current_signing_key: 'QStash current signing key',
-  qstash_next_signing_key: 'QStash next signing key',
-  'remediation.bearer_token': 'remediation bearer token',
-};
-
-export function readSecret(sources: Sources, key: string): string | null {
+/** The secret `key` (or its `_file` variant); `what` names it in messages (`QStash token`). */
+export function readSecret(sources: Sources, key: string, what: string): string | null {
   const fileKey = `${key}_file`;
   const layer = sources.firstLayerWith([key, fileKey]);
   if (layer === undefined) return null;
   const direct = layer.get(key);
   const file = layer.get(fileKey);
-  const what = SECRET_NAMES[key] ?? 'secret';
   if (direct !== undefined && file !== undefined) {
     throw new ConfigError(key, `${direct.origin} and ${file.origin} are both set; keep only one of them`);
   }

@@ -50,7 +50,7 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     help: `QStash token; enables the ${COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(', ')} collectors`,
     secretFile: true,
     field: 'qstash.token',
-    kind: secret(true),
+    kind: secret('QStash token', { masked: true }),
   }),
   setting({
     key: 'qstash_current_signing_key',
@@ -61,7 +61,7 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     help: 'QStash current signing key; the probe receiver verifies Upstash-Signature with it (and the next key)',
     secretFile: true,
     field: 'qstash.currentSigningKey',
-    kind: secret(true),
+    kind: secret('QStash current signing key', { masked: true }),
   }),
   setting({
     key: 'qstash_next_signing_key',
@@ -72,7 +72,7 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     help: 'QStash next signing key (what the service signs with after a key rotation); needed with the current key',
     secretFile: true,
     field: 'qstash.nextSigningKey',
-    kind: secret(true),
+    kind: secret('QStash next signing key', { masked: true }),
   }),
   setting({
     key: 'management_url',
@@ -93,7 +93,7 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     help: 'account email for the management API; with the API key enables account, search, vector and usage',
     secretFile: true,
     field: 'management.email',
-    kind: secret(false),
+    kind: secret('account email', { masked: false }),
   }),
   setting({
     key: 'upstash_api_key',
@@ -104,7 +104,7 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     help: 'management API key (used with the email as HTTP basic auth)',
     secretFile: true,
     field: 'management.apiKey',
-    kind: secret(true),
+    kind: secret('management API key', { masked: true }),
   }),
   collectorsSetting({
     key: 'poll_interval',

@@ -187,7 +187,7 @@ export const SECTION_SETTINGS: readonly Setting[] = [
     help: 'secret Alertmanager must send as Authorization: Bearer on the remediation webhook',
     secretFile: true,
     field: 'remediation.bearerToken',
-    kind: secret(true),
+    kind: secret('remediation bearer token', { masked: true }),
   }),
   setting({
     key: 'remediation.alerts',
