@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseExposition, type Family } from '../test/exporter-e2e-helpers.js';
 import { NODE_FLAGS } from '../src/node-flags.js';
 import { sampleProcess, sleep, type ProcessSample } from './measure.js';
-import { COLLECTOR_NAMES, COLLECTOR_NEEDS } from '../src/collectors/catalogue.js';
+import { COLLECTOR_NAMES, COLLECTOR_NEEDS } from '../src/config/collector-catalogue.js';
 
 /**
  * Flags that leave the logs collector alone among the QStash ones (the management ones are off

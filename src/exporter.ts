@@ -8,7 +8,7 @@ import { buildCollectors } from './collectors/index.js';
 import { CollectorRunner } from './collectors/runner.js';
 import { cannotListenText, isListenError } from './common/listen.js';
 import { hostForUrl } from './common/url.js';
-import { PollSchedule } from './collectors/schedule.js';
+import { PollSchedule } from './collectors/poll-schedule.js';
 import { ConfigError, configSecrets, type ExporterConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { createdAtProcessStart } from './metrics/openmetrics.js';

@@ -2,6 +2,8 @@
 // newest point of a time series by parsed time, the destination label, and the HELP cadence.
 import { describe, expect, it } from 'vitest';
 import { cadenceNote, helpText, limitValue } from '../src/collectors/inventory/gauges.js';
+import { polledIntervalMs } from '../src/collectors/poll-schedule.js';
+import type { ExporterConfig } from '../src/config/index.js';
 import { destinationLabel } from '../src/collectors/destination.js';
 import { NewestPointReader, newestPoint } from '../src/collectors/inventory/series.js';
 import { captureLogger } from './exporter-e2e-helpers.js';
@@ -72,8 +74,9 @@ describe('destinationLabel', () => {
 describe('HELP text', () => {
   it('names the source and the effective interval of the collector', () => {
     expect(cadenceNote('vector', 60_000)).toBe('Cached: polled every 1m by the vector collector, scrapes serve the last successful poll');
-    // 7 s cannot be scheduled exactly; the runner rounds to 6 s and HELP says what really happens.
-    expect(cadenceNote('schedules', 7_000)).toContain('polled every 6s by the schedules collector');
+    // 7 s cannot be scheduled exactly; the schedule rounds to 6 s and HELP says what really happens.
+    const collectors = { schedules: { enabled: true, intervalMs: 7_000, disabledReason: null } } as ExporterConfig['collectors'];
+    expect(cadenceNote('schedules', polledIntervalMs('schedules', { collectors }))).toContain('polled every 6s by the schedules collector');
     expect(helpText({ meaning: 'Vectors', source: 'x of GET /y' }, 'Cached.')).toBe('Vectors. Source: x of GET /y. Cached.');
   });
 });

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { COLLECTOR_NEEDS } from '../src/collectors/catalogue.js';
-import { PollSchedule } from '../src/collectors/schedule.js';
+import { COLLECTOR_NEEDS } from '../src/config/collector-catalogue.js';
+import { PollSchedule } from '../src/collectors/poll-schedule.js';
 import { formatDuration, parseDuration } from '../src/common/duration.js';
 import {
   COLLECTOR_NAMES,

@@ -35,6 +35,8 @@ const PERIOD_US = Number(process.env.CPU_STARVED_PERIOD_US ?? 100_000);
 const MODE = process.env.CPU_STARVED_MODE ?? 'quota';
 /** Requests a second the emulator announces (Burst-RateLimit-Limit); the exporter paces itself to half of it. */
 const RATE_LIMIT = Number(process.env.CPU_STARVED_LIMIT ?? 100);
+/** Entries a log page holds (--logs-page-size): small pages make a cycle many paced requests. */
+const PAGE_SIZE = Number(process.env.CPU_STARVED_PAGE_SIZE ?? 1000);
 const EVENTS = 'upstash_qstash_message_events_total';
 /** The core the exporter and the busy loops share. */
 const CORE = '0';
@@ -95,7 +97,7 @@ async function starvedRun(seed: number): Promise<RunResult> {
     qstashUrl: emulator.url,
     token: emulator.credentials.token,
     stateFile: join(stateDir, 'state.json'),
-    args: ['--poll-interval', '1s', '--logs-ingestion-delay', '3s'],
+    args: ['--poll-interval', '1s', '--logs-ingestion-delay', '3s', '--logs-page-size', String(PAGE_SIZE)],
     onLine: (line) => output.push(line),
   });
   cleanups.push(() => exporter.kill());

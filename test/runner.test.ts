@@ -5,7 +5,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COLLECTOR_NAMES, type Collector, type CollectorName, type PollContext } from '../src/collectors/collector.js';
 import { CollectorRunner, describeError } from '../src/collectors/runner.js';
-import { cronForInterval, PollSchedule } from '../src/collectors/schedule.js';
+import { cronForInterval, PollSchedule } from '../src/collectors/poll-schedule.js';
 import type { Logger } from '../src/logging/index.js';
 import { SelfMetrics } from '../src/metrics/self.js';
 import { SnapshotRegistry } from '../src/metrics/snapshot.js';

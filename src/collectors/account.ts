@@ -14,6 +14,7 @@ import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './collector.js';
 import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 /** The limit fields of the record (the schema also lets unknown fields through). */
 type LimitField =
@@ -222,7 +223,7 @@ export const createAccountCollector: CollectorFactory = (config, deps) =>
     ? null
     : new AccountCollector({
         client: deps.management,
-        intervalMs: config.collectors.account.intervalMs,
+        intervalMs: polledIntervalMs('account', config, deps.schedule),
         bounds: deps.selfMetrics.seriesCounters,
         accountPath: config.management.accountPath,
       });

@@ -7,11 +7,11 @@ import type { ManagementClient } from '../api/management.js';
 import type { ExporterConfig } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import type { SelfMetrics } from '../metrics/self.js';
-import type { CollectorName } from './catalogue.js';
-import type { PollSchedule } from './schedule.js';
+import type { CollectorName } from '../config/collector-catalogue.js';
+import type { PollSchedule } from './poll-schedule.js';
 
-export type { CollectorName } from './catalogue.js';
-export { COLLECTOR_NAMES } from './catalogue.js';
+export type { CollectorName } from '../config/collector-catalogue.js';
+export { COLLECTOR_NAMES } from '../config/collector-catalogue.js';
 
 export interface CollectorDeps {
   /** QStash client; null without a token. */

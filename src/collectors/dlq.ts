@@ -11,6 +11,7 @@ import { ApiUpstreamError } from '../api/errors.js';
 import type { CollectorFactory, PollContext } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const SOURCE = 'GET /v2/dlq';
 
@@ -124,7 +125,7 @@ export const createDlqCollector: CollectorFactory = (config, deps) =>
     ? null
     : new DlqCollector({
         client: deps.delivery,
-        intervalMs: config.collectors.dlq.intervalMs,
+        intervalMs: polledIntervalMs('dlq', config, deps.schedule),
         bounds: deps.selfMetrics.seriesCounters,
         maxPages: config.dlq.maxPages,
       });

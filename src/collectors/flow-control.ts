@@ -13,6 +13,7 @@ import type { CollectorFactory, PollContext } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { OptionalEndpoint, type EndpointAvailabilityGauge } from './optional-endpoint.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const SOURCE = 'GET /v2/flowControl/{key}';
 const LIST_SOURCE = 'GET /v2/flowControl';
@@ -164,7 +165,7 @@ export const createFlowControlCollector: CollectorFactory = (config, deps) =>
     ? null
     : new FlowControlCollector({
         client: deps.delivery,
-        intervalMs: config.collectors.flow_control.intervalMs,
+        intervalMs: polledIntervalMs('flow_control', config, deps.schedule),
         bounds: deps.selfMetrics.seriesCounters,
         keys: config.flowControl.keys,
         maxKeys: config.flowControl.maxKeys,

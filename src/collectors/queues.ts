@@ -12,6 +12,7 @@ import type { CollectorFactory, PollContext } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { OptionalEndpoint, type EndpointAvailabilityGauge } from './optional-endpoint.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const SOURCE = 'GET /v2/queues';
 const GLOBAL_SOURCE = 'GET /v2/globalParallelism';
@@ -116,7 +117,7 @@ export const createQueuesCollector: CollectorFactory = (config, deps) =>
     ? null
     : new QueuesCollector({
         client: deps.delivery,
-        intervalMs: config.collectors.queues.intervalMs,
+        intervalMs: polledIntervalMs('queues', config, deps.schedule),
         bounds: deps.selfMetrics.seriesCounters,
         availability: deps.selfMetrics.endpointAvailable,
       });

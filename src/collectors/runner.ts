@@ -1,5 +1,5 @@
 // Runs the collectors in the background: one poll of each at start, then one node-cron task per
-// collector, each poll started at the collector's fixed phase after its tick (schedule.ts). A
+// collector, each poll started at the collector's fixed phase after its tick (poll-schedule.ts). A
 // poll due while the previous one still runs is skipped and counted, except for a collector
 // that walks a backlog (Collector.deferOverlappingTick): its next poll starts as soon as the
 // running one ends. Records each poll in SelfMetrics and in a status the landing page and the
@@ -13,7 +13,7 @@ import { createScrubber, type Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
-import { CRON_STEP_RULE, PollSchedule } from './schedule.js';
+import { CRON_STEP_RULE, PollSchedule } from './poll-schedule.js';
 import { WallClockWatch } from '../common/wall-clock-watch.js';
 import { errorCode } from '../common/errors.js';
 

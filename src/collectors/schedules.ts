@@ -11,6 +11,7 @@ import type { CollectorFactory } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { destinationLabel } from './destination.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 /** States of `lastScheduleStates` values (not log states), each pre-set to 0 per schedule. */
 export const SCHEDULE_RUN_STATES = ['IN_PROGRESS', 'SUCCESS', 'FAIL'] as const;
@@ -68,7 +69,7 @@ export interface SchedulesCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
   bounds?: InventoryBounds;
   client: Pick<DeliveryClient, 'listSchedules'>;
-  /** The collector's poll interval, ms (named in HELP). */
+  /** The interval the collector is polled at, ms, as the poll schedule gives it (named in HELP). */
   intervalMs: number;
 }
 
@@ -148,4 +149,4 @@ export class SchedulesCollector extends SnapshotCollector<'schedules', readonly 
 export const createSchedulesCollector: CollectorFactory = (config, deps) =>
   deps.delivery === null
     ? null
-    : new SchedulesCollector({ client: deps.delivery, intervalMs: config.collectors.schedules.intervalMs, bounds: deps.selfMetrics.seriesCounters });
+    : new SchedulesCollector({ client: deps.delivery, intervalMs: polledIntervalMs('schedules', config, deps.schedule), bounds: deps.selfMetrics.seriesCounters });

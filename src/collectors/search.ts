@@ -15,6 +15,7 @@ import { flagValue, registerGauge, registerIndexFieldGauges, type GaugeSpec, typ
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { mapConcurrently, VECTOR_STATS_CONCURRENCY, VECTOR_STATS_VALUES } from './vector.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const SOURCE = 'GET /v2/search';
 const STATS_SOURCE = 'GET /v2/search/{id}/stats?period=1h';
@@ -145,4 +146,4 @@ export class SearchCollector extends SnapshotCollector<'search', PollResult> {
 export const createSearchCollector: CollectorFactory = (config, deps) =>
   deps.management === null
     ? null
-    : new SearchCollector({ client: deps.management, intervalMs: config.collectors.search.intervalMs, bounds: deps.selfMetrics.seriesCounters });
+    : new SearchCollector({ client: deps.management, intervalMs: polledIntervalMs('search', config, deps.schedule), bounds: deps.selfMetrics.seriesCounters });

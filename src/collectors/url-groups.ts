@@ -9,6 +9,7 @@ import type { DeliveryClient, UrlGroupInfo } from '../api/delivery.js';
 import type { CollectorFactory, PollContext } from './collector.js';
 import { registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const SOURCE = 'GET /v2/topics';
 
@@ -57,4 +58,4 @@ export class UrlGroupsCollector extends SnapshotCollector<'url_groups', UrlGroup
 export const createUrlGroupsCollector: CollectorFactory = (config, deps) =>
   deps.delivery === null
     ? null
-    : new UrlGroupsCollector({ client: deps.delivery, intervalMs: config.collectors.url_groups.intervalMs, bounds: deps.selfMetrics.seriesCounters });
+    : new UrlGroupsCollector({ client: deps.delivery, intervalMs: polledIntervalMs('url_groups', config, deps.schedule), bounds: deps.selfMetrics.seriesCounters });

@@ -27,6 +27,7 @@ import type { CollectorFactory, PollContext } from './collector.js';
 import { registerGauge } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { OptionalEndpoint, unsupportedSummary, type EndpointAvailabilityGauge } from './optional-endpoint.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const DAY_MS = 86_400_000;
 
@@ -158,7 +159,7 @@ export const createUsageCollector: CollectorFactory = (config, deps) =>
     ? null
     : new UsageCollector({
         client: deps.management,
-        intervalMs: config.collectors.usage.intervalMs,
+        intervalMs: polledIntervalMs('usage', config, deps.schedule),
         bounds: deps.selfMetrics.seriesCounters,
         accountPath: config.management.accountPath,
         availability: deps.selfMetrics.endpointAvailable,

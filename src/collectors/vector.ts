@@ -31,6 +31,7 @@ import type { CollectorFactory } from './collector.js';
 import { registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
+import { polledIntervalMs } from './poll-schedule.js';
 
 const LIST_SOURCE = 'GET /v2/vector/index';
 const ID = ['index_id'] as const;
@@ -287,7 +288,7 @@ export const createVectorCollector: CollectorFactory = (config, deps) => {
   }
   return new VectorCollector({
     client: deps.management,
-    intervalMs: config.collectors.vector.intervalMs,
+    intervalMs: polledIntervalMs('vector', config, deps.schedule),
     bounds: deps.selfMetrics.seriesCounters,
     indexIds: config.vector.indexIds,
     discovery: config.vector.discovery,

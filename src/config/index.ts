@@ -2,16 +2,16 @@
 export { loadConfig } from './load.js';
 export { ConfigError, isConfigError } from './errors.js';
 export { maskConfig, configSecrets, renderConfigYaml, MASK } from './mask.js';
-export {
-  ExporterConfigSchema,
-  type ExporterConfig,
-  type CollectorConfig,
-  type LogLevel,
-  type LogFormat,
-  type VectorStatsPeriod,
-  type OptInLogLabel,
-  type ProbeConfig,
-  type RemediationConfig,
+export { settingsTableMarkdown } from './docs-table.js';
+export type {
+  ExporterConfig,
+  CollectorConfig,
+  LogLevel,
+  LogFormat,
+  VectorStatsPeriod,
+  OptInLogLabel,
+  ProbeConfig,
+  RemediationConfig,
 } from './schema.js';
 export {
   COLLECTOR_NAMES,
@@ -23,6 +23,7 @@ export {
   DEFAULT_REMEDIATION_ALERTS,
   SETTINGS,
   type CollectorName,
+  type Setting,
   type SettingSpec,
 } from './settings.js';
 export { knownFlags } from './sources.js';

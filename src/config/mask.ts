@@ -1,28 +1,22 @@
 // Printing the configuration without its secrets, and the list of secrets the logger scrubs.
 
 import YAML from 'yaml';
-import { cronForInterval, CRON_STEP_RULE } from '../collectors/schedule.js';
-import { formatDuration } from '../common/duration.js';
-import { hostForUrl } from '../common/url.js';
+import { MASK } from './kinds.js';
+import { scheduledInterval } from './read-collectors.js';
 import type { ExporterConfig } from './schema.js';
-import { COLLECTOR_NAMES } from './settings.js';
+import { COLLECTOR_NAMES, SETTINGS } from './settings.js';
+import { setValueAt, valueAt } from './validate.js';
 
-export const MASK = '***';
+export { MASK } from './kinds.js';
 
-/** A copy with the token, the API key, the signing keys and the bearer token replaced by `***` (unset ones stay null). */
+/** A copy with every secret that check-config masks replaced by `***` (unset ones stay null). */
 export function maskConfig(config: ExporterConfig): ExporterConfig {
-  const mask = (secret: string | null): string | null => (secret === null ? null : MASK);
-  return {
-    ...structuredClone(config),
-    qstash: {
-      ...config.qstash,
-      token: mask(config.qstash.token),
-      currentSigningKey: mask(config.qstash.currentSigningKey),
-      nextSigningKey: mask(config.qstash.nextSigningKey),
-    },
-    management: { ...config.management, apiKey: mask(config.management.apiKey) },
-    remediation: { ...config.remediation, alerts: [...config.remediation.alerts], bearerToken: mask(config.remediation.bearerToken) },
-  };
+  const masked = structuredClone(config);
+  for (const row of SETTINGS) {
+    if (row.field === undefined || row.kind.render(valueAt(config, row.field), config) !== MASK) continue;
+    setValueAt(masked as unknown as Record<string, unknown>, row.field, MASK);
+  }
+  return masked;
 }
 
 /**
@@ -45,18 +39,28 @@ export function configSecrets(config: ExporterConfig): string[] {
   return secrets;
 }
 
-function formatListen({ host, port }: ExporterConfig['listen']): string {
-  return `${hostForUrl(host)}:${port}`;
-}
-
 /**
- * A collector's poll interval as the runner schedules it (cronForInterval, as PollSchedule), and
- * when that is not the interval asked, the note saying so.
+ * The YAML document in the config file's own keys, one entry per row in --help's order (a row
+ * with yamlAfter follows that key in its section), each value as its kind renders it.
  */
-function pollInterval(requestedMs: number): { effective: string; note: string | null } {
-  const plan = cronForInterval(requestedMs);
-  const effective = formatDuration(plan.intervalMs);
-  return { effective, note: plan.exact ? null : `${formatDuration(requestedMs)} asked, rounded to ${effective}: ${CRON_STEP_RULE}` };
+function yamlDocument(config: ExporterConfig): Record<string, unknown> {
+  const document: Record<string, unknown> = {};
+  const placeLater: { key: string; after: string; value: unknown }[] = [];
+  for (const row of SETTINGS) {
+    if (row.notInYaml === true) continue;
+    const value = row.kind.render(row.field === undefined ? undefined : valueAt(config, row.field), config);
+    if (value === undefined) continue;
+    if (row.yamlAfter === undefined) setValueAt(document, row.key, value);
+    else placeLater.push({ key: row.key, after: row.yamlAfter, value });
+  }
+  for (const { key, after, value } of placeLater) {
+    const section = key.slice(0, key.indexOf('.'));
+    const entries = Object.entries(document[section] as Record<string, unknown>);
+    const at = entries.findIndex(([name]) => `${section}.${name}` === after) + 1;
+    entries.splice(at, 0, [key.slice(section.length + 1), value]);
+    document[section] = Object.fromEntries(entries);
+  }
+  return document;
 }
 
 /**
@@ -66,90 +70,19 @@ function pollInterval(requestedMs: number): { effective: string; note: string | 
  * the masked secrets, the output is itself a valid configuration file.
  */
 export function renderConfigYaml(config: ExporterConfig): string {
-  const masked = maskConfig(config);
-  const { qstash, management, http, logs, vector, dlq, flowControl, probe, remediation } = masked;
-  const optional = <T>(key: string, value: T | null): Record<string, T> => (value === null ? {} : { [key]: value });
-
-  const document = {
-    listen_address: formatListen(masked.listen),
-    qstash_url: qstash.url,
-    ...optional('qstash_token', qstash.token),
-    ...optional('qstash_current_signing_key', qstash.currentSigningKey),
-    ...optional('qstash_next_signing_key', qstash.nextSigningKey),
-    management_url: management.url,
-    ...optional('upstash_email', management.email),
-    ...optional('upstash_api_key', management.apiKey),
-    poll_interval: Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, pollInterval(masked.collectors[name].intervalMs).effective])),
-    disabled_collectors: COLLECTOR_NAMES.filter((name) => masked.collectors[name].disabledReason?.startsWith('switched off') === true),
-    state_file: masked.stateFile ?? 'none',
-    ...optional('web_config_file', masked.webConfigFile),
-    openmetrics: masked.openMetrics,
-    log_level: masked.log.level,
-    log_format: masked.log.format,
-    header_prefix: qstash.headerPrefix,
-    account_path: management.accountPath,
-    web: { max_connections: masked.web.maxConnections },
-    http: {
-      connect_timeout: formatDuration(http.timeouts.connectMs),
-      headers_timeout: formatDuration(http.timeouts.headersMs),
-      body_timeout: formatDuration(http.timeouts.bodyMs),
-      max_retries: http.retry.maxRetries,
-      retry_base_delay: formatDuration(http.retry.baseDelayMs),
-      retry_max_delay: formatDuration(http.retry.maxDelayMs),
-      max_rate_limit_wait: formatDuration(http.retry.maxRateLimitWaitMs),
-      rate_limit_share: http.retry.rateLimitShare,
-    },
-    logs: {
-      path: qstash.logsPath,
-      ingestion_delay: formatDuration(logs.ingestionDelayMs),
-      overlap: formatDuration(logs.overlapMs),
-      lateness_horizon: formatDuration(logs.latenessHorizonMs),
-      max_pages: logs.maxPagesPerCycle,
-      parallel_slices: logs.maxParallelSlices,
-      page_size: logs.pageSize,
-      max_page_mib: logs.maxPageBytes / (1024 * 1024),
-      labels: logs.labels,
-      series_limit: logs.seriesLimit,
-      message_tracker_size: logs.messageTrackerSize,
-    },
-    vector: {
-      index_ids: vector.indexIds,
-      discovery: vector.discovery,
-      stats_period: vector.statsPeriod,
-    },
-    dlq: { max_pages: dlq.maxPages },
-    flow_control: { keys: flowControl.keys, max_keys: flowControl.maxKeys },
-    probe: {
-      enabled: probe.enabled,
-      interval: formatDuration(probe.intervalMs),
-      timeout: formatDuration(probe.timeoutMs),
-      queue: probe.queue,
-      ...optional('receiver_url', probe.receiverUrl),
-      receiver_path: probe.receiverPath,
-      ...optional('workflow_url', probe.workflowUrl),
-      insecure_receiver: probe.insecureReceiver,
-    },
-    remediation: {
-      enabled: remediation.enabled,
-      ...optional('bearer_token', remediation.bearerToken),
-      alerts: remediation.alerts,
-      dry_run: remediation.dryRun,
-    },
-  };
-
-  const doc = new YAML.Document(document);
+  const doc = new YAML.Document(yamlDocument(config));
   for (const name of COLLECTOR_NAMES) {
-    const { note } = pollInterval(masked.collectors[name].intervalMs);
+    const { note } = scheduledInterval(config.collectors[name].intervalMs);
     const node = doc.getIn(['poll_interval', name], true);
     if (note !== null && YAML.isScalar(node)) node.comment = ` ${note}`;
   }
   const collectorLines = COLLECTOR_NAMES.map((name) => {
-    const { enabled, intervalMs, disabledReason } = masked.collectors[name];
-    const { effective, note } = pollInterval(intervalMs);
+    const { enabled, intervalMs, disabledReason } = config.collectors[name];
+    const { effective, note } = scheduledInterval(intervalMs);
     return ` ${name}: ${enabled ? `on, every ${effective}${note === null ? '' : ` (${note})`}` : `off (${disabledReason ?? 'disabled'})`}`;
   });
   doc.commentBefore = [
-    ` effective configuration${masked.configFile === null ? '' : ` (file ${masked.configFile})`}; secrets shown as ${MASK}`,
+    ` effective configuration${config.configFile === null ? '' : ` (file ${config.configFile})`}; secrets shown as ${MASK}`,
     ' collectors:',
     ...collectorLines.map((line) => ` ${line}`),
   ].join('\n');

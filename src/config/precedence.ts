@@ -1,12 +1,26 @@
 // The configuration's sources in precedence order (flags > environment > YAML file > the
-// settings table's defaults), and where a value came from.
+// settings table's defaults), the raw values they give, and where a value came from.
 import { isAbsolute, resolve } from 'node:path';
-import { settingByKey } from './settings.js';
-import type { Layer, RawValue } from './sources.js';
+import type { SettingSpec } from './setting-spec.js';
+
+export type SourceKind = 'flag' | 'env' | 'yaml' | 'default';
+
+export interface RawValue {
+  /** A string from flags and env (string[] for repeated flags); any YAML value from the file. */
+  value: unknown;
+  source: SourceKind;
+  /** How the user wrote the name: `--log-level`, `LOG_LEVEL`, `log_level in ./x.yaml`. */
+  origin: string;
+  /** Directory that relative paths are resolved against (the YAML file's), when not the cwd. */
+  baseDir?: string;
+}
+
+/** One source's raw values, keyed by setting key (`<key>_file` for the file variant of a secret). */
+export type Layer = Map<string, RawValue>;
 
 /** A setting's default from the settings table, parsed like any given value. */
-export function defaultValue(key: string): RawValue {
-  return { value: settingByKey(key).defaultText, source: 'default', origin: `the default of ${key}` };
+export function defaultValue(spec: Pick<SettingSpec, 'key' | 'defaultText'>): RawValue {
+  return { value: spec.defaultText, source: 'default', origin: `the default of ${spec.key}` };
 }
 
 /** The three sources in precedence order, highest first. */
@@ -20,6 +34,11 @@ export class Sources {
       if (raw !== undefined) return raw;
     }
     return undefined;
+  }
+
+  /** The given value of a setting, or its default. */
+  givenOrDefault(spec: Pick<SettingSpec, 'key' | 'defaultText'>): RawValue {
+    return this.get(spec.key) ?? defaultValue(spec);
   }
 
   /** Every value given for a key, lowest precedence first (for settings that merge). */

@@ -1,9 +1,11 @@
 // Settings of the active checks (probe, remediation) that need the whole configuration:
 // credentials, signing keys, paths the exporter's own server answers, alert names.
 import { ConfigError, quoteValue } from './errors.js';
-import { defaultValue, originOf, type Sources } from './precedence.js';
+import { z } from 'zod';
+import type { Kind } from './kinds.js';
+import { originOf, type Sources } from './precedence.js';
 import type { ExporterConfig } from './schema.js';
-import { DEFAULT_REMEDIATION_ALERTS } from './settings.js';
+import { DEFAULT_REMEDIATION_ALERTS } from './setting-spec.js';
 import { asUniqueList } from './values.js';
 
 /** Shortest remediation bearer token accepted (characters). */
@@ -53,13 +55,18 @@ export function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig,
   }
 }
 
-export function readRemediationAlerts(sources: Sources): string[] {
-  const key = 'remediation.alerts';
-  const raw = sources.get(key) ?? defaultValue(key);
-  const alerts = asUniqueList(key, raw, 'a list of alert names', (name) => {
-    if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
-    return name;
-  });
-  if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
-  return alerts;
-}
+/** The alert names remediation acts on: never empty, each a Prometheus alert name. */
+export const remediationAlerts: Kind<string[]> = {
+  read: (spec, sources) => {
+    const { key } = spec;
+    const raw = sources.givenOrDefault(spec);
+    const alerts = asUniqueList(key, raw, 'a list of alert names', (name) => {
+      if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+      return name;
+    });
+    if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+    return alerts;
+  },
+  check: z.array(z.string().regex(ALERT_NAME)).min(1),
+  render: (alerts) => alerts,
+};

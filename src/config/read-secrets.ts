@@ -1,27 +1,16 @@
-// Secrets: given directly or as a `_file`, never both, never empty, never shown; pairs that
-// only work together (signing keys).
+// Secrets: given directly or as a `_file`, never both, never empty, never shown.
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.js';
-import { originOf, resolvePath, type Sources } from './precedence.js';
-import { settingByKey } from './settings.js';
+import { resolvePath, type Sources } from './precedence.js';
 import { asText } from './values.js';
 
-const SECRET_NAMES: Record<string, string> = {
-  qstash_token: 'QStash token',
-  upstash_email: 'account email',
-  upstash_api_key: 'management API key',
-  qstash_current_signing_key: 'QStash current signing key',
-  qstash_next_signing_key: 'QStash next signing key',
-  'remediation.bearer_token': 'remediation bearer token',
-};
-
-export function readSecret(sources: Sources, key: string): string | null {
+/** The secret `key` (or its `_file` variant); `what` names it in messages (`QStash token`). */
+export function readSecret(sources: Sources, key: string, what: string): string | null {
   const fileKey = `${key}_file`;
   const layer = sources.firstLayerWith([key, fileKey]);
   if (layer === undefined) return null;
   const direct = layer.get(key);
   const file = layer.get(fileKey);
-  const what = SECRET_NAMES[key] ?? 'secret';
   if (direct !== undefined && file !== undefined) {
     throw new ConfigError(key, `${direct.origin} and ${file.origin} are both set; keep only one of them`);
   }
@@ -57,28 +46,4 @@ export function readSecret(sources: Sources, key: string): string | null {
     throw new ConfigError(key, `${origin} contains whitespace or control characters (value not shown); check that the ${what} was copied whole`);
   }
   return secret;
-}
-
-/** Two secrets that only work together, as [key, value] pairs: both or neither, else `why`. */
-export function requireBoth(sources: Sources, pair: readonly [[string, string | null], [string, string | null]], why: string): void {
-  const [[firstKey, first], [secondKey, second]] = pair;
-  if ((first === null) === (second === null)) return;
-  const [given, missing] = first === null ? [secondKey, firstKey] : [firstKey, secondKey];
-  const { env, flag } = settingByKey(missing);
-  throw new ConfigError(missing, `${originOf(sources, given)} is set but ${env} is not: ${why}; set ${env} (or ${env}_FILE, --${flag})`);
-}
-
-/** The signing keys, both or neither: a receiver verifies with the pair. */
-export function readSigningKeys(sources: Sources): { currentSigningKey: string | null; nextSigningKey: string | null } {
-  const currentSigningKey = readSecret(sources, 'qstash_current_signing_key');
-  const nextSigningKey = readSecret(sources, 'qstash_next_signing_key');
-  requireBoth(
-    sources,
-    [
-      ['qstash_current_signing_key', currentSigningKey],
-      ['qstash_next_signing_key', nextSigningKey],
-    ],
-    'signatures are verified with both keys (the service signs with the next one after a rotation)',
-  );
-  return { currentSigningKey, nextSigningKey };
 }

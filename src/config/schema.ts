@@ -1,129 +1,102 @@
 // The effective configuration, as the rest of the exporter sees it. Durations are milliseconds
 // (`...Ms`); secrets are plain strings here and are masked only when printed (mask.ts).
+// Each field is filled by one row of the settings table (settings.ts), which also holds its
+// check; validate.ts runs those checks over the assembled configuration.
 
-import { z } from 'zod';
-import { COLLECTOR_NAMES, LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS } from './settings.js';
+import type { CollectorName } from './collector-catalogue.js';
+import type { LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS } from './setting-spec.js';
 
-/** setTimeout's upper bound: longer timers fire at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
+export type VectorStatsPeriod = (typeof VECTOR_STATS_PERIODS)[number];
+export type OptInLogLabel = (typeof OPT_IN_LOG_LABELS)[number];
 
-const durationMs = z.number().int().min(0).max(MAX_TIMER_MS);
-const positiveDurationMs = z.number().int().min(1).max(MAX_TIMER_MS);
-const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/);
-const urlPath = z.string().regex(/^\/[^\s?#]*$/);
-/** A destination URL as the service will call it (query allowed, no fragment). */
-const targetUrl = z.string().regex(/^https?:\/\/[^\s#]+$/);
-
-const CollectorSchema = z.strictObject({
-  enabled: z.boolean(),
-  intervalMs: positiveDurationMs,
+export interface CollectorConfig {
+  enabled: boolean;
+  intervalMs: number;
   /** Why a collector is off (missing credentials, switched off), for the landing page; null when on. */
-  disabledReason: z.string().nullable(),
-});
+  disabledReason: string | null;
+}
 
-export const ExporterConfigSchema = z.strictObject({
+export interface ProbeConfig {
+  enabled: boolean;
+  intervalMs: number;
+  timeoutMs: number;
+  queue: string;
+  /** Where the service delivers probe messages; null only while the probe is off. */
+  receiverUrl: string | null;
+  receiverPath: string;
+  workflowUrl: string | null;
+  insecureReceiver: boolean;
+}
+
+export interface RemediationConfig {
+  enabled: boolean;
+  bearerToken: string | null;
+  alerts: string[];
+  dryRun: boolean;
+}
+
+export interface ExporterConfig {
   /** The YAML file read, if any. */
-  configFile: z.string().nullable(),
-  listen: z.strictObject({
-    host: z.string(),
-    port: z.number().int().min(0).max(65_535),
-  }),
-  webConfigFile: z.string().nullable(),
+  configFile: string | null;
+  listen: { host: string; port: number };
+  webConfigFile: string | null;
   /** Negotiate OpenMetrics on /metrics (false: text 0.0.4 whatever the Accept header). */
-  openMetrics: z.boolean(),
+  openMetrics: boolean;
   /** null when persistence is off (`--state-file none`). */
-  stateFile: z.string().nullable(),
-  log: z.strictObject({
-    level: z.enum(LOG_LEVELS),
-    format: z.enum(LOG_FORMATS),
-  }),
-  web: z.strictObject({
+  stateFile: string | null;
+  log: { level: LogLevel; format: LogFormat };
+  web: {
     /** Connections the HTTP server serves at once. */
-    maxConnections: z.number().int().min(1),
-  }),
-  qstash: z.strictObject({
-    url: httpUrl,
-    token: z.string().min(1).nullable(),
-    headerPrefix: z.string().min(1),
-    logsPath: urlPath,
+    maxConnections: number;
+  };
+  qstash: {
+    url: string;
+    token: string | null;
+    headerPrefix: string;
+    logsPath: string;
     /** Signing keys the probe receiver verifies deliveries with; both or neither. */
-    currentSigningKey: z.string().min(1).nullable(),
-    nextSigningKey: z.string().min(1).nullable(),
-  }),
-  management: z.strictObject({
-    url: httpUrl,
-    email: z.string().min(1).nullable(),
-    apiKey: z.string().min(1).nullable(),
-    accountPath: urlPath,
-  }),
-  collectors: z.strictObject(
-    Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, CollectorSchema])) as Record<
-      (typeof COLLECTOR_NAMES)[number],
-      typeof CollectorSchema
-    >,
-  ),
-  http: z.strictObject({
-    timeouts: z.strictObject({
-      connectMs: positiveDurationMs,
-      headersMs: positiveDurationMs,
-      bodyMs: positiveDurationMs,
-    }),
-    retry: z.strictObject({
-      maxRetries: z.number().int().min(0),
-      baseDelayMs: durationMs,
-      maxDelayMs: durationMs,
-      maxRateLimitWaitMs: durationMs,
-      rateLimitShare: z.number().gt(0).max(1),
-    }),
-  }),
-  logs: z.strictObject({
-    ingestionDelayMs: durationMs,
-    overlapMs: durationMs,
-    latenessHorizonMs: durationMs,
-    maxPagesPerCycle: z.number().int().min(1),
-    maxParallelSlices: z.number().int().min(1).max(32),
-    pageSize: z.number().int().min(1).max(1000),
-    maxPageBytes: z.number().int().min(1),
-    labels: z.array(z.enum(OPT_IN_LOG_LABELS)),
-    seriesLimit: z.number().int().min(1),
-    messageTrackerSize: z.number().int().min(1),
-  }),
-  vector: z.strictObject({
-    indexIds: z.array(z.string().min(1)),
-    discovery: z.boolean(),
-    statsPeriod: z.enum(VECTOR_STATS_PERIODS),
-  }),
-  dlq: z.strictObject({
-    maxPages: z.number().int().min(1),
-  }),
-  flowControl: z.strictObject({
-    keys: z.array(z.string().min(1)),
-    maxKeys: z.number().int().min(1),
-  }),
-  probe: z.strictObject({
-    enabled: z.boolean(),
-    intervalMs: positiveDurationMs,
-    timeoutMs: positiveDurationMs,
-    queue: z.string().min(1),
-    /** Where the service delivers probe messages; null only while the probe is off. */
-    receiverUrl: targetUrl.nullable(),
-    receiverPath: urlPath,
-    workflowUrl: targetUrl.nullable(),
-    insecureReceiver: z.boolean(),
-  }),
-  remediation: z.strictObject({
-    enabled: z.boolean(),
-    bearerToken: z.string().min(1).nullable(),
-    alerts: z.array(z.string().min(1)),
-    dryRun: z.boolean(),
-  }),
-});
+    currentSigningKey: string | null;
+    nextSigningKey: string | null;
+  };
+  management: { url: string; email: string | null; apiKey: string | null; accountPath: string };
+  collectors: Record<CollectorName, CollectorConfig>;
+  http: {
+    timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+    retry: { maxRetries: number; baseDelayMs: number; maxDelayMs: number; maxRateLimitWaitMs: number; rateLimitShare: number };
+  };
+  logs: {
+    ingestionDelayMs: number;
+    overlapMs: number;
+    latenessHorizonMs: number;
+    maxPagesPerCycle: number;
+    maxParallelSlices: number;
+    pageSize: number;
+    maxPageBytes: number;
+    labels: OptInLogLabel[];
+    seriesLimit: number;
+    messageTrackerSize: number;
+  };
+  vector: { indexIds: string[]; discovery: boolean; statsPeriod: VectorStatsPeriod };
+  dlq: { maxPages: number };
+  flowControl: { keys: string[]; maxKeys: number };
+  probe: ProbeConfig;
+  remediation: RemediationConfig;
+}
 
-export type ExporterConfig = z.infer<typeof ExporterConfigSchema>;
-export type CollectorConfig = z.infer<typeof CollectorSchema>;
-export type LogLevel = ExporterConfig['log']['level'];
-export type LogFormat = ExporterConfig['log']['format'];
-export type VectorStatsPeriod = ExporterConfig['vector']['statsPeriod'];
-export type OptInLogLabel = ExporterConfig['logs']['labels'][number];
-export type ProbeConfig = ExporterConfig['probe'];
-export type RemediationConfig = ExporterConfig['remediation'];
+type Leaf = string | number | boolean | null | readonly unknown[];
+
+/** Every dotted path into T (`logs.pageSize`, `listen`, `listen.port`). */
+export type PathOf<T> = { [K in keyof T & string]: T[K] extends Leaf ? K : K | `${K}.${PathOf<T[K]>}` }[keyof T & string];
+
+/** The type found at a dotted path of T. */
+export type ValueAt<T, P extends string> = P extends `${infer Head}.${infer Rest}`
+  ? Head extends keyof T
+    ? ValueAt<T[Head], Rest>
+    : never
+  : P extends keyof T
+    ? T[P]
+    : never;
+
+export type ConfigPath = PathOf<ExporterConfig>;

@@ -1,10 +1,16 @@
 // Settings rows of the top level: config file, listen address, upstream URLs and credentials,
 // collectors, state, web config, logging, header prefix, account path.
-import { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS } from '../collectors/catalogue.js';
-import { LOG_LEVELS, type SettingSpec } from './setting-spec.js';
+import { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS } from './collector-catalogue.js';
+import { boolean, configFile, httpUrl, listenAddress, matching, oneOf, secret, stateFile, urlPath, webConfigFile } from './kinds.js';
+import { disabledCollectors, pollIntervals } from './read-collectors.js';
+import { collectorsSetting, setting, type Setting } from './setting.js';
+import { LOG_FORMATS, LOG_LEVELS } from './setting-spec.js';
 
-export const GENERAL_SETTINGS: readonly SettingSpec[] = [
-  {
+/** What an HTTP header name allows (RFC 9110 token). */
+const HEADER_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+
+export const GENERAL_SETTINGS: readonly Setting[] = [
+  setting({
     key: 'config',
     flag: 'config',
     env: 'CONFIG_FILE',
@@ -12,24 +18,30 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'YAML configuration file; flags and environment variables override its values',
     notInYaml: true,
-  },
-  {
+    field: 'configFile',
+    kind: configFile,
+  }),
+  setting({
     key: 'listen_address',
     flag: 'listen-address',
     env: 'LISTEN_ADDRESS',
     valueHint: '<host:port>',
     defaultText: '0.0.0.0:9824',
     help: 'address of the HTTP server (/metrics, health, landing page); [::]:9824 for IPv6',
-  },
-  {
+    field: 'listen',
+    kind: listenAddress,
+  }),
+  setting({
     key: 'qstash_url',
     flag: 'qstash-url',
     env: 'QSTASH_URL',
     valueHint: '<url>',
     defaultText: 'https://qstash.upstash.io',
     help: 'base URL of the QStash (delivery) API',
-  },
-  {
+    field: 'qstash.url',
+    kind: httpUrl,
+  }),
+  setting({
     key: 'qstash_token',
     flag: 'qstash-token',
     env: 'QSTASH_TOKEN',
@@ -37,8 +49,10 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: `QStash token; enables the ${COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(', ')} collectors`,
     secretFile: true,
-  },
-  {
+    field: 'qstash.token',
+    kind: secret('QStash token', { masked: true }),
+  }),
+  setting({
     key: 'qstash_current_signing_key',
     flag: 'qstash-current-signing-key',
     env: 'QSTASH_CURRENT_SIGNING_KEY',
@@ -46,8 +60,10 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'QStash current signing key; the probe receiver verifies Upstash-Signature with it (and the next key)',
     secretFile: true,
-  },
-  {
+    field: 'qstash.currentSigningKey',
+    kind: secret('QStash current signing key', { masked: true }),
+  }),
+  setting({
     key: 'qstash_next_signing_key',
     flag: 'qstash-next-signing-key',
     env: 'QSTASH_NEXT_SIGNING_KEY',
@@ -55,16 +71,20 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'QStash next signing key (what the service signs with after a key rotation); needed with the current key',
     secretFile: true,
-  },
-  {
+    field: 'qstash.nextSigningKey',
+    kind: secret('QStash next signing key', { masked: true }),
+  }),
+  setting({
     key: 'management_url',
     flag: 'management-url',
     env: 'UPSTASH_MANAGEMENT_URL',
     valueHint: '<url>',
     defaultText: 'https://api.upstash.com',
     help: 'base URL of the Upstash management (developer) API',
-  },
-  {
+    field: 'management.url',
+    kind: httpUrl,
+  }),
+  setting({
     key: 'upstash_email',
     flag: 'upstash-email',
     env: 'UPSTASH_EMAIL',
@@ -72,8 +92,10 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'account email for the management API; with the API key enables account, search, vector and usage',
     secretFile: true,
-  },
-  {
+    field: 'management.email',
+    kind: secret('account email', { masked: false }),
+  }),
+  setting({
     key: 'upstash_api_key',
     flag: 'upstash-api-key',
     env: 'UPSTASH_API_KEY',
@@ -81,8 +103,10 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'management API key (used with the email as HTTP basic auth)',
     secretFile: true,
-  },
-  {
+    field: 'management.apiKey',
+    kind: secret('management API key', { masked: true }),
+  }),
+  collectorsSetting({
     key: 'poll_interval',
     flag: 'poll-interval',
     env: 'POLL_INTERVAL',
@@ -90,8 +114,9 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: COLLECTOR_NAMES.map((name) => `${name}=${DEFAULT_POLL_INTERVALS[name]}`).join(', '),
     help: 'one duration for every collector, or name=duration pairs; YAML: a duration or a map by collector',
     repeatable: true,
-  },
-  {
+    kind: pollIntervals,
+  }),
+  collectorsSetting({
     key: 'disabled_collectors',
     flag: 'disable-collector',
     env: 'DISABLED_COLLECTORS',
@@ -99,24 +124,29 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: `switch a collector off although its credentials are set: ${COLLECTOR_NAMES.join(', ')}`,
     repeatable: true,
-  },
-  {
+    kind: disabledCollectors,
+  }),
+  setting({
     key: 'state_file',
     flag: 'state-file',
     env: 'STATE_FILE',
     valueHint: '<path|none>',
     defaultText: './upstash-exporter-state.json',
     help: 'checkpoint of the log watermark and counters, so restarts neither lose nor recount events; none disables',
-  },
-  {
+    field: 'stateFile',
+    kind: stateFile,
+  }),
+  setting({
     key: 'web_config_file',
     flag: 'web-config-file',
     env: 'WEB_CONFIG_FILE',
     valueHint: '<path>',
     defaultText: 'none',
     help: 'TLS and basic auth for the HTTP server, in the Prometheus exporter-toolkit web-config format',
-  },
-  {
+    field: 'webConfigFile',
+    kind: webConfigFile,
+  }),
+  setting({
     key: 'openmetrics',
     flag: 'openmetrics',
     env: 'OPENMETRICS',
@@ -124,37 +154,47 @@ export const GENERAL_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'true',
     help: 'answer /metrics in OpenMetrics (with _created samples and exemplars) when the scraper asks for it; --no-openmetrics serves text 0.0.4 only',
     switch: true,
-  },
-  {
+    field: 'openMetrics',
+    kind: boolean,
+  }),
+  setting({
     key: 'log_level',
     flag: 'log-level',
     env: 'LOG_LEVEL',
     valueHint: '<level>',
     defaultText: 'info',
     help: `one of ${LOG_LEVELS.join(', ')}`,
-  },
-  {
+    field: 'log.level',
+    kind: oneOf(LOG_LEVELS, 'log level'),
+  }),
+  setting({
     key: 'log_format',
     flag: 'log-format',
     env: 'LOG_FORMAT',
     valueHint: '<format>',
     defaultText: 'json',
     help: 'json (one object per line) or pretty (human-readable)',
-  },
-  {
+    field: 'log.format',
+    kind: oneOf(LOG_FORMATS, 'log format'),
+  }),
+  setting({
     key: 'header_prefix',
     flag: 'header-prefix',
     env: 'QSTASH_HEADER_PREFIX',
     valueHint: '<prefix>',
     defaultText: 'Upstash-',
     help: 'prefix of the service-specific HTTP headers',
-  },
-  {
+    field: 'qstash.headerPrefix',
+    kind: matching('a header name prefix', HEADER_TOKEN, 'is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-'),
+  }),
+  setting({
     key: 'account_path',
     flag: 'account-path',
     env: 'UPSTASH_ACCOUNT_PATH',
     valueHint: '<path>',
     defaultText: '/v2/qstash/user',
     help: 'path of the account record on the management API',
-  },
+    field: 'management.accountPath',
+    kind: urlPath,
+  }),
 ];

@@ -1,173 +1,25 @@
-// Settings rows of the YAML sections: http, logs, vector, probe, remediation.
-import { DEFAULT_REMEDIATION_ALERTS, DURATION, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, type SettingSpec } from './setting-spec.js';
+// Settings rows of the YAML sections vector, dlq, flow_control, probe and remediation.
+import { z } from 'zod';
+import { ConfigError, quoteValue } from './errors.js';
+import { boolean, count, duration, list, matching, oneOf, secret, targetUrl, urlPath } from './kinds.js';
+import { remediationAlerts } from './read-active-checks.js';
+import { MIN_POLL_INTERVAL_MS } from './read-collectors.js';
+import { setting, type Setting } from './setting.js';
+import { DEFAULT_REMEDIATION_ALERTS, DURATION, VECTOR_STATS_PERIODS } from './setting-spec.js';
 
-export const SECTION_SETTINGS: readonly SettingSpec[] = [
-  // The exporter's own HTTP server.
-  {
-    key: 'web.max_connections',
-    flag: 'web-max-connections',
-    env: 'WEB_MAX_CONNECTIONS',
-    valueHint: '<count>',
-    defaultText: '512',
-    help: 'connections the HTTP server serves at once (as Prometheus\' --web.max-connections); more wait for a free one, up to the same number again',
-  },
-  // HTTP client, for both upstream APIs.
-  {
-    key: 'http.connect_timeout',
-    flag: 'http-connect-timeout',
-    env: 'HTTP_CONNECT_TIMEOUT',
-    valueHint: DURATION,
-    defaultText: '5s',
-    help: 'time allowed to open a TCP/TLS connection',
-  },
-  {
-    key: 'http.headers_timeout',
-    flag: 'http-headers-timeout',
-    env: 'HTTP_HEADERS_TIMEOUT',
-    valueHint: DURATION,
-    defaultText: '10s',
-    help: 'time allowed from sending a request to receiving the response headers',
-  },
-  {
-    key: 'http.body_timeout',
-    flag: 'http-body-timeout',
-    env: 'HTTP_BODY_TIMEOUT',
-    valueHint: DURATION,
-    defaultText: '30s',
-    help: 'time allowed to read a response body',
-  },
-  {
-    key: 'http.max_retries',
-    flag: 'http-max-retries',
-    env: 'HTTP_MAX_RETRIES',
-    valueHint: '<count>',
-    defaultText: '3',
-    help: 'retries of a failed request (network error, timeout, 429, 5xx); 0 disables retrying',
-  },
-  {
-    key: 'http.retry_base_delay',
-    flag: 'http-retry-base-delay',
-    env: 'HTTP_RETRY_BASE_DELAY',
-    valueHint: DURATION,
-    defaultText: '200ms',
-    help: 'backoff of the first retry; doubles on each retry (with full jitter) up to the max delay',
-  },
-  {
-    key: 'http.retry_max_delay',
-    flag: 'http-retry-max-delay',
-    env: 'HTTP_RETRY_MAX_DELAY',
-    valueHint: DURATION,
-    defaultText: '10s',
-    help: 'upper bound of one backoff delay',
-  },
-  {
-    key: 'http.max_rate_limit_wait',
-    flag: 'http-max-rate-limit-wait',
-    env: 'HTTP_MAX_RATE_LIMIT_WAIT',
-    valueHint: DURATION,
-    defaultText: '30s',
-    help: 'longest wait a 429 response, or a spent Burst-RateLimit budget the client paces on, may ask for; a longer one fails the request until the next poll',
-  },
-  {
-    key: 'http.rate_limit_share',
-    flag: 'rate-limit-share',
-    env: 'RATE_LIMIT_SHARE',
-    valueHint: '<share>',
-    defaultText: '0.5',
-    help: 'part of the announced Burst-RateLimit-Limit (per endpoint, per second) the exporter may use, above 0 and at most 1; the rest is left to the application and its own API calls',
-  },
-  // Walking the delivery logs.
-  {
-    key: 'logs.path',
-    flag: 'logs-path',
-    env: 'QSTASH_LOGS_PATH',
-    valueHint: '<path>',
-    defaultText: '/v2/events',
-    help: 'path of the logs endpoint on the QStash API: /v2/events (what the SDKs call) or /v2/logs (the OpenAPI\'s); on a 404 before it ever answered, the other is tried once and kept',
-  },
-  {
-    key: 'logs.page_size',
-    flag: 'logs-page-size',
-    env: 'LOGS_PAGE_SIZE',
-    valueHint: '<count>',
-    defaultText: '1000',
-    help: 'log entries asked for per page (1-1000); a smaller cap of the service is learnt from its answers, and a page too large or too slow is asked again with half as many',
-  },
-  {
-    key: 'logs.max_page_mib',
-    flag: 'logs-max-page-mib',
-    env: 'LOGS_MAX_PAGE_MIB',
-    valueHint: '<count>',
-    defaultText: '32',
-    help: 'most MiB of a log page kept in memory; message bodies are dropped as the page streams in and do not count',
-  },
-  {
-    key: 'logs.ingestion_delay',
-    flag: 'logs-ingestion-delay',
-    env: 'LOGS_INGESTION_DELAY',
-    valueHint: DURATION,
-    defaultText: '15s',
-    help: 'read logs only up to now minus this delay (logs are written asynchronously)',
-  },
-  {
-    key: 'logs.overlap',
-    flag: 'logs-overlap',
-    env: 'LOGS_OVERLAP',
-    valueHint: DURATION,
-    defaultText: '5s',
-    help: 're-read this much before the watermark on each cycle, for entries that arrive later than the ingestion delay; it doubles (up to 1m) when late entries are found; duplicates are dropped by event identity',
-  },
-  {
-    key: 'logs.lateness_horizon',
-    flag: 'logs-lateness-horizon',
-    env: 'LOGS_LATENESS_HORIZON',
-    valueHint: DURATION,
-    defaultText: '5m',
-    help: 'log entries that become visible up to this late (after the walk passed their time) are still counted, by the late-entry audit; later ones are reported in upstash_exporter_log_missed_late_events_total (docs/counting.md, "Late entries")',
-  },
-  {
-    key: 'logs.max_pages',
-    flag: 'logs-max-pages',
-    env: 'LOGS_MAX_PAGES',
-    valueHint: '<count>',
-    defaultText: '1000',
-    help: 'most log pages read in one cycle; the rest is read on the next cycles (the rate limit share and the next poll also end a cycle)',
-  },
-  {
-    key: 'logs.parallel_slices',
-    flag: 'logs-parallel-slices',
-    env: 'LOGS_PARALLEL_SLICES',
-    valueHint: '<count>',
-    defaultText: '4',
-    help: 'most time slices of the log walked at once, each by its own cursor chain (1-32); more than one only when the range to read holds several slices (a backlog, or more than one slice between polls) and the rate limit allows more requests than one chain sends (docs/counting.md, "Parallel slices")',
-  },
-  {
-    key: 'logs.labels',
-    flag: 'logs-label',
-    env: 'LOGS_LABELS',
-    valueHint: '<label>',
-    defaultText: 'none',
-    help: `opt-in labels on log-event metrics: ${OPT_IN_LOG_LABELS.join(', ')} (raise cardinality)`,
-    repeatable: true,
-  },
-  {
-    key: 'logs.series_limit',
-    flag: 'logs-series-limit',
-    env: 'LOGS_SERIES_LIMIT',
-    valueHint: '<count>',
-    defaultText: '2000',
-    help: 'most label sets per log metric; further ones fold into an overflow series',
-  },
-  {
-    key: 'logs.message_tracker_size',
-    flag: 'logs-message-tracker-size',
-    env: 'LOGS_MESSAGE_TRACKER_SIZE',
-    valueHint: '<count>',
-    defaultText: '100000',
-    help: 'most unfinished messages tracked for duration, attempts and in-flight metrics',
-  },
+const VECTOR_INDEX_ID = /^[A-Za-z0-9._-]+$/;
+const QUEUE_NAME = /^[A-Za-z0-9._-]+$/;
+
+const VECTOR_INDEX_IDS = list('a list of index ids', z.string().regex(VECTOR_INDEX_ID), (key, id, raw) => {
+  if (!VECTOR_INDEX_ID.test(id)) {
+    throw new ConfigError(key, `${raw.origin}: ${quoteValue(id)} is not a vector index id; ids use letters, digits, dots, dashes and underscores`);
+  }
+  return id;
+});
+
+export const SECTION_SETTINGS: readonly Setting[] = [
   // Vector indexes.
-  {
+  setting({
     key: 'vector.index_ids',
     flag: 'vector-index',
     env: 'UPSTASH_VECTOR_INDEX_IDS',
@@ -175,8 +27,10 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'vector index ids to read stats for, in addition to the discovered ones',
     repeatable: true,
-  },
-  {
+    field: 'vector.indexIds',
+    kind: VECTOR_INDEX_IDS,
+  }),
+  setting({
     key: 'vector.discovery',
     flag: 'vector-discovery',
     env: 'UPSTASH_VECTOR_DISCOVERY',
@@ -184,25 +38,31 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'true',
     help: 'add every vector index the management API lists (--no-vector-discovery to use only the given ids)',
     switch: true,
-  },
-  {
+    field: 'vector.discovery',
+    kind: boolean,
+  }),
+  setting({
     key: 'vector.stats_period',
     flag: 'vector-stats-period',
     env: 'UPSTASH_VECTOR_STATS_PERIOD',
     valueHint: '<period>',
     defaultText: '1h',
     help: `period asked of the stats endpoint: ${VECTOR_STATS_PERIODS.join(', ')}`,
-  },
+    field: 'vector.statsPeriod',
+    kind: oneOf(VECTOR_STATS_PERIODS, 'stats period'),
+  }),
   // Dead-letter queue and flow control (collectors dlq and flow_control).
-  {
+  setting({
     key: 'dlq.max_pages',
     flag: 'dlq-max-pages',
     env: 'DLQ_MAX_PAGES',
     valueHint: '<count>',
     defaultText: '10',
     help: 'most DLQ pages (100 messages each) read per poll; beyond them the DLQ figures are lower bounds (upstash_qstash_dlq_complete 0)',
-  },
-  {
+    field: 'dlq.maxPages',
+    kind: count(1, 10_000),
+  }),
+  setting({
     key: 'flow_control.keys',
     flag: 'flow-control-key',
     env: 'FLOW_CONTROL_KEYS',
@@ -210,17 +70,21 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'flow-control keys to read, in addition to those GET /v2/flowControl lists (the only ones read where the service has no list)',
     repeatable: true,
-  },
-  {
+    field: 'flowControl.keys',
+    kind: list('a list of flow-control keys', z.string().min(1), (_key, text) => text),
+  }),
+  setting({
     key: 'flow_control.max_keys',
     flag: 'flow-control-max-keys',
     env: 'FLOW_CONTROL_MAX_KEYS',
     valueHint: '<count>',
     defaultText: '100',
     help: 'most flow-control keys read per poll (one request each); configured keys first, then listed ones by wait list size',
-  },
+    field: 'flowControl.maxKeys',
+    kind: count(1, 10_000),
+  }),
   // Canary probe (active check, off by default).
-  {
+  setting({
     key: 'probe.enabled',
     flag: 'probe-enabled',
     env: 'PROBE_ENABLED',
@@ -228,56 +92,70 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'false',
     help: 'enqueue a canary message on an interval and measure its acceptance and end-to-end delivery (needs QSTASH_TOKEN and --probe-receiver-url)',
     switch: true,
-  },
-  {
+    field: 'probe.enabled',
+    kind: boolean,
+  }),
+  setting({
     key: 'probe.interval',
     flag: 'probe-interval',
     env: 'PROBE_INTERVAL',
     valueHint: DURATION,
     defaultText: '60s',
     help: 'time between the starts of two probes (a probe still waiting delays the next)',
-  },
-  {
+    field: 'probe.intervalMs',
+    kind: duration(MIN_POLL_INTERVAL_MS),
+  }),
+  setting({
     key: 'probe.timeout',
     flag: 'probe-timeout',
     env: 'PROBE_TIMEOUT',
     valueHint: DURATION,
     defaultText: '30s',
     help: 'a probe succeeds when its message arrives, signature verified, within this time of being sent',
-  },
-  {
+    field: 'probe.timeoutMs',
+    kind: duration(MIN_POLL_INTERVAL_MS),
+  }),
+  setting({
     key: 'probe.queue',
     flag: 'probe-queue',
     env: 'PROBE_QUEUE',
     valueHint: '<name>',
     defaultText: 'upstash-exporter-probe',
     help: 'queue the probe messages are enqueued into (created by the service on first use)',
-  },
-  {
+    field: 'probe.queue',
+    kind: matching('a queue name', QUEUE_NAME, 'is not a queue name; use letters, digits, dots, dashes and underscores'),
+  }),
+  setting({
     key: 'probe.receiver_url',
     flag: 'probe-receiver-url',
     env: 'PROBE_RECEIVER_URL',
     valueHint: '<url>',
     defaultText: 'none',
     help: 'public URL the service delivers probe messages to; it must reach this exporter at --probe-receiver-path',
-  },
-  {
+    field: 'probe.receiverUrl',
+    kind: targetUrl,
+  }),
+  setting({
     key: 'probe.receiver_path',
     flag: 'probe-receiver-path',
     env: 'PROBE_RECEIVER_PATH',
     valueHint: '<path>',
     defaultText: '/probe/receive',
     help: 'path on this exporter where the probe receiver listens (outside basic auth: the signature protects it)',
-  },
-  {
+    field: 'probe.receiverPath',
+    kind: urlPath,
+  }),
+  setting({
     key: 'probe.workflow_url',
     flag: 'probe-workflow-url',
     env: 'PROBE_WORKFLOW_URL',
     valueHint: '<url>',
     defaultText: 'none',
     help: 'also trigger a workflow run at this public URL on each probe; it must reach this exporter at --probe-receiver-path',
-  },
-  {
+    field: 'probe.workflowUrl',
+    kind: targetUrl,
+  }),
+  setting({
     key: 'probe.insecure_receiver',
     flag: 'probe-insecure-receiver',
     env: 'PROBE_INSECURE_RECEIVER',
@@ -285,9 +163,11 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'false',
     help: 'run the probe receiver without signing keys, accepting unsigned deliveries (tests only)',
     switch: true,
-  },
+    field: 'probe.insecureReceiver',
+    kind: boolean,
+  }),
   // Remediation: an Alertmanager webhook receiver (off by default).
-  {
+  setting({
     key: 'remediation.enabled',
     flag: 'remediation-enabled',
     env: 'REMEDIATION_ENABLED',
@@ -295,8 +175,10 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'false',
     help: 'serve POST /-/remediation/alertmanager: pause the schedule named by each firing allowlisted alert (needs QSTASH_TOKEN and a bearer token)',
     switch: true,
-  },
-  {
+    field: 'remediation.enabled',
+    kind: boolean,
+  }),
+  setting({
     key: 'remediation.bearer_token',
     flag: 'remediation-bearer-token',
     env: 'REMEDIATION_BEARER_TOKEN',
@@ -304,8 +186,10 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'none',
     help: 'secret Alertmanager must send as Authorization: Bearer on the remediation webhook',
     secretFile: true,
-  },
-  {
+    field: 'remediation.bearerToken',
+    kind: secret('remediation bearer token', { masked: true }),
+  }),
+  setting({
     key: 'remediation.alerts',
     flag: 'remediation-alert',
     env: 'REMEDIATION_ALERTS',
@@ -313,8 +197,10 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: DEFAULT_REMEDIATION_ALERTS.join(', '),
     help: 'alert names the webhook acts on; others are ignored',
     repeatable: true,
-  },
-  {
+    field: 'remediation.alerts',
+    kind: remediationAlerts,
+  }),
+  setting({
     key: 'remediation.dry_run',
     flag: 'remediation-dry-run',
     env: 'REMEDIATION_DRY_RUN',
@@ -322,5 +208,7 @@ export const SECTION_SETTINGS: readonly SettingSpec[] = [
     defaultText: 'false',
     help: 'log and count what the webhook would pause, without pausing anything',
     switch: true,
-  },
+    field: 'remediation.dryRun',
+    kind: boolean,
+  }),
 ];

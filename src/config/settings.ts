@@ -1,19 +1,21 @@
-// The table of every setting: its YAML key, flag, environment variable, default and meaning.
-// The argv parser, the YAML key check, `--help` and the docs test all read this one table;
-// how each value is parsed lives in load.ts.
-// The rows live in settings-general.ts and settings-sections.ts, in the order --help shows them.
+// The table of every setting, one row each (setting.ts): names, help, default, the kind of
+// value with its bounds, and the field of ExporterConfig it fills. The argv parser, the YAML key
+// check, loading, validation, check-config's YAML, --help and the docs table all loop over it.
+// The rows live in settings-general.ts, settings-http-logs.ts and settings-sections.ts, in the
+// order --help shows them.
 
 import { GENERAL_SETTINGS } from './settings-general.js';
+import { HTTP_AND_LOGS_SETTINGS } from './settings-http-logs.js';
 import { SECTION_SETTINGS } from './settings-sections.js';
-import type { SettingSpec } from './setting-spec.js';
+import type { Setting } from './setting.js';
 
-// Collector names and their default intervals come from the one list of collectors.
-export { COLLECTOR_NAMES, COLLECTOR_NEEDS, COLLECTORS_KEEPING_STATE, DEFAULT_POLL_INTERVALS, type CollectorName } from '../collectors/catalogue.js';
+export { COLLECTOR_NAMES, COLLECTOR_NEEDS, COLLECTORS_KEEPING_STATE, DEFAULT_POLL_INTERVALS, type CollectorName } from './collector-catalogue.js';
 export { DEFAULT_REMEDIATION_ALERTS, LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, YAML_SECTIONS, type SettingSpec } from './setting-spec.js';
+export type { Setting } from './setting.js';
 
-export const SETTINGS: readonly SettingSpec[] = [...GENERAL_SETTINGS, ...SECTION_SETTINGS];
+export const SETTINGS: readonly Setting[] = [...GENERAL_SETTINGS, ...HTTP_AND_LOGS_SETTINGS, ...SECTION_SETTINGS];
 
-export function settingByKey(key: string): SettingSpec {
+export function settingByKey(key: string): Setting {
   const spec = SETTINGS.find((s) => s.key === key);
   if (spec === undefined) throw new Error(`no setting ${key}`);
   return spec;

@@ -5,22 +5,11 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import YAML, { LineCounter } from 'yaml';
 import { ConfigError, quoteValue } from './errors.js';
+import type { Layer } from './precedence.js';
 import { SETTINGS, YAML_SECTIONS, yamlKeys, type SettingSpec } from './settings.js';
 import { didYouMean, flatKeysOfSection } from './suggest.js';
 
-export type SourceKind = 'flag' | 'env' | 'yaml' | 'default';
-
-export interface RawValue {
-  /** A string from flags and env (string[] for repeated flags); any YAML value from the file. */
-  value: unknown;
-  source: SourceKind;
-  /** How the user wrote the name: `--log-level`, `LOG_LEVEL`, `log_level in ./x.yaml`. */
-  origin: string;
-  /** Directory that relative paths are resolved against (the YAML file's), when not the cwd. */
-  baseDir?: string;
-}
-
-export type Layer = Map<string, RawValue>;
+export type { Layer, RawValue, SourceKind } from './precedence.js';
 
 const fileKey = (key: string): string => `${key}_file`;
 

@@ -3,8 +3,11 @@
 
 import { DurationError, formatDuration, parseDuration } from '../common/duration.js';
 import { ConfigError, quoteValue } from './errors.js';
-import type { RawValue } from './sources.js';
+import type { RawValue } from './precedence.js';
 import { didYouMean } from './suggest.js';
+
+/** setTimeout's upper bound: longer timers fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 const DURATION_EXAMPLES = 'e.g. 15s, 5m, 1h30m or 500ms';
 

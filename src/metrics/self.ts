@@ -7,7 +7,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ApiName } from '../api/errors.js';
 import type { RequestReport } from '../api/http.js';
-import type { CollectorName } from '../config/index.js';
+import type { CollectorName } from '../config/collector-catalogue.js';
 import { LABEL_VALUE_MAX_BYTES, type SeriesCounters } from './cardinality.js';
 import { createdAtProcessStart } from './openmetrics.js';
 import { createRegistry } from './snapshot.js';

@@ -7,7 +7,6 @@ import { Gauge, type LabelValues, type Registry } from 'prom-client';
 import { formatDuration } from '../../common/duration.js';
 import { SeriesGuard, type LabelSet, type SeriesCounters } from '../../metrics/cardinality.js';
 import type { CollectorName } from '../collector.js';
-import { cronForInterval } from '../schedule.js';
 
 export interface GaugeSpec<L extends string> {
   name: string;
@@ -36,12 +35,11 @@ export interface FamilyContext extends SeriesCounters {
 
 /**
  * The sentence that ends every HELP of a collector: values are served from the last
- * successful poll, so they are as fresh as the collector's interval. The interval is the one
- * the runner really schedules (it rounds to a cron-expressible one).
+ * successful poll, so they are as fresh as the collector's interval. `polledEveryMs` is the
+ * interval the runner really polls at (polledIntervalMs, from the poll schedule).
  */
-export function cadenceNote(collector: CollectorName, intervalMs: number): string {
-  const effective = cronForInterval(intervalMs).intervalMs;
-  return `Cached: polled every ${formatDuration(effective)} by the ${collector} collector, scrapes serve the last successful poll`;
+export function cadenceNote(collector: CollectorName, polledEveryMs: number): string {
+  return `Cached: polled every ${formatDuration(polledEveryMs)} by the ${collector} collector, scrapes serve the last successful poll`;
 }
 
 /** `meaning. Source: source. cadence` — one line, identical for every series of the family. */

@@ -22,10 +22,11 @@ export abstract class SnapshotCollector<Name extends CollectorName, Data> implem
   protected readonly families: FamilyContext;
   readonly #snapshot = new SnapshotRegistry();
 
-  protected constructor(name: Name, intervalMs: number, bounds: InventoryBounds = {}) {
+  /** `polledEveryMs`: the interval the runner polls at, from the poll schedule (polledIntervalMs). */
+  protected constructor(name: Name, polledEveryMs: number, bounds: InventoryBounds = {}) {
     this.name = name;
     this.families = {
-      cadence: cadenceNote(name, intervalMs),
+      cadence: cadenceNote(name, polledEveryMs),
       seriesLimit: bounds.seriesLimit ?? INVENTORY_SERIES_LIMIT,
       ...(bounds.dropped ? { dropped: bounds.dropped } : {}),
       ...(bounds.truncated ? { truncated: bounds.truncated } : {}),

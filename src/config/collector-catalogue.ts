@@ -1,0 +1,38 @@
+// The one list of collectors, as plain data: name, default poll interval, the credentials it
+// needs, whether it keeps state. Adding a collector touches its own module, its row here and its
+// loader in src/collectors/index.ts (a missing loader does not compile). The configuration
+// (collector names, poll intervals, the credentials check, --help and docs/configuration.md),
+// the runner, the server and the self metrics all work from this list. It imports nothing, so
+// every module may read it without reaching the collectors.
+
+/** Which client a collector needs: the QStash token, or the management API's email and key. */
+export type CollectorNeeds = 'qstash' | 'management';
+
+export const COLLECTOR_CATALOGUE = [
+  // keepsState: the collector checkpoints its counters in the state file (--state-file).
+  { name: 'logs', defaultInterval: '15s', needs: 'qstash', keepsState: true },
+  { name: 'schedules', defaultInterval: '60s', needs: 'qstash' },
+  // Queues, URL Groups, DLQ and flow control (delivery API).
+  { name: 'queues', defaultInterval: '30s', needs: 'qstash' },
+  { name: 'url_groups', defaultInterval: '5m', needs: 'qstash' },
+  { name: 'dlq', defaultInterval: '60s', needs: 'qstash' },
+  { name: 'flow_control', defaultInterval: '30s', needs: 'qstash' },
+  { name: 'account', defaultInterval: '5m', needs: 'management' },
+  { name: 'search', defaultInterval: '5m', needs: 'management' },
+  { name: 'vector', defaultInterval: '60s', needs: 'management' },
+  // Official QStash usage (GET /v2/qstash/stats/{id}): today's requests against the daily limits.
+  { name: 'usage', defaultInterval: '60s', needs: 'management' },
+  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', keepsState: true },
+] as const satisfies readonly { name: string; defaultInterval: string; needs: CollectorNeeds; keepsState?: boolean }[];
+
+export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];
+
+/** Collector names in the canonical order (polls, metrics, docs). */
+export const COLLECTOR_NAMES: readonly CollectorName[] = COLLECTOR_CATALOGUE.map((entry) => entry.name);
+
+export const DEFAULT_POLL_INTERVALS = Object.fromEntries(COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.defaultInterval])) as Record<CollectorName, string>;
+
+export const COLLECTOR_NEEDS = Object.fromEntries(COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.needs])) as Record<CollectorName, CollectorNeeds>;
+
+/** The collectors that checkpoint their counters in the state file. */
+export const COLLECTORS_KEEPING_STATE: readonly CollectorName[] = COLLECTOR_CATALOGUE.filter((entry) => 'keepsState' in entry && entry.keepsState).map((entry) => entry.name);
