@@ -1,11 +1,13 @@
 // Exact counts while the exporter is starved of CPU. The exporter (a child process, as users run
 // it) runs under a real CPU quota (a cgroup's CFS bandwidth limit, as a container's CPU limit;
-// CPU_STARVED_SHARE of a core, 0.2 by default), or, where no cgroup can be made, shares one core
+// CPU_STARVED_SHARE of a core, 0.3 by default, over a 1 s period: it runs 0.3 s, then stands still
+// for 0.7 s, as a container whose CPU limit is spent early in each period), or, where no cgroup can be made, shares one core
 // with two busy loops (taskset; CPU_STARVED_MODE=taskset asks for that), while the emulator
 // answers with 1 MiB bodies in a third of the messages, announces a generous rate limit it never
 // enforces (CPU_STARVED_LIMIT requests a second, 100 by default), and shows each
 // entry up to 6 s after its time in random order (logVisibilityLagMaxMs) with a 3 s ingestion
-// delay. A busy CPU makes every wait and request long; it must not pass for the rate limit (the
+// delay. Pages of 10 entries (CPU_STARVED_PAGE_SIZE) make each cycle a dozen requests paced at the
+// rate-limit share, so a stall lands inside the pacing waits and in the cycle's time. A busy CPU makes every wait and request long; it must not pass for the rate limit (the
 // walk would stop re-reading the overlap), and what the walk passes must be counted within the
 // lateness horizon. After the traffic the counters must equal the ground truth per state and
 // label set, in every run. npm test runs it once; CPU_STARVED_RUNS=10 (npm run test:cpu-starved)
@@ -29,14 +31,14 @@ const binaries = requireBinaries('logs-cpu-starved', ['taskset']);
 const RUNS = Number(process.env.CPU_STARVED_RUNS ?? 1);
 const TRAFFIC_MS = Number(process.env.CPU_STARVED_TRAFFIC_MS ?? 15_000);
 const MESSAGES_PER_SECOND = Number(process.env.CPU_STARVED_RATE ?? 8);
-const SHARE = Number(process.env.CPU_STARVED_SHARE ?? 0.2);
+const SHARE = Number(process.env.CPU_STARVED_SHARE ?? 0.3);
 /** The quota's period: the longer, the longer the exporter stands still once its share is spent. */
-const PERIOD_US = Number(process.env.CPU_STARVED_PERIOD_US ?? 100_000);
+const PERIOD_US = Number(process.env.CPU_STARVED_PERIOD_US ?? 1_000_000);
 const MODE = process.env.CPU_STARVED_MODE ?? 'quota';
 /** Requests a second the emulator announces (Burst-RateLimit-Limit); the exporter paces itself to half of it. */
 const RATE_LIMIT = Number(process.env.CPU_STARVED_LIMIT ?? 100);
 /** Entries a log page holds (--logs-page-size): small pages make a cycle many paced requests. */
-const PAGE_SIZE = Number(process.env.CPU_STARVED_PAGE_SIZE ?? 1000);
+const PAGE_SIZE = Number(process.env.CPU_STARVED_PAGE_SIZE ?? 10);
 const EVENTS = 'upstash_qstash_message_events_total';
 /** The core the exporter and the busy loops share. */
 const CORE = '0';
@@ -79,6 +81,13 @@ interface RunResult {
   missedLate: number;
   late: number;
   overlapDropped: boolean;
+  /** The exporter's lines before it first judged the walk rate-limit bound ('' when it never did). */
+  dropContext: string;
+}
+
+function dropContext(output: readonly string[]): string {
+  const at = output.findIndex((line) => line.includes('the rate limit bounds the log walk'));
+  return at < 0 ? '' : output.slice(Math.max(0, at - 4), at + 1).join('\n');
 }
 
 async function starvedRun(seed: number): Promise<RunResult> {
@@ -155,6 +164,7 @@ async function starvedRun(seed: number): Promise<RunResult> {
     missedLate: sumOf(families, 'upstash_exporter_log_missed_late_events_total'),
     late: sumOf(families, 'upstash_exporter_log_late_events_total'),
     overlapDropped: output.some((line) => line.includes('the rate limit bounds the log walk')),
+    dropContext: dropContext(output),
   };
 }
 
@@ -168,6 +178,7 @@ describe.skipIf(binaries.skip)(`logs with the CPU starved${binaries.needs}`, () 
       results.push(await starvedRun(run + 1));
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
       const r = results.at(-1)!;
+      if (r.dropContext) console.log(`run ${run + 1}: the walk was judged rate-limit bound:\n${r.dropContext}`);
       console.log(`run ${run + 1}/${RUNS}: ground truth ${r.truth}, counted ${r.counted}, missing ${r.missing}, doubled ${r.doubled}, missed late ${r.missedLate}, late ${r.late}, overlap dropped: ${r.overlapDropped}`);
     }
     const failed = results.filter((r) => r.missing > 0 || r.doubled > 0);

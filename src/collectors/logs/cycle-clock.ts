@@ -83,10 +83,15 @@ export class CycleClock {
     this.#requestMs = this.#requestMs === null ? sent : REQUEST_WEIGHT * sent + (1 - REQUEST_WEIGHT) * this.#requestMs;
   }
 
-  /** Entries of one page: read, and counted (new). */
+  /** Entries of one page: read, and counted (new, newer than the cycle's start: late ones excluded). */
   page(read: number, counted: number): void {
     this.#read += read;
     this.#counted += counted;
+  }
+
+  /** Whether the upstream itself held a request of this cycle back (a 429, a window announced spent). */
+  heldByUpstream(facts: RateLimitFacts): boolean {
+    return this.#startedAt !== null && facts.held > this.#heldAtStart;
   }
 
   /**
@@ -96,7 +101,7 @@ export class CycleClock {
    */
   heldBack(now: number, facts: RateLimitFacts): boolean {
     if (this.#startedAt === null) return false;
-    if (facts.held > this.#heldAtStart) return true;
+    if (this.heldByUpstream(facts)) return true;
     const allowed = facts.allowedPerSecond;
     return allowed !== undefined && allowed > 0 && this.#requests > 0 && this.#requests >= (FULL_RATE_SHARE * allowed * (now - this.#startedAt)) / 1000;
   }

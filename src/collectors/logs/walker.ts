@@ -201,7 +201,9 @@ export class LogWalker {
       // Stopped by the next poll while the rate limit held the cycle back: the limit bounds the
       // walk. Judged here too, as a walk that is always cut by the next poll never reaches its
       // frontier (where it is judged otherwise) and would re-read the overlap forever.
-      if (report.stopped === 'time' && this.#clock.heldBack(this.#now(), this.#rateLimitFacts())) this.#setRateLimitBound(true);
+      // Only the upstream's own word counts here (429s, a window announced spent): a cycle cut by
+      // the poll after a burst at the paced rate is what a CPU stalled between polls also produces.
+      if (report.stopped === 'time' && this.#clock.heldByUpstream(this.#rateLimitFacts())) this.#setRateLimitBound(true);
     } finally {
       // A slice completed by one chain while the one before it was still walked.
       this.#completeFront(report);
@@ -366,7 +368,8 @@ export class LogWalker {
         this.#counter.dedup.useWalk(stamp);
         this.#counter.countPage(page.logs, filterState, slice.basis, tally);
         this.#absorb(slice, tally);
-        this.#clock.page(page.logs.length, tally.counted);
+        // New log time only: late entries found in the overlap would inflate the rate of arrival.
+        this.#clock.page(page.logs.length, tally.counted - tally.late);
         if (tally.late > 0) {
           this.#sliceLate += tally.late;
           this.#hooks.onLate(tally.late);
