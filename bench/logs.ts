@@ -25,7 +25,7 @@ import { DeliveryClient } from '../src/api/delivery.js';
 import { parseLogsPage } from '../src/api/schemas/logs.js';
 import { LogCounter, PageTally } from '../src/collectors/logs/counter.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
-import { DEFAULT_PAGE_SIZE } from '../src/collectors/logs/page-size.js';
+import { DEFAULT_PAGE_SIZE } from '../src/collectors/walk/page-size.js';
 import { settingByKey } from '../src/config/settings.js';
 import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/log-store.js';
 import { encodeCursor, parseLogQuery } from '../src/emulator/routes/logs.js';

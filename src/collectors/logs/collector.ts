@@ -9,14 +9,15 @@ import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
-import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
+import { CheckpointFile } from '../../state/index.js';
+import { logsStateSchema, migrateLogsState, type LogsState } from './logs-state.js';
 import type { Collector, PollContext } from '../collector.js';
 import { LogCounter, PageTally } from './counter.js';
 import type { OptInLabel } from './event-counters.js';
-import { DEFAULT_LATENESS_HORIZON_MS, type ColdState } from './cold-identities.js';
+import { DEFAULT_LATENESS_HORIZON_MS, type ColdState } from '../walk/cold-identities.js';
 import { LateAudit } from './late-audit.js';
 import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
-import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
+import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from '../walk/walker.js';
 import { timeText } from '../../common/time-text.js';
 
 export interface LogsSettings {

@@ -5,7 +5,7 @@
 import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import { DailyMessages } from './daily.js';
-import { DedupWindow } from './dedup.js';
+import { DedupWindow } from '../walk/dedup.js';
 import { EventCounters, type OptInLabel } from './event-counters.js';
 import { errorReasonOf } from './labels.js';
 import { CREATED, ERROR, StateTable } from './states.js';

@@ -1,6 +1,6 @@
 // The workflows collector: Upstash Workflow runs and steps from GET /v2/workflows/events
 // (groupBy=workflowRunId, the workflow SDK's) or GET /v2/workflows/logs (the OpenAPI's), counted
-// exactly once with the walk of the delivery logs (src/collectors/logs/walker.ts: watermark,
+// exactly once with the walk of the delivery logs (src/collectors/walk/walker.ts: watermark,
 // slices, cursor chains, overlap, de-duplication window, retention gaps, restarts), fed with
 // runs ordered by creation time (runs.ts). Runs still in progress are followed: asked for again
 // by id (`workflowRuns=ID@TS,...`) each cycle until they end. Its position, the runs it follows
@@ -11,10 +11,11 @@ import type { Registry } from 'prom-client';
 import type { LogsPage, LogsQuery, WorkflowLogsPage, WorkflowLogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
-import { CheckpointSection, workflowsStateSchema, type WorkflowsState } from '../../state/index.js';
+import { CheckpointSection } from '../../state/index.js';
+import { workflowsStateSchema, type WorkflowsState } from './workflows-state.js';
 import type { Collector, PollContext } from '../collector.js';
-import { computedCounter, computedGauge } from '../logs/families.js';
-import { LogWalker, type LogsSource, type WalkPosition, type WalkSettings } from '../logs/walker.js';
+import { computedCounter, computedGauge } from '../walk/families.js';
+import { LogWalker, type LogsSource, type WalkPosition, type WalkSettings } from '../walk/walker.js';
 import { RunCounter, runEntry, runKey } from './runs.js';
 import { timeText } from '../../common/time-text.js';
 import { ApiEndpointAbsentError } from '../../api/errors.js';

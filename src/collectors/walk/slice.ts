@@ -3,8 +3,8 @@
 // error must pass for a cursor chain to go on.
 import type { LogsPage } from '../../api/delivery.js';
 import { ApiNotFoundError, ApiUpstreamError } from '../../api/errors.js';
-import type { SliceState, WalkState } from '../../state/index.js';
-import { KNOWN_STATES } from './states.js';
+import type { SliceState, WalkState } from '../logs/logs-state.js';
+import { KNOWN_STATES } from '../logs/states.js';
 import { MAX_SLICE_MS, MIN_SLICE_MS, TARGET_PAGES_PER_SLICE, type GapReport, type WalkPosition } from './walk-types.js';
 
 /** Weight of the newest slice in the smoothed event rate. */

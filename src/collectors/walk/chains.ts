@@ -5,7 +5,7 @@
 // (the others are aborted; their progress so far is kept; the first error is thrown once all
 // have ended, so the checkpoint after it is consistent). JavaScript runs one page's counting at
 // a time, so the chains share the window and counters without locks.
-import type { SliceState } from '../../state/index.js';
+import type { SliceState } from '../logs/logs-state.js';
 import type { WalkOutcome } from './walk-types.js';
 
 export type ChainStop = 'budget' | 'time' | 'stalled' | null;

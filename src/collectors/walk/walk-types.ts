@@ -1,8 +1,8 @@
 // The walk's vocabulary: its settings, its persisted position, what a cycle reports, the
 // hooks the collector gives it, the source it reads from, and the sizes it works with.
 import type { LogEntry, LogsPage, LogsQuery } from '../../api/delivery.js';
-import type { PageTally } from './counter.js';
-import type { SliceState } from '../../state/index.js';
+import type { PageTally } from '../logs/counter.js';
+import type { SliceState } from '../logs/logs-state.js';
 
 /** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
 export const TARGET_PAGES_PER_SLICE = 50;

@@ -3,8 +3,8 @@
 // shapes), the runs it follows until they end, and every value Prometheus must not see reset.
 // Optional in the file: files written before it existed load without it.
 import { z } from 'zod';
-import { counterFamilySchema, histogramFamilySchema } from './family-schemas.js';
-import { logsStateSchema } from './logs-state.js';
+import { counterFamilySchema, histogramFamilySchema } from '../walk/family-schemas.js';
+import { logsStateSchema } from '../logs/logs-state.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);

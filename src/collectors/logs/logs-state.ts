@@ -3,8 +3,8 @@
 // histogram buckets, gauges rebuilt from them), all from one consistent moment. The schema is
 // strict: the file is the exporter's own, so anything unexpected is corruption.
 import { z } from 'zod';
-import { boundLabelValue } from '../metrics/cardinality.js';
-import { counterFamilySchema, histogramFamilySchema } from './family-schemas.js';
+import { boundLabelValue } from '../../metrics/cardinality.js';
+import { counterFamilySchema, histogramFamilySchema } from '../walk/family-schemas.js';
 import { waitingStateSchema } from './waiting-state.js';
 
 const finite = z.number().finite();

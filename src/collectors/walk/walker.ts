@@ -18,8 +18,8 @@
 // budget), overlap.ts (the adaptive overlap), page-size.ts (the page size).
 import type { LogsPage, LogsQuery } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
-import type { SliceState, WalkState } from '../../state/index.js';
-import { PageTally } from './counter.js';
+import type { SliceState, WalkState } from '../logs/logs-state.js';
+import { PageTally } from '../logs/counter.js';
 import { CycleClock, type RateLimitFacts } from './cycle-clock.js';
 import { AdaptiveOverlap } from './overlap.js';
 import { advancePosition, isRejectedRequest, newSlice, nextFrom, pageSignature, sliceComplete, splitLength, splitUnread, stateWalks } from './slice.js';
