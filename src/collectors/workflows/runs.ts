@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import type { LogEntry, WorkflowRun, WorkflowStep } from '../../api/delivery.js';
 import type { FollowedRunState } from './workflows-state.js';
-import type { PageTally } from '../logs/counter.js';
+import type { PageTally } from '../walk/page-tally.js';
 import { DedupWindow } from '../walk/dedup.js';
 import { CounterFamily, HistogramFamily } from '../walk/families.js';
 import type { WalkCounter } from '../walk/walk-types.js';
@@ -69,7 +69,8 @@ interface Followed {
 }
 
 export class RunCounter implements WalkCounter {
-  readonly states = { indexOf: (): number => 0 };
+  /** Runs always carry a state: never walked per state. */
+  readonly states = { indexOf: (): number => 0, walkFilters: [] };
   readonly dedup = new DedupWindow();
   readonly tracker = { finishSlice: (): number => 0 };
   readonly runs: CounterFamily<'state'>;
