@@ -61,3 +61,6 @@ export const walkPositionShape = {
 
 export type SliceState = z.infer<typeof sliceSchema>;
 export type WalkState = z.infer<typeof walkSchema>;
+
+/** The walk position's part of a checkpoint. */
+export type PositionState = z.infer<z.ZodObject<typeof walkPositionShape>>;
