@@ -157,7 +157,7 @@ export class SliceReader {
       chain.count = Math.min(chain.count, this.#pageSizer.size);
       // This request's own wait for its rate-limit slot, as announced before it was sent: the
       // source's total waits also hold the other chains' waits meanwhile, which would make a
-      // request look nearly free and the chains worth walking too few (#chainsWorthWalking).
+      // request look nearly free and the chains worth walking too few (slice-plan.ts, chainsWorthWalking).
       this.#clock.requestDone(this.#now() - sentAt, pendingWaitMs);
       this.pagesLeft -= 1;
       slice.pages += 1;
