@@ -30,8 +30,8 @@ afterEach(async () => {
 beforeAll(() => {
   faketime.ensure();
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
-  const built = statSync(resolve('dist/collectors/logs/walker.js')).mtimeMs;
-  for (const dir of ['src/collectors/logs', 'src/api', 'src/collectors']) {
+  const built = statSync(resolve('dist/collectors/walk/walker.js')).mtimeMs;
+  for (const dir of ['src/collectors/logs', 'src/collectors/walk', 'src/api', 'src/collectors']) {
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
       if (statSync(join(dir, file)).mtimeMs > built) throw new Error(`dist is older than ${dir}/${file}: run \`npm run build\` first`);
     }

@@ -1,9 +1,9 @@
 // The de-duplication window's cold store: identities that left the window are still told from
 // new ones over the lateness horizon, across walks, twins and a checkpoint round trip.
 import { describe, expect, it } from 'vitest';
-import type { ColdIdentities} from '../src/collectors/logs/cold-identities.js';
-import { BEYOND_HORIZON_MS, fingerprint } from '../src/collectors/logs/cold-identities.js';
-import { DedupWindow } from '../src/collectors/logs/dedup.js';
+import type { ColdIdentities} from '../src/collectors/walk/cold-identities.js';
+import { BEYOND_HORIZON_MS, fingerprint } from '../src/collectors/walk/cold-identities.js';
+import { DedupWindow } from '../src/collectors/walk/dedup.js';
 
 const T = 1_700_000_000_000;
 const HORIZON = 5 * 60_000;

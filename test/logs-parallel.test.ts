@@ -8,7 +8,7 @@ import type { LogsQuery } from '../src/api/delivery.js';
 import { DeliveryClient } from '../src/api/delivery.js';
 import type { RequestReport } from '../src/api/http.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
-import type { LogsSource } from '../src/collectors/logs/walker.js';
+import type { LogsSource } from '../src/collectors/walk/walker.js';
 import { upstreamIdentity } from '../src/state/index.js';
 import { captureLogger, pollContext, valueOf } from './exporter-e2e-helpers.js';
 import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, settle, startWorld, sumOf, truthEventSeries, TEST_SETTINGS, type World } from './logs-helpers.js';

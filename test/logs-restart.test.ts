@@ -45,8 +45,8 @@ afterEach(async () => {
 beforeAll(() => {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   // The child runs the built code: refuse to test a build older than the logs collector source.
-  const built = statSync(resolve('dist/collectors/logs/walker.js')).mtimeMs;
-  for (const dir of ['src/collectors/logs', 'src/state']) {
+  const built = statSync(resolve('dist/collectors/walk/walker.js')).mtimeMs;
+  for (const dir of ['src/collectors/logs', 'src/collectors/walk', 'src/state']) {
     for (const file of readdirSyncTs(dir)) {
       if (statSync(join(dir, file)).mtimeMs > built) throw new Error(`dist is older than ${dir}/${file}: run \`npm run build\` first`);
     }

@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { boundLabelValue } from '../src/metrics/cardinality.js';
-import { CheckpointFile, CheckpointSection, logsStateSchema, migrateLogsState, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
+import { logsStateSchema, migrateLogsState } from '../src/collectors/logs/logs-state.js';
+import { CheckpointFile, CheckpointSection, STATE_VERSION, StateFileError, upstreamIdentity } from '../src/state/index.js';
 import { stateFileProblem } from '../src/config/state-file-access.js';
 
 const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });

@@ -5,7 +5,7 @@
 //
 // Where a created time comes from, per series:
 // - a value that carries `created` (unix seconds): the logs collector's families, whose
-//   created times are kept in the checkpoint (src/collectors/logs/families.ts);
+//   created times are kept in the checkpoint (src/collectors/walk/families.ts);
 // - otherwise the source's `createdOf(family)`: the self registry answers the process start for
 //   families that start at 0 with the process;
 // - otherwise none: no `_created` line. OpenMetrics makes it optional, and a made-up time

@@ -9,12 +9,12 @@
 // Nothing replaces a file this process has not read or written: a file that appeared or changed
 // since (another exporter on the same path, a restored copy) is left alone and the write fails.
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, type Stats } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { readdirSync, renameSync, rmSync, statSync, type Stats } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { errnoText, isErrno, stateFileProblem } from '../config/state-file-access.js';
+import { readTextSync, syncDirectory, writeTexts } from './file-io.js';
 
 export const STATE_FORMAT = 'upstash-exporter-state';
 /**
@@ -132,16 +132,6 @@ function replacementProblem(path: string, onDisk: FileIdentity | 'absent' | unde
   return same ? null : 'the file was replaced or changed by someone else since this process last read or wrote it (another exporter on the same file?); it is left as it is (restart the exporter to read it)';
 }
 
-/**
- * The state file is read and written through buffers of this size, below glibc's initial mmap
- * threshold of 128 KiB. A buffer the size of the file (megabytes with a large de-duplication
- * window) is served by mmap, and freeing it raises glibc's mmap threshold to that size for the
- * life of the process: from then on every allocation below it (response chunks, V8's zones)
- * comes from the main malloc heap, which gives memory back to the system only from its top,
- * and the process stayed tens of MiB larger (docs/performance.md, "Memory").
- */
-const IO_CHUNK_BYTES = 64 * 1024;
-
 const SHARED_FILES = new Map<string, SharedFile>();
 
 export function sharedFileOf(path: string): SharedFile {
@@ -196,35 +186,6 @@ function envelopeParts(shared: SharedFile, upstream: string, savedAt: number): s
   const joined = sections.join(',');
   // The owner's object, reopened for the sections.
   return main === '{}' ? [head, '{', joined, '}}'] : [head, main.slice(0, -1), ',', joined, '}}'];
-}
-
-/** Writes the texts as UTF-8 through one small buffer (IO_CHUNK_BYTES). */
-async function writeTexts(handle: FileHandle, texts: readonly string[]): Promise<void> {
-  const buffer = new Uint8Array(IO_CHUNK_BYTES);
-  const encoder = new TextEncoder();
-  for (const text of texts) {
-    // encodeInto stops before a character that does not fit: no pair of surrogates is split.
-    for (let from = 0; from < text.length; ) {
-      const { read, written } = encoder.encodeInto(from === 0 ? text : text.slice(from), buffer);
-      for (let done = 0; done < written; ) done += (await handle.write(buffer, done, written - done)).bytesWritten;
-      from += read;
-    }
-  }
-}
-
-/** A file's text read as UTF-8 through one small buffer (IO_CHUNK_BYTES); throws as readFileSync does. */
-export function readTextSync(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(IO_CHUNK_BYTES);
-    const decoder = new StringDecoder('utf8');
-    const pieces: string[] = [];
-    for (let read: number; (read = readSync(fd, buffer, 0, buffer.length, null)) > 0; ) pieces.push(decoder.write(buffer.subarray(0, read)));
-    pieces.push(decoder.end());
-    return pieces.join('');
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The payload without the optional sections; `empty` when only sections were in it. */
@@ -378,21 +339,6 @@ export class CheckpointFile<T> {
     } catch (error) {
       throw new StateFileError(`the state file ${this.path} cannot be used (${reason}) and cannot be renamed aside (${errnoText(error)}): move it away or choose another path`, { cause: error });
     }
-  }
-}
-
-/** The sticky bit of a directory's mode (fs.constants has no name for it). */
-
-/** Makes a rename durable. Some platforms cannot open a directory for fsync; the rename stands anyway. */
-function syncDirectory(directory: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(directory, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Best effort.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

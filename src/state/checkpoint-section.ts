@@ -4,7 +4,8 @@
 // An invalid or foreign section is ignored (the collector starts from scratch), never set aside:
 // the owner's part of the file is still good.
 import type { z } from 'zod';
-import { keepSections, readTextSync, recordOnDisk, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
+import { keepSections, recordOnDisk, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
+import { readTextSync } from './file-io.js';
 
 export type SectionLoad<T> = { status: 'loaded'; value: T; savedAt: number } | { status: 'missing' } | { status: 'ignored'; detail: string };
 

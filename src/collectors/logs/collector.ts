@@ -5,18 +5,19 @@
 // poll (failed ones included) and on close. It is read synchronously at construction, so the
 // counters are restored before anything is served. /metrics shows the values as of the last
 // checkpoint (published with it), never values a crash could take back.
-import type { Counter, Registry } from 'prom-client';
+import type { Counter } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
-import type { Logger } from '../../logging/index.js';
-import { createRegistry } from '../../metrics/snapshot.js';
-import { CheckpointFile, logsStateSchema, migrateLogsState, type LogsState } from '../../state/index.js';
-import type { Collector, PollContext } from '../collector.js';
-import { LogCounter, PageTally } from './counter.js';
+import { CheckpointFile } from '../../state/index.js';
+import { logsStateSchema, migrateLogsState, type LogsState } from './logs-state.js';
+import type { PollContext } from '../collector.js';
+import { LogCounter } from './counter.js';
+import { PageTally } from '../walk/page-tally.js';
 import type { OptInLabel } from './event-counters.js';
-import { DEFAULT_LATENESS_HORIZON_MS, type ColdState } from './cold-identities.js';
+import { DEFAULT_LATENESS_HORIZON_MS, type ColdState } from '../walk/cold-identities.js';
 import { LateAudit } from './late-audit.js';
 import { initialNumbers, registerLogsSelfFamilies, type PublishedNumbers } from './self-families.js';
-import { LogWalker, type CycleReport, type GapReport, type LogsSource, type WalkPosition } from './walker.js';
+import type { CycleReport, GapReport, LogsSource, WalkPosition } from '../walk/walker.js';
+import { restoredPosition, WalkCollector, type WalkCollectorOptions } from '../walk/walk-collector.js';
 import { timeText } from '../../common/time-text.js';
 import { errorCode, errorMessage } from '../../common/errors.js';
 
@@ -39,7 +40,7 @@ export interface LogsSettings {
   latenessHorizonMs?: number;
 }
 
-export interface LogsCollectorOptions {
+export interface LogsCollectorOptions extends WalkCollectorOptions {
   source: LogsSource;
   settings: LogsSettings;
   /** Path of the state file; null disables persistence. */
@@ -50,29 +51,12 @@ export interface LogsCollectorOptions {
   dropped?: Counter<'metric'>;
   /** upstash_exporter_label_values_truncated_total of the self metrics. */
   truncated?: Counter<'metric'>;
-  logger: Logger;
-  now?: () => number;
-  /**
-   * When the next scheduled poll is due, given the time a poll starts. A cycle stops before a
-   * request that could not finish by then (the runner would skip that poll); absent: no limit.
-   */
-  nextPollAt?: (now: number) => number;
 }
 
-export class LogsCollector implements Collector {
-  readonly name = 'logs' as const;
-  /** Its cycles stop when the next poll is due; a poll that runs past that is followed at once. */
-  readonly deferOverlappingTick = true;
-  readonly registry: Registry = createRegistry();
+export class LogsCollector extends WalkCollector<'logs', LogsState> {
+  protected readonly store: CheckpointFile<LogsState> | null;
+  protected readonly saveFailedMessage = 'cannot write the state file; counts survive only while the process runs';
   readonly #counter: LogCounter;
-  readonly #walker: LogWalker;
-  readonly #file: CheckpointFile<LogsState> | null;
-  readonly #logger: Logger;
-  readonly #now: () => number;
-  readonly #nextPollAt: ((now: number) => number) | undefined;
-  #pages = 0;
-  #gaps = 0;
-  #late = 0;
   /** upstash_exporter_log_missed_late_events_total of the checkpoint, for the audit made after the restore. */
   #restoredMissedLate = 0;
   /** The cold identities of the checkpoint (null: none, or an older format). */
@@ -81,18 +65,11 @@ export class LogsCollector implements Collector {
   readonly #audit: LateAudit;
   readonly #source: LogsSource;
   readonly #configuredOverlapMs: number;
-  #checkpointsOk = 0;
-  #checkpointsFailed = 0;
-  #checkpointFailing = false;
-  /** Pages were read since the last checkpoint (otherwise the file is current). */
-  #dirty = false;
   /** What /metrics shows besides the counter families: copied at each checkpoint. */
   readonly #published: PublishedNumbers = initialNumbers();
 
   constructor(options: LogsCollectorOptions) {
-    this.#logger = options.logger;
-    this.#now = options.now ?? Date.now;
-    this.#nextPollAt = options.nextPollAt;
+    super('logs', options);
     const { settings } = options;
     this.#counter = new LogCounter({
       registry: this.registry,
@@ -100,77 +77,49 @@ export class LogsCollector implements Collector {
       optIn: settings.labels,
       trackerCapacity: settings.messageTrackerSize,
       // The in-flight age is measured on the upstream's clock, like the entry times it starts from.
-      now: () => options.source.upstreamClock?.now() ?? this.#now(),
+      now: () => options.source.upstreamClock?.now() ?? this.now(),
       latenessHorizonMs: settings.latenessHorizonMs ?? DEFAULT_LATENESS_HORIZON_MS,
       ...(options.dropped ? { dropped: options.dropped } : {}),
       ...(options.truncated ? { truncated: options.truncated } : {}),
     });
-    this.#file =
-      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, migrate: migrateLogsState, now: this.#now });
-    const position = this.#restore();
-    this.#walker = new LogWalker({
-      source: options.source,
-      counter: this.#counter,
-      settings,
-      logger: this.#logger,
-      now: this.#now,
-      hooks: {
-        onPage: () => {
-          this.#pages += 1;
-          this.#dirty = true;
-        },
-        checkpoint: () => this.#checkpoint(),
-        onGap: (gap) => this.#reportGap(gap),
-        onLate: (count) => {
-          this.#late += count;
-        },
-        onWatermarkReset: () => {
-          this.#published.watermarkResets += 1;
-          this.#dirty = true;
-        },
-      },
-      ...(position ? { position } : {}),
-    });
+    this.store =
+      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, migrate: migrateLogsState, now: this.now });
+    this.startWalk({ source: options.source, counter: this.#counter, settings, position: this.#restore() });
     // The cold store knows every identity counted from where the window starts now (it holds all
     // from there on), or from the checkpoint's cold store on.
     const cold = this.#counter.dedup.cold!;
     if (this.#restoredCold !== null) cold.restore(this.#restoredCold);
-    else cold.validFrom = this.#walker.position.dedupFrom - 1;
-    cold.prune(this.#walker.position.watermark);
+    else cold.validFrom = this.walker.position.dedupFrom - 1;
+    cold.prune(this.walker.position.watermark);
     this.#audit = new LateAudit(cold, settings.auditIntervalMs);
     this.#audit.missed = this.#restoredMissedLate;
     this.#source = options.source;
     this.#configuredOverlapMs = settings.overlapMs;
-    registerLogsSelfFamilies(this.registry, this.#published, () => this.#walker.upstreamNow());
-    this.#publish();
+    registerLogsSelfFamilies(this.registry, this.#published, () => this.walker.upstreamNow());
+    this.publish();
   }
 
   /** The overlap the walk re-reads now (grown while late entries show). */
   get overlapMs(): number {
-    return this.#walker.overlapMs;
-  }
-
-  /** The walk position (read-only view for tests and the landing page). */
-  get position(): Readonly<WalkPosition> {
-    return this.#walker.position;
+    return this.walker.overlapMs;
   }
 
   async poll(ctx: PollContext): Promise<void> {
     let report: CycleReport | undefined;
-    const deadline = this.#nextPollAt?.(this.#now()) ?? null;
+    const deadline = this.deadline();
     try {
-      report = await this.#walker.cycle(ctx.signal, deadline);
+      report = await this.walker.cycle(ctx.signal, deadline);
     } catch (error) {
       // Why the walk stopped, by code (a grouped answer, a page too large, the daily limit...);
       // the watermark stays where the last complete slice put it.
       const code = errorCode(error);
       this.#published.errors.set(code, (this.#published.errors.get(code) ?? 0) + 1);
-      this.#dirty = true;
+      this.dirty = true;
       throw error;
     } finally {
-      await this.#checkpoint();
+      await this.checkpoint();
     }
-    const position = this.#walker.position;
+    const position = this.walker.position;
     ctx.logger.debug(
       { pages: report.pages, slices: report.slicesCompleted, late: report.late, stopped: report.stopped, watermark: new Date(position.watermark).toISOString() },
       'logs walked',
@@ -178,14 +127,10 @@ export class LogsCollector implements Collector {
     this.#counter.dedup.cold!.prune(position.watermark);
     if (report.stopped === null) await this.#auditLateEntries(ctx);
     if (report.stopped === 'time') {
-      ctx.logger.debug({ pages: report.pages, lagSeconds: (this.#now() - position.watermark) / 1000 }, 'the next poll is due: the walk continues then');
+      ctx.logger.debug({ pages: report.pages, lagSeconds: (this.now() - position.watermark) / 1000 }, 'the next poll is due: the walk continues then');
     } else if (report.stopped === 'budget') {
-      ctx.logger.info({ pages: report.pages, lagSeconds: (this.#now() - position.watermark) / 1000 }, 'page budget of the cycle spent; the walk continues next cycle');
+      ctx.logger.info({ pages: report.pages, lagSeconds: (this.now() - position.watermark) / 1000 }, 'page budget of the cycle spent; the walk continues next cycle');
     }
-  }
-
-  async close(): Promise<void> {
-    await this.#checkpoint();
   }
 
   /**
@@ -194,10 +139,10 @@ export class LogsCollector implements Collector {
    * walk missed (late-audit.ts).
    */
   async #auditLateEntries(ctx: PollContext): Promise<void> {
-    const position = this.#walker.position;
-    const now = this.#now();
-    const skippedAt = this.#walker.overlapSkippedAt;
-    const lateShowing = this.#walker.overlapMs > this.#configuredOverlapMs || (skippedAt > 0 && now - skippedAt <= this.#audit.horizonMs);
+    const position = this.walker.position;
+    const now = this.now();
+    const skippedAt = this.walker.overlapSkippedAt;
+    const lateShowing = this.walker.overlapMs > this.#configuredOverlapMs || (skippedAt > 0 && now - skippedAt <= this.#audit.horizonMs);
     if (position.stateWalk || !this.#audit.due(now, lateShowing)) return;
     const range = this.#audit.range(position.watermark, position.dedupFrom);
     if (range === null) return;
@@ -211,91 +156,68 @@ export class LogsCollector implements Collector {
       tally.reset(Number.POSITIVE_INFINITY);
       counter.dedup.useWalk(stamp);
       counter.countPage(entries, -1, position.watermark, tally);
-      this.#late += tally.late;
-      if (tally.counted > 0) this.#dirty = true;
+      this.late += tally.late;
+      if (tally.counted > 0) this.dirty = true;
       return tally.counted;
     };
     try {
-      if ((await this.#audit.run(this.#source, range, this.#walker.pageSize, now, ctx.logger, count, ctx.signal)).missed > 0) this.#dirty = true;
+      if ((await this.#audit.run(this.#source, range, this.walker.pageSize, now, ctx.logger, count, ctx.signal)).missed > 0) this.dirty = true;
     } catch (error) {
       // An audit is a check, not the count: a failure waits for the next one.
       ctx.logger.debug({ err: errorMessage(error) }, 'late-entry audit failed');
     } finally {
-      await this.#checkpoint();
+      await this.checkpoint();
     }
   }
 
-  #reportGap(gap: GapReport): void {
-    this.#gaps += gap.estimatedEvents;
-    this.#logger.warn(
+  protected reportGap(gap: GapReport): void {
+    this.logger.warn(
       { since: timeText(gap.since), until: timeText(gap.until), estimatedEvents: gap.estimatedEvents },
       'the service dropped log entries before they were read (retention overrun); counts miss about this many events',
     );
   }
 
-  /**
-   * Writes the checkpoint, then publishes the values it holds. A failure is counted and logged
-   * (once per streak), never thrown; the values are published anyway (the process still has them).
-   */
-  async #checkpoint(): Promise<void> {
-    if (!this.#dirty) return;
-    this.#dirty = false;
-    if (this.#file !== null) {
-      this.#checkpointsOk += 1;
-      try {
-        await this.#file.save(this.#snapshot());
-        if (this.#checkpointFailing) this.#logger.info({ path: this.#file.path }, 'state file written again');
-        this.#checkpointFailing = false;
-      } catch (error) {
-        this.#checkpointsOk -= 1;
-        this.#checkpointsFailed += 1;
-        // Try again at the next opportunity, new pages or not.
-        this.#dirty = true;
-        if (!this.#checkpointFailing) {
-          this.#logger.error({ err: errorMessage(error) }, 'cannot write the state file; counts survive only while the process runs');
-        }
-        this.#checkpointFailing = true;
-      }
-    }
-    this.#publish();
+  protected override savedAgain(path: string): void {
+    this.logger.info({ path }, 'state file written again');
   }
 
-  #publish(): void {
+  protected override watermarkReset(): void {
+    this.#published.watermarkResets += 1;
+    this.dirty = true;
+  }
+
+  protected publish(): void {
     const counter = this.#counter;
     counter.publish();
     const published = this.#published;
-    published.pages = this.#pages;
+    published.pages = this.pages;
     published.duplicates = counter.duplicates;
-    published.gaps = this.#gaps;
-    published.late = this.#late;
+    published.gaps = this.gaps;
+    published.late = this.late;
     published.missedLate = this.#audit.missed;
     published.evictions = counter.tracker.evictions;
-    published.checkpointsOk = this.#checkpointsOk;
-    published.checkpointsFailed = this.#checkpointsFailed;
-    published.watermark = this.#walker.position.watermark;
+    published.checkpointsOk = this.checkpointsOk;
+    published.checkpointsFailed = this.checkpointsFailed;
+    published.watermark = this.walker.position.watermark;
     published.lastEventTime = counter.lastEventTime;
     published.inFlight = counter.tracker.inFlight;
-    published.stateWalk = this.#walker.position.stateWalk;
-    published.pageSize = this.#walker.pageSize;
+    published.stateWalk = this.walker.position.stateWalk;
+    published.pageSize = this.walker.pageSize;
     published.allowedRequestsPerSecond = this.#source.logsRateLimit?.()?.allowedPerSecond ?? null;
     published.daily = { day: counter.daily.day, count: counter.daily.count };
   }
 
-  #snapshot(): LogsState {
-    const position = this.#walker.position;
+  protected snapshot(): LogsState {
     const counter = this.#counter;
+    // `stateWalk` keeps its place in the file, after `sliceMs`.
+    const { gapSince, rateEwma, slices, dedup, ...head } = this.positionState(counter.lastEventTime, counter.dedup.export());
     return {
-      watermark: position.watermark,
-      watermarkReadAt: position.watermarkReadAt,
-      dedupFrom: position.dedupFrom,
-      anchorTime: position.anchorTime,
-      lastEventTime: counter.lastEventTime,
-      sliceMs: position.sliceMs,
-      stateWalk: position.stateWalk,
-      gapSince: position.gapSince,
-      rateEwma: position.rateEwma,
-      slices: position.slices,
-      dedup: counter.dedup.export(),
+      ...head,
+      stateWalk: this.walker.position.stateWalk,
+      gapSince,
+      rateEwma,
+      slices,
+      dedup,
       cold: counter.dedup.cold!.export(),
       counters: { events: counter.events.events.export(), errors: counter.events.errors.export() },
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
@@ -303,13 +225,13 @@ export class LogsCollector implements Collector {
       daily: { day: counter.daily.day, count: counter.daily.count },
       waiting: { queueWait: counter.waiting.queueWait.export(), lateness: counter.waiting.lateness.export(), messages: counter.tracker.exportWaiting() },
       self: {
-        pages: this.#pages,
+        pages: this.pages,
         duplicates: counter.duplicates,
-        gaps: this.#gaps,
+        gaps: this.gaps,
         evictions: counter.tracker.evictions,
-        checkpointsSuccess: this.#checkpointsOk,
-        checkpointsError: this.#checkpointsFailed,
-        late: this.#late,
+        checkpointsSuccess: this.checkpointsOk,
+        checkpointsError: this.checkpointsFailed,
+        late: this.late,
         missedLate: this.#audit.missed,
         walkErrors: Object.fromEntries(this.#published.errors),
         folded: { ...counter.events.foldedTotals(), ...counter.tracker.foldedTotals() },
@@ -319,18 +241,18 @@ export class LogsCollector implements Collector {
 
   /** Restores the last checkpoint, or reports why there is none; the walk position or undefined. */
   #restore(): WalkPosition | undefined {
-    if (this.#file === null) {
-      this.#logger.info('state file disabled: counting starts at now and restarts from 0 with the process');
+    if (this.store === null) {
+      this.logger.info('state file disabled: counting starts at now and restarts from 0 with the process');
       return undefined;
     }
-    const result = this.#file.loadSync();
+    const result = this.store.loadSync();
     if (result.status === 'missing') {
-      this.#logger.info({ path: this.#file.path }, 'no state file yet: counting starts at now');
+      this.logger.info({ path: this.store.path }, 'no state file yet: counting starts at now');
       return undefined;
     }
     if (result.status === 'set-aside') {
-      this.#logger.warn(
-        { path: this.#file.path, reason: result.reason, detail: result.detail, movedTo: result.movedTo },
+      this.logger.warn(
+        { path: this.store.path, reason: result.reason, detail: result.detail, movedTo: result.movedTo },
         'state file unusable: set aside, counting starts at now',
       );
       return undefined;
@@ -350,32 +272,22 @@ export class LogsCollector implements Collector {
     if (state.waiting !== undefined) counter.tracker.restoreWaiting(state.waiting.messages);
     counter.lastEventTime = state.lastEventTime;
     counter.duplicates = state.self.duplicates;
-    this.#pages = state.self.pages;
-    this.#gaps = state.self.gaps;
-    this.#checkpointsOk = state.self.checkpointsSuccess;
-    this.#checkpointsFailed = state.self.checkpointsError;
-    this.#late = state.self.late;
+    this.pages = state.self.pages;
+    this.gaps = state.self.gaps;
+    this.checkpointsOk = state.self.checkpointsSuccess;
+    this.checkpointsFailed = state.self.checkpointsError;
+    this.late = state.self.late;
     this.#restoredMissedLate = state.self.missedLate;
     this.#restoredCold = state.cold;
     for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts || !waiting) {
-      this.#logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
+      this.logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
     }
-    this.#logger.info(
-      { path: this.#file.path, savedAt: new Date(result.savedAt).toISOString(), watermark: new Date(state.watermark).toISOString() },
+    this.logger.info(
+      { path: this.store.path, savedAt: new Date(result.savedAt).toISOString(), watermark: new Date(state.watermark).toISOString() },
       'state restored: counting continues after the watermark',
     );
-    return {
-      watermark: state.watermark,
-      watermarkReadAt: state.watermarkReadAt,
-      dedupFrom: state.dedupFrom,
-      anchorTime: state.anchorTime,
-      sliceMs: state.sliceMs,
-      stateWalk: state.stateWalk,
-      gapSince: state.gapSince,
-      rateEwma: state.rateEwma,
-      slices: state.slices,
-    };
+    return restoredPosition(state, state.stateWalk);
   }
 
 }

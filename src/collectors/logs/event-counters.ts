@@ -8,7 +8,7 @@ import type { Counter, Registry } from 'prom-client';
 import type { LogEntry } from '../../api/delivery.js';
 import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
 import { hostOf } from '../../common/url.js';
-import { CounterFamily, type CounterSeries, type Labels } from './families.js';
+import { CounterFamily, type CounterSeries, type Labels } from '../walk/families.js';
 import { cleanLabel, ERROR_REASONS, safeUrlOf } from './labels.js';
 import type { StateTable } from './states.js';
 

@@ -6,7 +6,7 @@ import type { CollectorDeps } from '../collector.js';
 import { LogsCollector } from './collector.js';
 
 export { LogsCollector, type LogsCollectorOptions, type LogsSettings } from './collector.js';
-export type { CycleReport, GapReport, LogsSource, WalkPosition } from './walker.js';
+export type { CycleReport, GapReport, LogsSource, WalkPosition } from '../walk/walker.js';
 
 export function createLogsCollector(config: ExporterConfig, deps: CollectorDeps): Collector | null {
   if (deps.delivery === null || config.qstash.token === null) return null;

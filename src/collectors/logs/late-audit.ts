@@ -11,10 +11,10 @@
 // (upstash_exporter_log_missed_late_events_total and a warning).
 import type { LogEntry } from '../../api/delivery.js';
 import type { Logger } from '../../logging/index.js';
-import type { ColdIdentities } from './cold-identities.js';
-import { BEYOND_HORIZON_MS } from './cold-identities.js';
-import { pageSignature } from './slice.js';
-import type { LogsSource } from './walk-types.js';
+import type { ColdIdentities } from '../walk/cold-identities.js';
+import { BEYOND_HORIZON_MS } from '../walk/cold-identities.js';
+import { pageSignature } from '../walk/slice.js';
+import type { LogsSource } from '../walk/walk-types.js';
 
 /** Audits run at most this often, and only while the service shows late entries. */
 export const AUDIT_INTERVAL_MS = 5_000;

@@ -4,7 +4,7 @@
 import type { Registry } from 'prom-client';
 import { API_ERROR_CODES } from '../../api/errors.js';
 import { utcDay } from './daily.js';
-import { computedCounter, computedGauge } from './families.js';
+import { computedCounter, computedGauge } from '../walk/families.js';
 
 export interface PublishedNumbers {
   pages: number;

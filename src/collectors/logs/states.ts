@@ -36,6 +36,9 @@ export class StateTable {
     this.#index.set('CANCELED', CANCELLED);
   }
 
+  /** The states a walk filtered by state asks for, one walk each: the documented ones. */
+  readonly walkFilters: readonly string[] = KNOWN_STATES;
+
   /** Every state name, by index. */
   get names(): readonly string[] {
     return this.#names;

@@ -8,9 +8,10 @@
 // messages; the oldest are evicted (and counted) beyond that.
 import type { Counter, Registry } from 'prom-client';
 import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
-import { HistogramFamily, type HistogramSeries, type Labels } from './families.js';
+import { HistogramFamily, type HistogramSeries, type Labels } from '../walk/families.js';
 import { ACTIVE, CREATED, OUTCOMES, RETRY, outcomeOf } from './states.js';
-import type { TrackedState, WaitingState } from '../../state/index.js';
+import type { TrackedState } from './logs-state.js';
+import type { WaitingState } from './waiting-state.js';
 import { MAX_WAIT_TIMES, notBeforeMs, type WaitExtra, type WaitFacts, type WaitingTimes } from './waiting.js';
 
 export const DURATION_METRIC = 'upstash_qstash_message_duration_seconds';

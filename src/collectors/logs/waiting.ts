@@ -12,8 +12,8 @@
 import { Gauge, type Counter, type Registry } from 'prom-client';
 import { OVERFLOW_LABEL_VALUE } from '../../metrics/cardinality.js';
 import { SeriesGuard } from '../../metrics/cardinality.js';
-import type { WaitingState } from '../../state/waiting-state.js';
-import { HistogramFamily, type HistogramSeries } from './families.js';
+import type { WaitingState } from './waiting-state.js';
+import { HistogramFamily, type HistogramSeries } from '../walk/families.js';
 
 export const OLDEST_IN_FLIGHT_METRIC = 'upstash_qstash_oldest_in_flight_message_age_seconds';
 export const QUEUE_WAIT_METRIC = 'upstash_qstash_message_queue_wait_seconds';

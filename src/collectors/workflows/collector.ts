@@ -1,25 +1,23 @@
 // The workflows collector: Upstash Workflow runs and steps from GET /v2/workflows/events
 // (groupBy=workflowRunId, the workflow SDK's) or GET /v2/workflows/logs (the OpenAPI's), counted
-// exactly once with the walk of the delivery logs (src/collectors/logs/walker.ts: watermark,
+// exactly once with the walk of the delivery logs (src/collectors/walk/walker.ts: watermark,
 // slices, cursor chains, overlap, de-duplication window, retention gaps, restarts), fed with
 // runs ordered by creation time (runs.ts). Runs still in progress are followed: asked for again
 // by id (`workflowRuns=ID@TS,...`) each cycle until they end. Its position, the runs it follows
 // and its counters live in the `workflows` section of the checkpoint file, published (shown on
 // /metrics) only once written, like the logs collector's. A service without workflow runs (404 on
 // both paths) makes the collector unsupported, not failing (optional-endpoint.ts).
-import type { Registry } from 'prom-client';
 import type { LogsPage, LogsQuery, WorkflowLogsPage, WorkflowLogsQuery } from '../../api/delivery.js';
-import type { Logger } from '../../logging/index.js';
-import { createRegistry } from '../../metrics/snapshot.js';
-import { CheckpointSection, workflowsStateSchema, type WorkflowsState } from '../../state/index.js';
-import type { Collector, PollContext } from '../collector.js';
-import { computedCounter, computedGauge } from '../logs/families.js';
-import { LogWalker, type LogsSource, type WalkPosition, type WalkSettings } from '../logs/walker.js';
+import { CheckpointSection } from '../../state/index.js';
+import { workflowsStateSchema, type WorkflowsState } from './workflows-state.js';
+import type { PollContext } from '../collector.js';
+import { computedCounter, computedGauge } from '../walk/families.js';
+import type { GapReport, LogsSource, WalkPosition, WalkSettings } from '../walk/walker.js';
+import { restoredPosition, WalkCollector, type WalkCollectorOptions } from '../walk/walk-collector.js';
 import { RunCounter, runEntry, runKey } from './runs.js';
 import { timeText } from '../../common/time-text.js';
 import { ApiEndpointAbsentError } from '../../api/errors.js';
 import { OptionalEndpoint, unsupportedSummary, type EndpointAvailabilityGauge } from '../optional-endpoint.js';
-import { errorMessage } from '../../common/errors.js';
 
 /** Runs asked for in one follow-up request (the OpenAPI's cap of run-mode pages). */
 export const FOLLOW_BATCH = 10;
@@ -36,15 +34,12 @@ export interface WorkflowRunsClient {
   readonly upstreamClock?: { readonly known: boolean; now(): number };
 }
 
-export interface WorkflowsCollectorOptions {
+export interface WorkflowsCollectorOptions extends WalkCollectorOptions {
   client: WorkflowRunsClient;
   settings: WalkSettings;
   /** Path of the state file; null disables persistence. */
   stateFile: string | null;
   upstream: string;
-  logger: Logger;
-  now?: () => number;
-  nextPollAt?: (now: number) => number;
   availability?: EndpointAvailabilityGauge;
 }
 
@@ -79,36 +74,22 @@ interface Published {
   oldestCreated: number | null;
 }
 
-export class WorkflowsCollector implements Collector {
-  readonly name = 'workflows' as const;
-  /** Its cycles stop when the next poll is due; a poll that runs past that is followed at once. */
-  readonly deferOverlappingTick = true;
-  readonly registry: Registry = createRegistry();
+export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsState> {
+  protected readonly store: CheckpointSection<WorkflowsState> | null;
+  protected readonly saveFailedMessage = 'cannot write the state file; workflow counts survive only while the process runs';
   readonly #client: WorkflowRunsClient;
   readonly #counter: RunCounter;
-  readonly #walker: LogWalker;
-  readonly #section: CheckpointSection<WorkflowsState> | null;
-  readonly #logger: Logger;
-  readonly #now: () => number;
-  readonly #nextPollAt: ((now: number) => number) | undefined;
   readonly #misses = new Map<string, number>();
   /** Both paths of the runs; a 404 on one that answered before is a refused cursor, not absence. */
   readonly #runs: OptionalEndpoint;
-  #pages = 0;
   #followPages = 0;
-  #gaps = 0;
-  #late = 0;
   /** Where the next follow-up round starts in the list of followed runs. */
   #followFrom = 0;
-  #dirty = false;
-  #saveFailing = false;
   readonly #published: Published = { pages: 0, followPages: 0, evictions: 0, watermark: 0, inProgress: 0, oldestCreated: null };
 
   constructor(options: WorkflowsCollectorOptions) {
+    super('workflows', options);
     this.#client = options.client;
-    this.#logger = options.logger;
-    this.#now = options.now ?? Date.now;
-    this.#nextPollAt = options.nextPollAt;
     this.#counter = new RunCounter(this.registry);
     this.#runs = new OptionalEndpoint({
       collector: 'workflows',
@@ -116,58 +97,27 @@ export class WorkflowsCollector implements Collector {
       gauge: options.availability,
       isAbsence: (error) => error instanceof ApiEndpointAbsentError,
     });
-    this.#section = options.stateFile === null ? null : new CheckpointSection({ path: options.stateFile, upstream: options.upstream, name: 'workflows', schema: workflowsStateSchema, now: this.#now });
-    const position = this.#restore();
-    this.#walker = new LogWalker({
-      source: runsSource(options.client),
-      counter: this.#counter,
-      settings: options.settings,
-      logger: this.#logger,
-      now: this.#now,
-      hooks: {
-        onPage: () => {
-          this.#pages += 1;
-          this.#dirty = true;
-        },
-        checkpoint: () => this.#checkpoint(),
-        onGap: (gap) => {
-          this.#gaps += gap.estimatedEvents;
-          this.#logger.warn({ since: timeText(gap.since), until: timeText(gap.until), estimatedRuns: gap.estimatedEvents }, 'workflow runs aged out before they were read; counts miss about this many runs');
-        },
-        onLate: (count) => {
-          this.#late += count;
-        },
-      },
-      ...(position ? { position } : {}),
-    });
+    this.store = options.stateFile === null ? null : new CheckpointSection({ path: options.stateFile, upstream: options.upstream, name: 'workflows', schema: workflowsStateSchema, now: this.now });
+    this.startWalk({ source: runsSource(options.client), counter: this.#counter, settings: options.settings, position: this.#restore() });
     this.#registerSelf();
-    this.#publish();
-  }
-
-  /** The walk position (tests). */
-  get position(): Readonly<WalkPosition> {
-    return this.#walker.position;
+    this.publish();
   }
 
   async poll(ctx: PollContext): Promise<void> {
-    const deadline = this.#nextPollAt?.(this.#now()) ?? null;
+    const deadline = this.deadline();
     try {
       await this.#runs.read(ctx, async () => {
-        await this.#walker.cycle(ctx.signal, deadline);
+        await this.walker.cycle(ctx.signal, deadline);
         await this.#follow(ctx.signal);
       });
     } finally {
-      await this.#checkpoint();
+      await this.checkpoint();
     }
   }
 
   /** Unsupported when the service has no workflow runs. */
   summary(): string | undefined {
     return unsupportedSummary([this.#runs]);
-  }
-
-  async close(): Promise<void> {
-    await this.#checkpoint();
   }
 
   /** Asks for the runs in progress again (a bounded round per cycle, in turn) and counts what changed. */
@@ -181,7 +131,7 @@ export class WorkflowsCollector implements Collector {
       const batch = round.slice(i, i + FOLLOW_BATCH).map((run) => ({ id: run.id, createdAt: run.createdAt }));
       const page = await this.#client.workflowLogsPage({ runs: batch, count: batch.length }, { signal });
       this.#followPages += 1;
-      this.#dirty = true;
+      this.dirty = true;
       const answered = new Set<string>();
       for (const run of page.runs) {
         const key = runKey(run);
@@ -199,37 +149,25 @@ export class WorkflowsCollector implements Collector {
         else {
           this.#misses.delete(key);
           counter.drop(key);
-          this.#logger.debug({ workflowRunId: run.id }, 'a followed workflow run is no longer served; dropped');
+          this.logger.debug({ workflowRunId: run.id }, 'a followed workflow run is no longer served; dropped');
         }
       }
     }
     this.#followFrom += round.length;
   }
 
-  async #checkpoint(): Promise<void> {
-    if (!this.#dirty) return;
-    this.#dirty = false;
-    if (this.#section !== null) {
-      try {
-        await this.#section.save(this.#snapshot());
-        this.#saveFailing = false;
-      } catch (error) {
-        this.#dirty = true;
-        if (!this.#saveFailing) this.#logger.error({ err: errorMessage(error) }, 'cannot write the state file; workflow counts survive only while the process runs');
-        this.#saveFailing = true;
-      }
-    }
-    this.#publish();
+  protected reportGap(gap: GapReport): void {
+    this.logger.warn({ since: timeText(gap.since), until: timeText(gap.until), estimatedRuns: gap.estimatedEvents }, 'workflow runs aged out before they were read; counts miss about this many runs');
   }
 
-  #publish(): void {
+  protected publish(): void {
     const counter = this.#counter;
     counter.publish();
     const published = this.#published;
-    published.pages = this.#pages;
+    published.pages = this.pages;
     published.followPages = this.#followPages;
     published.evictions = counter.evictions;
-    published.watermark = this.#walker.position.watermark;
+    published.watermark = this.walker.position.watermark;
     published.inProgress = counter.following.size;
     published.oldestCreated = counter.oldestFollowed();
   }
@@ -240,7 +178,7 @@ export class WorkflowsCollector implements Collector {
     computedGauge(
       this.registry,
       { name: 'upstash_workflow_oldest_run_age_seconds', help: 'Age of the oldest workflow run still in progress (0: none); a run stuck in progress makes it grow' },
-      () => (p.oldestCreated === null ? 0 : Math.max(0, this.#now() - p.oldestCreated) / 1000),
+      () => (p.oldestCreated === null ? 0 : Math.max(0, this.now() - p.oldestCreated) / 1000),
     );
     computedCounter(this.registry, { name: 'upstash_exporter_workflow_pages_total', help: 'Pages of workflow runs read: by the walk (walk) and asking for runs in progress again (follow)', labelNames: ['kind'] }, () => [
       { labels: { kind: 'walk' }, value: p.pages },
@@ -252,62 +190,42 @@ export class WorkflowsCollector implements Collector {
     computedGauge(this.registry, { name: 'upstash_exporter_workflow_watermark_timestamp_seconds', help: 'Creation time up to which every workflow run is counted' }, () => p.watermark / 1000);
   }
 
-  #snapshot(): WorkflowsState {
-    const position = this.#walker.position;
+  protected snapshot(): WorkflowsState {
     const counter = this.#counter;
     return {
-      watermark: position.watermark,
-      watermarkReadAt: position.watermarkReadAt,
-      dedupFrom: position.dedupFrom,
-      anchorTime: position.anchorTime,
-      lastEventTime: counter.lastEventTime,
-      sliceMs: position.sliceMs,
-      gapSince: position.gapSince,
-      rateEwma: position.rateEwma,
-      slices: position.slices,
-      dedup: counter.dedup.export(),
+      ...this.positionState(counter.lastEventTime, counter.dedup.export()),
       counters: { runs: counter.runs.export(), steps: counter.steps.export() },
       histograms: { runDuration: counter.runDuration.export(), stepDuration: counter.stepDuration.export() },
       following: counter.exportFollowing(),
-      self: { pages: this.#pages, followPages: this.#followPages, gaps: this.#gaps, late: this.#late, evictions: counter.evictions },
+      self: { pages: this.pages, followPages: this.#followPages, gaps: this.gaps, late: this.late, evictions: counter.evictions },
     };
   }
 
   #restore(): WalkPosition | undefined {
-    if (this.#section === null) return undefined;
-    const result = this.#section.loadSync();
+    if (this.store === null) return undefined;
+    const result = this.store.loadSync();
     if (result.status === 'missing') {
-      this.#logger.info({ path: this.#section.path }, 'no workflows section in the state file yet: counting runs created from now on');
+      this.logger.info({ path: this.store.path }, 'no workflows section in the state file yet: counting runs created from now on');
       return undefined;
     }
     if (result.status === 'ignored') {
-      this.#logger.warn({ path: this.#section.path, detail: result.detail }, 'workflows section of the state file unusable: counting runs created from now on');
+      this.logger.warn({ path: this.store.path, detail: result.detail }, 'workflows section of the state file unusable: counting runs created from now on');
       return undefined;
     }
     const state = result.value;
     const counter = this.#counter;
     counter.dedup.restore(state.dedup);
     const restored = [counter.runs.restore(state.counters.runs), counter.steps.restore(state.counters.steps), counter.runDuration.restore(state.histograms.runDuration), counter.stepDuration.restore(state.histograms.stepDuration)];
-    if (restored.includes(false)) this.#logger.warn('workflow label names or buckets changed since the state file was written: those metrics start again from 0');
+    if (restored.includes(false)) this.logger.warn('workflow label names or buckets changed since the state file was written: those metrics start again from 0');
     counter.admitRestoredNames();
     counter.restoreFollowing(state.following);
     counter.lastEventTime = state.lastEventTime;
     counter.evictions = state.self.evictions;
-    this.#pages = state.self.pages;
+    this.pages = state.self.pages;
     this.#followPages = state.self.followPages;
-    this.#gaps = state.self.gaps;
-    this.#late = state.self.late;
-    this.#logger.info({ path: this.#section.path, watermark: new Date(state.watermark).toISOString(), following: state.following.length }, 'workflows state restored');
-    return {
-      watermark: state.watermark,
-      watermarkReadAt: state.watermarkReadAt,
-      dedupFrom: state.dedupFrom,
-      anchorTime: state.anchorTime,
-      sliceMs: state.sliceMs,
-      stateWalk: false,
-      gapSince: state.gapSince,
-      rateEwma: state.rateEwma,
-      slices: state.slices,
-    };
+    this.gaps = state.self.gaps;
+    this.late = state.self.late;
+    this.logger.info({ path: this.store.path, watermark: new Date(state.watermark).toISOString(), following: state.following.length }, 'workflows state restored');
+    return restoredPosition(state, false);
   }
 }

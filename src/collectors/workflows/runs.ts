@@ -1,16 +1,16 @@
 // Counting workflow runs and steps exactly once. A run is first met by the walk (runs ordered
-// by creation time, the same walk as the delivery logs: src/collectors/logs/walker.ts), then
+// by creation time, the same walk as the delivery logs: src/collectors/walk/walker.ts), then
 // followed, asked for again by id each cycle, until it ends. Each run counts once as `started`
 // and once in the state it ends in (with its duration); each step once, in the first final
 // state it is seen in, or, when its run ends, in the state it had then (with the time since the
 // step before it). The walk's de-duplication window keeps a run read twice from counting twice.
 import type { Registry } from 'prom-client';
 import type { LogEntry, WorkflowRun, WorkflowStep } from '../../api/delivery.js';
-import type { FollowedRunState } from '../../state/workflows-state.js';
-import type { PageTally } from '../logs/counter.js';
-import { DedupWindow } from '../logs/dedup.js';
-import { CounterFamily, HistogramFamily } from '../logs/families.js';
-import type { WalkCounter } from '../logs/walk-types.js';
+import type { FollowedRunState } from './workflows-state.js';
+import type { PageTally } from '../walk/page-tally.js';
+import { DedupWindow } from '../walk/dedup.js';
+import { CounterFamily, HistogramFamily } from '../walk/families.js';
+import type { WalkCounter } from '../walk/walk-types.js';
 
 export const RUNS_METRIC = 'upstash_workflow_runs_total';
 export const STEPS_METRIC = 'upstash_workflow_steps_total';
@@ -69,7 +69,8 @@ interface Followed {
 }
 
 export class RunCounter implements WalkCounter {
-  readonly states = { indexOf: (): number => 0 };
+  /** Runs always carry a state: never walked per state. */
+  readonly states = { indexOf: (): number => 0, walkFilters: [] };
   readonly dedup = new DedupWindow();
   readonly tracker = { finishSlice: (): number => 0 };
   readonly runs: CounterFamily<'state'>;

@@ -3,8 +3,8 @@
 // shapes), the runs it follows until they end, and every value Prometheus must not see reset.
 // Optional in the file: files written before it existed load without it.
 import { z } from 'zod';
-import { counterFamilySchema, histogramFamilySchema } from './family-schemas.js';
-import { logsStateSchema } from './logs-state.js';
+import { counterFamilySchema, histogramFamilySchema } from '../walk/family-schemas.js';
+import { walkPositionShape } from '../walk/position-schema.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);
@@ -13,8 +13,8 @@ const count = z.number().finite().min(0);
 const followedRunSchema = z.tuple([z.string(), finite, z.array(z.string()), finite]);
 
 export const workflowsStateSchema = z.strictObject({
-  // The walk position and de-duplication window, as the delivery logs keep them (no per-state walks).
-  ...logsStateSchema.pick({ watermark: true, watermarkReadAt: true, dedupFrom: true, anchorTime: true, lastEventTime: true, sliceMs: true, gapSince: true, rateEwma: true, slices: true, dedup: true }).shape,
+  // The walk position and de-duplication window (no per-state walks: runs always carry a state).
+  ...walkPositionShape,
   counters: z.strictObject({ runs: counterFamilySchema, steps: counterFamilySchema }),
   histograms: z.strictObject({ runDuration: histogramFamilySchema, stepDuration: histogramFamilySchema }),
   /** Runs seen in progress: asked for again until they end. */

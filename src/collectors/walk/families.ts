@@ -14,7 +14,7 @@
 // (getForOpenMetrics, src/metrics/openmetrics.ts), the text 0.0.4 path never builds them.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { OpenMetricsFamily, OpenMetricsValue } from '../../metrics/openmetrics.js';
-import type { CounterFamilyState, HistogramFamilyState } from '../../state/index.js';
+import type { CounterFamilyState, HistogramFamilyState } from './family-schemas.js';
 
 export type Labels<L extends string = string> = Readonly<Record<L, string>>;
 

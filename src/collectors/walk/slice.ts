@@ -3,8 +3,8 @@
 // error must pass for a cursor chain to go on.
 import type { LogsPage } from '../../api/delivery.js';
 import { ApiNotFoundError, ApiUpstreamError } from '../../api/errors.js';
-import type { SliceState, WalkState } from '../../state/index.js';
-import { KNOWN_STATES } from './states.js';
+import type { PageTally } from './page-tally.js';
+import type { SliceState, WalkState } from './position-schema.js';
 import { MAX_SLICE_MS, MIN_SLICE_MS, TARGET_PAGES_PER_SLICE, type GapReport, type WalkPosition } from './walk-types.js';
 
 /** Weight of the newest slice in the smoothed event rate. */
@@ -14,12 +14,13 @@ export function newWalk(state: string | null): WalkState {
   return { state, resumeTo: null, cursor: null, chainTo: null, done: false };
 }
 
-export function stateWalks(): WalkState[] {
-  return KNOWN_STATES.map((state) => newWalk(state));
+/** One walk per state filter (the counter's `walkFilters`). */
+export function stateWalks(filters: readonly string[]): WalkState[] {
+  return filters.map((state) => newWalk(state));
 }
 
-/** A slice to walk: `[from, top]`, after the watermark or slice top `basis`. */
-export function newSlice(options: { from: number; top: number; basis: number; startedAt: number; atFrontier: boolean; hadAnchor: boolean; stateWalk: boolean }): SliceState {
+/** A slice to walk: `[from, top]`, after the watermark or slice top `basis`; one walk per state of `stateFilters` (null: one plain walk). */
+export function newSlice(options: { from: number; top: number; basis: number; startedAt: number; atFrontier: boolean; hadAnchor: boolean; stateFilters: readonly string[] | null }): SliceState {
   return {
     from: options.from,
     top: options.top,
@@ -34,8 +35,20 @@ export function newSlice(options: { from: number; top: number; basis: number; st
     sawBoundary: false,
     sawStateless: false,
     sawStateField: false,
-    walks: options.stateWalk ? stateWalks() : [newWalk(null)],
+    walks: options.stateFilters === null ? [newWalk(null)] : stateWalks(options.stateFilters),
   };
+}
+
+/** Adds what a page contributed (its tally) to the slice's record. */
+export function absorbTally(slice: SliceState, tally: PageTally): void {
+  slice.counted += tally.counted;
+  if (tally.atOrBeforeBasis) slice.sawBoundary = true;
+  if (tally.missingState > 0) slice.sawStateless = true;
+  if (tally.withState > 0) slice.sawStateField = true;
+  if (tally.counted > 0) {
+    slice.oldestCounted = Math.min(slice.oldestCounted ?? Number.POSITIVE_INFINITY, tally.oldestCounted);
+    slice.newestCounted = Math.max(slice.newestCounted ?? Number.NEGATIVE_INFINITY, tally.newestCounted);
+  }
 }
 
 /** All walks of the slice are done. */
@@ -148,7 +161,7 @@ export function splitUnread(slice: SliceState, lowest: number): SliceState | nul
   const mid = Math.max(slice.basis + 1, lowest - Math.floor((lowest - slice.from) / 2));
   if (mid >= lowest) return null;
   // The retention check goes with the older half, unless an entry at or before the watermark was seen already.
-  const older = newSlice({ from: slice.from, top: mid - 1, basis: slice.basis, startedAt: slice.startedAt, atFrontier: false, hadAnchor: slice.hadAnchor && !slice.sawBoundary, stateWalk: false });
+  const older = newSlice({ from: slice.from, top: mid - 1, basis: slice.basis, startedAt: slice.startedAt, atFrontier: false, hadAnchor: slice.hadAnchor && !slice.sawBoundary, stateFilters: null });
   slice.from = mid;
   slice.basis = mid - 1;
   slice.hadAnchor = false;

@@ -2,7 +2,7 @@
 // waiting times of the messages the tracker holds (src/collectors/logs/waiting.ts, tracker.ts). Files written before it
 // existed load without it (the histograms then start at 0).
 import { z } from 'zod';
-import { histogramFamilySchema } from './family-schemas.js';
+import { histogramFamilySchema } from '../walk/family-schemas.js';
 
 const finite = z.number().finite();
 

@@ -10,11 +10,12 @@
 // (it holds nothing the upstream has written), counting restarts at the frontier, as without
 // state: entries written between the last one counted and the frontier may be missed, and the
 // warning says so.
+import type { Logger } from '../../logging/index.js';
+import { timeText } from '../../common/time-text.js';
 import type { WalkPosition, WatermarkReset } from './walk-types.js';
 
 /** A watermark at most this far ahead is left alone: the upstream's now is known to about a second. */
 export const WATERMARK_AHEAD_TOLERANCE_MS = 2_000;
-
 
 /**
  * Moves `position` back when its watermark, or a slice in progress, lies more than
@@ -35,4 +36,23 @@ export function guardWatermark(position: WalkPosition, upstreamNow: number, inge
   // Slices in progress counted into the window: re-read, they are recognised.
   position.slices.length = 0;
   return { found, upstreamNow, resumeFrom, exact };
+}
+
+/**
+ * Says that the watermark moved back: news (info) while the position is still the walk's fresh
+ * one, taken on this machine's clock (`positionKnown` false: moving it is no reset), a warning
+ * otherwise, with what the move costs.
+ */
+export function reportWatermarkReset(logger: Logger, reset: WatermarkReset, positionKnown: boolean): void {
+  const details = { watermark: timeText(reset.found), upstreamNow: timeText(reset.upstreamNow), resumeFrom: timeText(reset.resumeFrom) };
+  if (!positionKnown) {
+    logger.info(details, 'this machine\'s clock is ahead of the upstream\'s: counting starts at the upstream\'s now');
+    return;
+  }
+  logger.warn(
+    details,
+    reset.exact
+      ? 'log watermark ahead of the upstream\'s now (a clock set back, or a state file from a machine whose clock ran ahead): walking again from where the de-duplication window starts, nothing is counted twice'
+      : 'log watermark ahead of the upstream\'s now, and the de-duplication window holds nothing the upstream has written: counting restarts at the frontier; entries written before it and not counted yet are missed',
+  );
 }

@@ -1,8 +1,8 @@
 // The walk's vocabulary: its settings, its persisted position, what a cycle reports, the
 // hooks the collector gives it, the source it reads from, and the sizes it works with.
 import type { LogEntry, LogsPage, LogsQuery } from '../../api/delivery.js';
-import type { PageTally } from './counter.js';
-import type { SliceState } from '../../state/index.js';
+import type { PageTally } from './page-tally.js';
+import type { SliceState } from './position-schema.js';
 
 /** Pages a slice aims at; its length in time adapts to the event rate to stay near this. */
 export const TARGET_PAGES_PER_SLICE = 50;
@@ -34,7 +34,12 @@ export interface LogsSource {
  * workflows collector (src/collectors/workflows) gives its own, counting runs.
  */
 export interface WalkCounter {
-  readonly states: { indexOf(raw: string): number };
+  /**
+   * The states of entries: `indexOf` gives the filter index a page is counted with, and
+   * `walkFilters` the states walked one by one when entries come without a state (PageTally's
+   * `missingState`).
+   */
+  readonly states: { indexOf(raw: string): number; readonly walkFilters: readonly string[] };
   readonly dedup: { readonly stamp: number; beginWalk(): void; useWalk(stamp: number): void; prune(from: number): void; rewind(from: number, watermark: number): void };
   readonly tracker: { finishSlice(upTo: number): unknown };
   readonly lastEventTime: number;
@@ -116,4 +121,22 @@ export interface WatermarkReset {
   resumeFrom: number;
   /** The de-duplication window covers the re-read: nothing is counted twice or missed. */
   exact: boolean;
+}
+
+/** A cursor chain being followed in one walk of a slice: where it started and what it has read. */
+export interface CursorChain {
+  /** The de-duplication window's walk stamp of the chain. */
+  readonly stamp: number;
+  /** toDate of its requests. */
+  readonly toDate: number;
+  cursor: string | null;
+  readonly followed: Set<string>;
+  previousSignature: string;
+  /** Lowest entry time read so far (in this walk, across its chains). */
+  lowest: number;
+  /** A page came not newest first: the walk has no safe resume point. */
+  orderBroken: boolean;
+  /** Entries asked for per page. */
+  count: number;
+  pages: number;
 }

@@ -32,3 +32,6 @@ export const histogramFamilySchema = z.strictObject({
     }),
   ),
 });
+
+export type CounterFamilyState = z.infer<typeof counterFamilySchema>;
+export type HistogramFamilyState = z.infer<typeof histogramFamilySchema>;

@@ -5,7 +5,7 @@
 // (the others are aborted; their progress so far is kept; the first error is thrown once all
 // have ended, so the checkpoint after it is consistent). JavaScript runs one page's counting at
 // a time, so the chains share the window and counters without locks.
-import type { SliceState } from '../../state/index.js';
+import type { SliceState } from './position-schema.js';
 import type { WalkOutcome } from './walk-types.js';
 
 export type ChainStop = 'budget' | 'time' | 'stalled' | null;
@@ -72,4 +72,47 @@ export async function runChains(work: ChainWork): Promise<ChainStop> {
   await Promise.all(running);
   if (failure !== null) throw (failure as { error: unknown }).error;
   return stopped;
+}
+
+/** A long walk checkpoints at least this often, so a crash loses little work. */
+const MID_WALK_CHECKPOINT_MS = 2_000;
+
+/**
+ * The chains' checkpoint writes, one at a time: chains ask for one at the same time, and one
+ * asked while another is written waits for it and writes again (the state moved on).
+ */
+export class CheckpointGate {
+  readonly #write: () => Promise<void>;
+  #writing: Promise<void> | null = null;
+  #last = 0;
+
+  constructor(write: () => Promise<void>) {
+    this.#write = write;
+  }
+
+  /** A checkpoint is due in a long walk (MID_WALK_CHECKPOINT_MS since the last, or since restartClock). */
+  get due(): boolean {
+    return performance.now() - this.#last >= MID_WALK_CHECKPOINT_MS;
+  }
+
+  restartClock(): void {
+    this.#last = performance.now();
+  }
+
+  /** The checkpoint being written (null: none); nothing is counted meanwhile. */
+  get writing(): Promise<void> | null {
+    return this.#writing;
+  }
+
+  async write(): Promise<void> {
+    while (this.#writing !== null) await this.#writing;
+    this.#last = performance.now();
+    const writing = this.#write();
+    this.#writing = writing;
+    try {
+      await writing;
+    } finally {
+      this.#writing = null;
+    }
+  }
 }

@@ -1,66 +1,32 @@
-// What the logs collector keeps in a checkpoint: the walk position (watermark, the slice being
-// walked), the de-duplication window and every value Prometheus must not see reset (counters,
-// histogram buckets, gauges rebuilt from them), all from one consistent moment. The schema is
+// What the logs collector keeps in a checkpoint: the walk position (watermark, the slices being
+// walked: walk/position-schema.ts), the de-duplication window and every value Prometheus must not
+// see reset (counters, histogram buckets, gauges rebuilt from them), all from one consistent moment. The schema is
 // strict: the file is the exporter's own, so anything unexpected is corruption.
 import { z } from 'zod';
-import { boundLabelValue } from '../metrics/cardinality.js';
-import { counterFamilySchema, histogramFamilySchema } from './family-schemas.js';
+import { boundLabelValue } from '../../metrics/cardinality.js';
+import { counterFamilySchema, histogramFamilySchema } from '../walk/family-schemas.js';
+import { walkPositionShape } from '../walk/position-schema.js';
 import { waitingStateSchema } from './waiting-state.js';
 
 const finite = z.number().finite();
 const count = z.number().finite().min(0);
 
-const walkSchema = z.strictObject({
-  /** State filter of a per-state walk, null for the plain walk. */
-  state: z.string().nullable(),
-  /** toDate of the next request of this walk: everything above it in the slice is read. */
-  resumeTo: finite.nullable(),
-  /** Cursor of the chain in progress, to continue it (it belongs to toDate = chainTo). */
-  cursor: z.string().nullable(),
-  chainTo: finite.nullable(),
-  done: z.boolean(),
-});
-
-const sliceSchema = z.strictObject({
-  from: finite,
-  top: finite,
-  startedAt: finite,
-  atFrontier: z.boolean(),
-  /** Watermark before the slice. */
-  basis: finite,
-  hadAnchor: z.boolean(),
-  pages: count,
-  counted: count,
-  oldestCounted: finite.nullable(),
-  newestCounted: finite.nullable(),
-  sawBoundary: z.boolean(),
-  sawStateless: z.boolean(),
-  sawStateField: z.boolean(),
-  walks: z.array(walkSchema).min(1),
-});
-
 /** [messageId, created ms | null, attempts, final ms | null, outcome index | -1, queue, destination] */
 const trackedSchema = z.tuple([z.string(), finite.nullable(), count, finite.nullable(), z.number().int().min(-1).max(2), z.string(), z.string()]);
 
 export const logsStateSchema = z.strictObject({
-  watermark: finite,
-  watermarkReadAt: finite,
-  dedupFrom: finite,
-  anchorTime: finite,
-  lastEventTime: finite,
-  sliceMs: z.number().finite().min(1),
+  watermark: walkPositionShape.watermark,
+  watermarkReadAt: walkPositionShape.watermarkReadAt,
+  dedupFrom: walkPositionShape.dedupFrom,
+  anchorTime: walkPositionShape.anchorTime,
+  lastEventTime: walkPositionShape.lastEventTime,
+  sliceMs: walkPositionShape.sliceMs,
+  /** Entries came without `state`: the slices are walked once per state (walk/slice.ts). */
   stateWalk: z.boolean(),
-  gapSince: finite.nullable(),
-  /** Events per millisecond of event time, smoothed over completed slices. */
-  rateEwma: finite.nullable(),
-  /** The slices in progress, oldest first, each walked by its own cursor chain (one before version 3). */
-  slices: z.array(sliceSchema),
-  dedup: z.strictObject({
-    /** Identity keys counted once. */
-    keys: z.array(z.string()),
-    /** Keys counted more than once (identical entries, see docs/counting.md). */
-    repeats: z.array(z.tuple([z.string(), z.number().int().min(2)])),
-  }),
+  gapSince: walkPositionShape.gapSince,
+  rateEwma: walkPositionShape.rateEwma,
+  slices: walkPositionShape.slices,
+  dedup: walkPositionShape.dedup,
   /**
    * Identities that left the de-duplication window, over the lateness horizon
    * (cold-identities.ts): complete after `validFrom`; per second, entries counted and their
@@ -105,10 +71,6 @@ export const logsStateSchema = z.strictObject({
 });
 
 export type LogsState = z.infer<typeof logsStateSchema>;
-export type CounterFamilyState = z.infer<typeof counterFamilySchema>;
-export type HistogramFamilyState = z.infer<typeof histogramFamilySchema>;
-export type SliceState = z.infer<typeof sliceSchema>;
-export type WalkState = z.infer<typeof walkSchema>;
 export type TrackedState = z.infer<typeof trackedSchema>;
 
 /**
