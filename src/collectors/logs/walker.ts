@@ -39,6 +39,13 @@ const MIN_SPLIT_MS = 50;
 const MAX_SLICES_PER_CHAIN = 2;
 /** A long walk checkpoints at least this often, so a crash loses little work. */
 const MID_WALK_CHECKPOINT_MS = 2_000;
+/**
+ * A completed slice is checkpointed once this many times the last write's duration has passed
+ * since it began: in a catch-up slices complete several times a second and each write
+ * serialises the window and the cold store (a fifth of the walk's CPU, and no page is counted
+ * meanwhile), so writes take at most about a tenth of the walk's time.
+ */
+const CHECKPOINT_SPACING = 10;
 /** The overlap re-read folded into a slice's walk covers at least this much (#overlapReadEnough). */
 export const MIN_FOLDED_OVERLAP_MS = 1_000;
 
@@ -54,6 +61,8 @@ export class LogWalker {
   readonly #pageSizer: PageSizer;
   #pagesLeft = 0;
   #lastCheckpoint = 0;
+  /** How long the last checkpoint took to write, ms. */
+  #lastCheckpointMs = 0;
   /** Dedup walk stamp of each cursor chain this process started (a chain it did not start gets a new one). */
   readonly #chainStamps = new WeakMap<WalkState, number>();
   /** The checkpoint being written (parallel chains ask for one at the same time: one write at a time). */
@@ -195,7 +204,8 @@ export class LogWalker {
         controls: (controls) => (this.#chains = controls),
         done: async () => {
           this.#completeFront(report);
-          await this.#checkpoint();
+          const sinceLast = performance.now() - this.#lastCheckpoint;
+          if (sinceLast >= Math.min(MID_WALK_CHECKPOINT_MS, CHECKPOINT_SPACING * this.#lastCheckpointMs)) await this.#checkpoint();
         },
       });
       // Stopped by the next poll while the rate limit held the cycle back: the limit bounds the
@@ -525,13 +535,15 @@ export class LogWalker {
   /** Writes a checkpoint; one asked while another is written waits for it and writes again (the state moved on). */
   async #checkpoint(): Promise<void> {
     while (this.#checkpointing !== null) await this.#checkpointing;
-    this.#lastCheckpoint = performance.now();
+    const started = performance.now();
+    this.#lastCheckpoint = started;
     const writing = this.#hooks.checkpoint();
     this.#checkpointing = writing;
     try {
       await writing;
     } finally {
       this.#checkpointing = null;
+      this.#lastCheckpointMs = performance.now() - started;
     }
   }
 }
