@@ -204,8 +204,9 @@ export class LogWalker {
         controls: (controls) => (this.#chains = controls),
         done: async () => {
           this.#completeFront(report);
+          // A write under way began less than its own duration ago: no second one is queued behind it.
           const sinceLast = performance.now() - this.#lastCheckpoint;
-          if (sinceLast >= Math.min(MID_WALK_CHECKPOINT_MS, CHECKPOINT_SPACING * this.#lastCheckpointMs)) await this.#checkpoint();
+          if (this.#checkpointing === null && sinceLast >= Math.min(MID_WALK_CHECKPOINT_MS, CHECKPOINT_SPACING * this.#lastCheckpointMs)) await this.#checkpoint();
         },
       });
       // Stopped by the next poll while the rate limit held the cycle back: the limit bounds the
