@@ -299,11 +299,11 @@ async function settleMemory(): Promise<void> {
   await sleep(500);
 }
 
-/** RssAnon, RssFile and VmHWM of this process in MiB (NaN where /proc is missing). */
-function rssKinds(): { anon: number; file: number; peak: number } {
+/** RssAnon, RssFile and VmHWM of a process (this one by default) in MiB (NaN where /proc is missing). */
+export function rssKinds(pid: number | 'self' = 'self'): { anon: number; file: number; peak: number } {
   let text = '';
   try {
-    text = readFileSync('/proc/self/status', 'utf8');
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
     // not Linux
   }

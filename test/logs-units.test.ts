@@ -128,6 +128,31 @@ describe('labels, tracker, daily count, histograms', () => {
     expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'failed', queue: 'q', destination: 'h:1', le: '+Inf' })).toBe(0);
   });
 
+  it('remembers the newest 10,000 finished messages, oldest forgotten first, across a restore', () => {
+    const tracker = new MessageTracker({ registry: new Registry(), capacity: 100, seriesLimit: 100 });
+    const finish = (id: string): void => {
+      tracker.observe(id, 4, 1000, 'q', 'h:1'); // DELIVERED
+      tracker.finishSlice();
+    };
+    for (let i = 0; i < 10_000; i++) finish(`m${i}`);
+    finish('m0'); // a late final entry of a finished message: still remembered, nothing moves
+    expect(tracker.export().finished.slice(0, 2)).toEqual(['m0', 'm1']);
+    finish('m10000');
+    const finished = tracker.export().finished;
+    expect(finished).toHaveLength(10_000);
+    expect(finished[0]).toBe('m1');
+    expect(finished.at(-1)).toBe('m10000');
+    const restored = new MessageTracker({ registry: new Registry(), capacity: 100, seriesLimit: 100 });
+    restored.restore({ messages: [], finished: ['m-old', ...finished] });
+    expect(restored.export().finished).toEqual(finished);
+    restored.observe('m-new', 4, 1000, 'q', 'h:1');
+    restored.finishSlice();
+    expect(restored.export().finished).toEqual([...finished.slice(1), 'm-new']);
+    restored.observe('m1', 0, 900, 'q', 'h:1'); // forgotten: a new life
+    restored.observe('m2', 0, 900, 'q', 'h:1'); // remembered: ignored
+    expect(restored.size).toBe(1);
+  });
+
   it('restores histogram buckets exactly and refuses other bounds', () => {
     const registry = new Registry();
     const family = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 5], registry });

@@ -49,8 +49,6 @@ export interface SkimStats {
 
 /** The tokenizer: feed chunks with write(), take the kept text with end(). */
 export class JsonSkimmer {
-  readonly #skipKeys: ReadonlySet<string>;
-  readonly #quoteKeys: ReadonlySet<string>;
   readonly #limits: SkimLimits;
   /**
    * The kept bytes, in blocks of BLOCK_BYTES: full ones, then the one being filled (allocated at
@@ -76,14 +74,17 @@ export class JsonSkimmer {
   #pendingQuote = false;
   /** Inside a number value being kept as a string: a closing quote is due where it ends. */
   #quoting = false;
-  #key = '';
-  #keyTooLong = false;
+  /** The bytes of the key being read, and how many (-1: too long or escaped, never skipped). */
+  readonly #keyBytes = Buffer.alloc(MAX_KEY_BYTES);
+  #keyLength = 0;
+  readonly #skipKeyBytes: readonly Buffer[];
+  readonly #quoteKeyBytes: readonly Buffer[];
   readonly stats: SkimStats = { keptBytes: 0, totalBytes: 0, skippedValues: 0 };
 
   constructor(limits: SkimLimits) {
     this.#limits = limits;
-    this.#skipKeys = new Set(limits.skipKeys);
-    this.#quoteKeys = new Set(limits.quoteNumberKeys ?? []);
+    this.#skipKeyBytes = limits.skipKeys.map((key) => Buffer.from(key, 'latin1'));
+    this.#quoteKeyBytes = (limits.quoteNumberKeys ?? []).map((key) => Buffer.from(key, 'latin1'));
   }
 
   write(chunk: Buffer): void {
@@ -91,116 +92,160 @@ export class JsonSkimmer {
     if (this.stats.totalBytes > this.#limits.maxTotalBytes) {
       throw new SkimLimitError(`response body larger than ${this.#limits.maxTotalBytes} bytes in all`);
     }
-    let segmentStart = this.#skipping ? -1 : 0;
+    // The state in locals for the byte loop (fields are loads and stores on every byte), written
+    // back at the end.
+    const stack = this.#stack;
+    let inObject = stack[stack.length - 1] === true;
+    let expectKey = this.#expectKey;
+    let inString = this.#inString;
+    let escape = this.#escape;
+    let isKey = this.#isKey;
+    let skipping = this.#skipping;
+    let pendingSkip = this.#pendingSkip;
+    let pendingQuote = this.#pendingQuote;
+    let quoting = this.#quoting;
+    let segmentStart = skipping ? -1 : 0;
+    /** Where the key being read starts in this chunk (-1: it started in an earlier one). */
+    let keyFrom = -1;
     const length = chunk.length;
     let i = 0;
-    while (i < length) {
-      if (this.#inString) {
-        // The string's end: the next quote not escaped. The bytes in between are scanned by
-        // indexOf (memchr), not one by one: most of a page is string content.
-        let from = i;
-        if (this.#escape) {
-          this.#escape = false;
-          from += 1;
-          if (this.#isKey) this.#keyTooLong = true; // an escaped key is never a skipped one
-        }
-        let quote = chunk.indexOf(QUOTE, from);
-        while (quote !== -1 && backslashesBefore(chunk, quote, from) % 2 === 1) quote = chunk.indexOf(QUOTE, quote + 1);
-        const stop = quote === -1 ? length : quote;
-        if (this.#isKey) this.#collectKey(chunk, from, stop);
-        if (quote === -1) {
-          // The string goes on in the next chunk; an odd run of backslashes at the end escapes its first byte.
-          this.#escape = backslashesBefore(chunk, length, from) % 2 === 1;
-          break;
-        }
-        this.#inString = false;
-        if (this.#skipping) {
-          this.#skipping = false;
-          this.stats.skippedValues += 1;
-          segmentStart = quote + 1;
-        } else if (this.#isKey) {
-          this.#isKey = false;
-          this.#pendingSkip = !this.#keyTooLong && this.#skipKeys.has(this.#key);
-          this.#pendingQuote = !this.#keyTooLong && this.#stack.length === 1 && this.#quoteKeys.has(this.#key);
-        }
-        i = quote + 1;
-        continue;
-      }
-      const c = chunk[i]!;
-      if (this.#quoting && !isNumberByte(c)) {
-        this.#keep(chunk, segmentStart, i);
-        this.#keepBuffer(QUOTE_TEXT);
-        segmentStart = i;
-        this.#quoting = false;
-      }
-      switch (c) {
-        case QUOTE:
-          this.#inString = true;
-          this.#pendingQuote = false;
-          if (this.#stack[this.#stack.length - 1] === true && this.#expectKey) {
-            this.#isKey = true;
-            this.#key = '';
-            this.#keyTooLong = false;
-          } else if (this.#pendingSkip) {
-            this.#pendingSkip = false;
-            this.#skipping = true;
-            this.#keep(chunk, segmentStart, i);
-            this.#keepBuffer(NULL_TEXT);
-            segmentStart = -1;
+    try {
+      while (i < length) {
+        if (inString) {
+          // The string's end: the next quote not escaped. The bytes in between are scanned by
+          // indexOf (memchr), not one by one: most of a page is string content.
+          let from = i;
+          if (escape) {
+            escape = false;
+            from += 1;
+            if (isKey) this.#keyLength = -1; // an escaped key is never a skipped one
           }
-          break;
-        case LBRACE:
-          this.#stack.push(true);
-          this.#expectKey = true;
-          this.#pendingSkip = false;
-          this.#pendingQuote = false;
-          break;
-        case LBRACKET:
-          this.#stack.push(false);
-          this.#pendingSkip = false;
-          this.#pendingQuote = false;
-          break;
-        case RBRACE:
-        case RBRACKET:
-          this.#stack.pop();
-          this.#expectKey = false;
-          this.#pendingSkip = false;
-          this.#pendingQuote = false;
-          break;
-        case COLON:
-          this.#expectKey = false;
-          break;
-        case COMMA:
-          this.#expectKey = this.#stack[this.#stack.length - 1] === true;
-          this.#pendingSkip = false;
-          this.#pendingQuote = false;
-          break;
-        default:
-          // Whitespace keeps a pending skip; a number or a literal is a value that is not a string.
-          if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
-            this.#pendingSkip = false;
-            if (this.#pendingQuote && isNumberByte(c)) {
-              this.#keep(chunk, segmentStart, i);
-              this.#keepBuffer(QUOTE_TEXT);
-              segmentStart = i;
-              this.#quoting = true;
+          let quote = chunk.indexOf(QUOTE, from);
+          while (quote !== -1 && backslashesBefore(chunk, quote, from) % 2 === 1) quote = chunk.indexOf(QUOTE, quote + 1);
+          if (quote === -1) {
+            if (isKey) this.#collectKey(chunk, from, length);
+            // The string goes on in the next chunk; an odd run of backslashes at the end escapes its first byte.
+            escape = backslashesBefore(chunk, length, from) % 2 === 1;
+            break;
+          }
+          inString = false;
+          if (skipping) {
+            skipping = false;
+            this.stats.skippedValues += 1;
+            segmentStart = quote + 1;
+          } else if (isKey) {
+            isKey = false;
+            // A key read whole in this chunk is compared where it lies; one begun in an earlier
+            // chunk, from its collected bytes.
+            let key = chunk;
+            let keyStart = keyFrom;
+            let keyEnd = quote;
+            if (keyFrom < 0) {
+              this.#collectKey(chunk, from, quote);
+              key = this.#keyBytes;
+              keyStart = 0;
+              keyEnd = this.#keyLength;
             }
-            this.#pendingQuote = false;
+            pendingSkip = keyIsOneOf(key, keyStart, keyEnd, this.#skipKeyBytes);
+            pendingQuote = stack.length === 1 && keyIsOneOf(key, keyStart, keyEnd, this.#quoteKeyBytes);
           }
+          i = quote + 1;
+          continue;
+        }
+        const c = chunk[i]!;
+        if (quoting && !isNumberByte(c)) {
+          this.#keep(chunk, segmentStart, i);
+          this.#keepBuffer(QUOTE_TEXT);
+          segmentStart = i;
+          quoting = false;
+        }
+        switch (c) {
+          case QUOTE:
+            inString = true;
+            pendingQuote = false;
+            if (inObject && expectKey) {
+              isKey = true;
+              keyFrom = i + 1;
+              this.#keyLength = 0;
+            } else if (pendingSkip) {
+              pendingSkip = false;
+              skipping = true;
+              this.#keep(chunk, segmentStart, i);
+              this.#keepBuffer(NULL_TEXT);
+              segmentStart = -1;
+            }
+            break;
+          case LBRACE:
+            stack.push(true);
+            inObject = true;
+            expectKey = true;
+            pendingSkip = false;
+            pendingQuote = false;
+            break;
+          case LBRACKET:
+            stack.push(false);
+            inObject = false;
+            pendingSkip = false;
+            pendingQuote = false;
+            break;
+          case RBRACE:
+          case RBRACKET:
+            stack.pop();
+            inObject = stack[stack.length - 1] === true;
+            expectKey = false;
+            pendingSkip = false;
+            pendingQuote = false;
+            break;
+          case COLON:
+            expectKey = false;
+            break;
+          case COMMA:
+            expectKey = inObject;
+            pendingSkip = false;
+            pendingQuote = false;
+            break;
+          default:
+            // Whitespace keeps a pending skip; a number or a literal is a value that is not a string.
+            if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+              pendingSkip = false;
+              if (pendingQuote && isNumberByte(c)) {
+                this.#keep(chunk, segmentStart, i);
+                this.#keepBuffer(QUOTE_TEXT);
+                segmentStart = i;
+                quoting = true;
+              }
+              pendingQuote = false;
+            }
+        }
+        i += 1;
       }
-      i += 1;
+      if (segmentStart >= 0) this.#keep(chunk, segmentStart, length);
+    } finally {
+      this.#expectKey = expectKey;
+      this.#inString = inString;
+      this.#escape = escape;
+      this.#isKey = isKey;
+      this.#skipping = skipping;
+      this.#pendingSkip = pendingSkip;
+      this.#pendingQuote = pendingQuote;
+      this.#quoting = quoting;
     }
-    if (segmentStart >= 0) this.#keep(chunk, segmentStart, length);
   }
 
-  /** Adds bytes [from, to) of a key being read; a key longer than MAX_KEY_BYTES is never skipped. */
+  /**
+   * Adds bytes [from, to) of a key being read, compared as bytes at its end (no string made per
+   * key); a key longer than MAX_KEY_BYTES is never skipped.
+   */
   #collectKey(chunk: Buffer, from: number, to: number): void {
-    if (this.#keyTooLong) return;
-    if (this.#key.length + (to - from) > MAX_KEY_BYTES) {
-      this.#keyTooLong = true;
+    let length = this.#keyLength;
+    if (length < 0) return;
+    if (length + (to - from) > MAX_KEY_BYTES) {
+      this.#keyLength = -1;
       return;
     }
-    this.#key += chunk.toString('latin1', from, to);
+    const key = this.#keyBytes;
+    for (let j = from; j < to; j++) key[length++] = chunk[j]!;
+    this.#keyLength = length;
   }
 
   /** The kept JSON text. */
@@ -263,6 +308,18 @@ export async function readSkimmed(
     clearTimeout(deadline);
   }
   return { text: skimmer.end(), stats: skimmer.stats };
+}
+
+/** Whether bytes [start, end) of `bytes` spell one of `keys` (end below start: a key never skipped). */
+function keyIsOneOf(bytes: Buffer, start: number, end: number, keys: readonly Buffer[]): boolean {
+  const length = end - start;
+  if (length > MAX_KEY_BYTES) return false;
+  outer: for (const key of keys) {
+    if (key.length !== length) continue;
+    for (let j = 0; j < length; j++) if (key[j] !== bytes[start + j]) continue outer;
+    return true;
+  }
+  return false;
 }
 
 /** A byte of a JSON number: digits, sign, decimal point, exponent. */

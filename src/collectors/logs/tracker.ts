@@ -54,6 +54,13 @@ export class MessageTracker {
   /** Ids whose final entry was counted; they leave at the next slice completion. */
   readonly #finalSeen = new Set<string>();
   readonly #finished = new Set<string>();
+  /**
+   * #finished in the order added, as a ring whose next slot holds the oldest once full. Not the
+   * Set's own iterator: each delete leaves a hole at the front of its table, and values().next()
+   * walks over every hole each time (thousands per message finished).
+   */
+  readonly #finishedOrder: string[] = [];
+  #finishedNext = 0;
   readonly #durationGuard: SeriesGuard<string>;
   readonly #attemptsGuard: SeriesGuard<string>;
   readonly #groups = new Map<string, Group>();
@@ -186,6 +193,8 @@ export class MessageTracker {
     this.#messages.clear();
     this.#finalSeen.clear();
     this.#finished.clear();
+    this.#finishedOrder.length = 0;
+    this.#finishedNext = 0;
     for (const id of state.finished) this.#remember(id);
     for (const [id, created, attempts, finalTime, outcome, queue, destination] of state.messages) {
       if (this.#messages.size >= this.capacity) break;
@@ -262,11 +271,11 @@ export class MessageTracker {
   }
 
   #remember(messageId: string): void {
+    if (this.#finished.has(messageId)) return;
+    if (this.#finished.size >= FINISHED_MEMORY) this.#finished.delete(this.#finishedOrder[this.#finishedNext]!);
     this.#finished.add(messageId);
-    if (this.#finished.size > FINISHED_MEMORY) {
-      const oldest = this.#finished.values().next();
-      if (!oldest.done) this.#finished.delete(oldest.value);
-    }
+    this.#finishedOrder[this.#finishedNext] = messageId;
+    this.#finishedNext = (this.#finishedNext + 1) % FINISHED_MEMORY;
   }
 
   /** Histogram series of one (queue, destination) for every outcome, admitted together. */

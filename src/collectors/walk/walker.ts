@@ -161,7 +161,7 @@ export class LogWalker {
         controls: (controls) => (this.#reader.chains = controls),
         done: async () => {
           this.#completeFront(report);
-          await this.#gate.write();
+          await this.#gate.writeSpaced();
         },
       });
       // Stopped by the next poll while the rate limit held the cycle back: the limit bounds the
