@@ -4,7 +4,8 @@
 import type { CollectorName } from '../collectors/collector.js';
 import type { CollectorStatus } from '../collectors/runner.js';
 import { escapeHtml, formatDuration, formatNumber } from './html.js';
-import { OVERVIEW_METRICS, OVERVIEW_WINDOW_MS, type Overview, type WindowedCount } from './overview.js';
+import { OVERVIEW_METRICS } from './overview-families.js';
+import { OVERVIEW_WINDOW_MS, type Overview, type WindowedCount } from './overview.js';
 import { renderPlot } from './sparkline.js';
 
 /** Which collector feeds each overview card, to say why a card is empty. */
