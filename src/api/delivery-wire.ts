@@ -104,3 +104,13 @@ export function flowControlValue(flow: FlowControl): string | undefined {
   if (flow.period !== undefined) parts.push(`period=${durationText(flow.period)}`);
   return parts.length > 0 ? parts.join(', ') : undefined;
 }
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** The request option of a call's abort signal (none when the call has none). */
+export function signalOf(call: CallOptions): { signal?: AbortSignal } {
+  return call.signal ? { signal: call.signal } : {};
+}

@@ -1,6 +1,6 @@
 // DeliveryClient: the message-delivery service (QStash) with Bearer auth. Logs (cursor pages,
 // read without their bodies: path-choice.ts, json-skim.ts), workflow runs (at either of their two
-// paths), schedules (list, pause), enqueue and workflow trigger.
+// paths), schedules (list, pause), enqueue and workflow trigger (their requests: delivery-publish.ts).
 import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails } from './errors.js';
 import type { UpstreamClock } from './upstream-clock.js';
@@ -8,14 +8,15 @@ import { HttpClient } from './http.js';
 import { isWorkflowEventsPath, otherLogsPath, otherWorkflowRunsPath, PathChoice } from './path-choice.js';
 import { DeliveryInventory, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
 import type { DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
-import { durationText, flowControlValue, joinList, logsSearchParams, rawTargetPath, setIfDefined, unixSeconds } from './delivery-wire.js';
-import type { FlowControl, LogsQuery } from './delivery-wire.js';
+import { DeliveryPublisher, PUBLISH_ENDPOINTS } from './delivery-publish.js';
+import type { EnqueueRequest, TriggerRequest } from './delivery-publish.js';
+import { logsSearchParams, signalOf } from './delivery-wire.js';
+import type { CallOptions, LogsQuery } from './delivery-wire.js';
 import type { CommonClientOptions, HttpMethod } from './http.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';
 import { parseLogsPage } from './schemas/logs.js';
 import type { LogsPage } from './schemas/logs.js';
-import { enqueueResponseSchema, triggerResultSchema } from './schemas/publish.js';
 import type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 import { scheduleListSchema } from './schemas/schedules.js';
 import { workflowLogsPageSchema } from './schemas/workflows.js';
@@ -27,7 +28,8 @@ export type { Schedule } from './schemas/schedules.js';
 export type { WorkflowLogsPage, WorkflowLogsQuery, WorkflowRun, WorkflowStep } from './schemas/workflows.js';
 export type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 export { logsSearchParams, MAX_LOGS_PAGE_SIZE } from './delivery-wire.js';
-export type { FlowControl, LogsQuery } from './delivery-wire.js';
+export type { CallOptions, FlowControl, LogsQuery } from './delivery-wire.js';
+export type { EnqueueRequest, TriggerRequest } from './delivery-publish.js';
 export type { DlqMessage, DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
 export { DLQ_PAGE_SIZE, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
 
@@ -70,71 +72,20 @@ export interface DeliveryClientOptions extends CommonClientOptions {
   workflowRunsPath?: string;
 }
 
-
-/** Per-call options. */
-export interface CallOptions {
-  signal?: AbortSignal;
-}
-
-export interface EnqueueRequest {
-  queueName: string;
-  /** A URL (http:// or https://) or a URL Group name; sent raw in the path, as the SDK does. */
-  destination: string;
-  body: string;
-  contentType?: string;
-  /** Method used toward the destination; default POST. */
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  retries?: number;
-  /** Retry-delay expression, e.g. `pow(2, retried) * 1000`. */
-  retryDelay?: string;
-  /** Delivery timeout: a duration text (`30s`, `1m30s`) or a number of seconds. */
-  timeout?: string | number;
-  /** Delay before delivery: a duration text or a number of seconds. */
-  delay?: string | number;
-  /** Deliver not before this time: unix seconds or a Date. */
-  notBefore?: number | Date;
-  labels?: readonly string[];
-  deduplicationId?: string;
-  contentBasedDeduplication?: boolean;
-  callback?: string;
-  failureCallback?: string;
-  /** Headers delivered to the destination (sent as `<prefix>Forward-<name>`). */
-  forwardHeaders?: Readonly<Record<string, string>>;
-  /** `body`, `header` / `headers`, `header[Name]`. */
-  redactFields?: readonly string[];
-}
-
-
-export interface TriggerRequest {
-  workflowUrl: string;
-  body: string;
-  runId?: string;
-  retries?: number;
-  delay?: string | number;
-  notBefore?: number | Date;
-  labels?: readonly string[];
-  flowControl?: FlowControl;
-  failureCallback?: string;
-  forwardHeaders?: Readonly<Record<string, string>>;
-  retryDelay?: string;
-}
-
 const ENDPOINTS = {
   schedules: '/v2/schedules',
   pause: '/v2/schedules/:id/pause',
   resume: '/v2/schedules/:id/resume',
-  enqueue: '/v2/enqueue/:queue/:destination',
-  trigger: '/v2/trigger/:url',
 } as const;
 
 export class DeliveryClient {
   private readonly http: HttpClient;
-  private readonly prefix: string;
   private readonly logsPaths: PathChoice;
   private readonly workflowPaths: PathChoice;
   private readonly logsMaxPageBytes: number;
   private readonly logger: CommonClientOptions['logger'];
   private readonly inventory: DeliveryInventory;
+  private readonly publisher: DeliveryPublisher;
   /** The verb the schedule pause/resume endpoints answered (null: not known yet). */
   private scheduleVerb: 'PATCH' | 'POST' | null = null;
 
@@ -144,7 +95,6 @@ export class DeliveryClient {
       api: 'qstash',
       credentials: { scheme: 'bearer', token: options.token },
     });
-    this.prefix = options.headerPrefix ?? 'Upstash-';
     const logsPath = options.logsPath ?? DEFAULT_LOGS_PATH;
     this.logsPaths = new PathChoice({
       configured: logsPath,
@@ -164,6 +114,7 @@ export class DeliveryClient {
     this.logsMaxPageBytes = options.logsMaxPageBytes ?? DEFAULT_LOGS_MAX_PAGE_BYTES;
     this.logger = options.logger;
     this.inventory = new DeliveryInventory(this.http);
+    this.publisher = new DeliveryPublisher(this.http, options.headerPrefix ?? 'Upstash-');
   }
 
   /** The logs path in use (the configured one, or the other after a 404 on it). */
@@ -323,68 +274,15 @@ export class DeliveryClient {
 
   /** Enqueue a message; a URL Group destination yields one result per endpoint. */
   async enqueue(request: EnqueueRequest, call: CallOptions = {}): Promise<EnqueueResult[]> {
-    this.require(request.queueName, 'queue name', 'POST', ENDPOINTS.enqueue);
-    this.require(request.destination, 'destination', 'POST', ENDPOINTS.enqueue);
-    const p = this.prefix;
-    const headers: Record<string, string> = {};
-    if (request.contentType !== undefined) headers['content-type'] = request.contentType;
-    headers[`${p}Method`] = request.method ?? 'POST';
-    setIfDefined(headers, `${p}Retries`, request.retries);
-    setIfDefined(headers, `${p}Retry-Delay`, request.retryDelay);
-    setIfDefined(headers, `${p}Timeout`, durationText(request.timeout));
-    setIfDefined(headers, `${p}Delay`, durationText(request.delay));
-    setIfDefined(headers, `${p}Not-Before`, unixSeconds(request.notBefore));
-    setIfDefined(headers, `${p}Label`, joinList(request.labels));
-    setIfDefined(headers, `${p}Deduplication-Id`, request.deduplicationId);
-    if (request.contentBasedDeduplication) headers[`${p}Content-Based-Deduplication`] = 'true';
-    setIfDefined(headers, `${p}Callback`, request.callback);
-    setIfDefined(headers, `${p}Failure-Callback`, request.failureCallback);
-    setIfDefined(headers, `${p}Redact-Fields`, joinList(request.redactFields));
-    this.forward(headers, request.forwardHeaders);
-
-    const data = await this.http.request({
-      method: 'POST',
-      endpoint: ENDPOINTS.enqueue,
-      path: rawTargetPath(`/v2/enqueue/${encodeURIComponent(request.queueName)}/`, request.destination),
-      headers,
-      body: request.body,
-      response: 'json',
-      // With a deduplication id a second copy is dropped by the service: safe to retry.
-      idempotent: request.deduplicationId !== undefined || request.contentBasedDeduplication === true,
-      ...signalOf(call),
-    });
-    return parseWith(enqueueResponseSchema, data, this.context('POST', ENDPOINTS.enqueue));
+    this.require(request.queueName, 'queue name', 'POST', PUBLISH_ENDPOINTS.enqueue);
+    this.require(request.destination, 'destination', 'POST', PUBLISH_ENDPOINTS.enqueue);
+    return this.publisher.enqueue(request, call);
   }
 
   /** Start a workflow run by posting its payload to the workflow URL. */
   async triggerWorkflow(request: TriggerRequest, call: CallOptions = {}): Promise<TriggerResult> {
-    this.require(request.workflowUrl, 'workflow URL', 'POST', ENDPOINTS.trigger);
-    const p = this.prefix;
-    const headers: Record<string, string> = {};
-    setIfDefined(headers, `${p}Workflow-RunId`, request.runId);
-    setIfDefined(headers, `${p}Retries`, request.retries);
-    setIfDefined(headers, `${p}Delay`, durationText(request.delay));
-    setIfDefined(headers, `${p}Not-Before`, unixSeconds(request.notBefore));
-    setIfDefined(headers, `${p}Label`, joinList(request.labels));
-    if (request.flowControl) {
-      headers[`${p}Flow-Control-Key`] = request.flowControl.key;
-      setIfDefined(headers, `${p}Flow-Control-Value`, flowControlValue(request.flowControl));
-    }
-    setIfDefined(headers, `${p}Failure-Callback`, request.failureCallback);
-    setIfDefined(headers, `${p}Retry-Delay`, request.retryDelay);
-    this.forward(headers, request.forwardHeaders);
-
-    const data = await this.http.request({
-      method: 'POST',
-      endpoint: ENDPOINTS.trigger,
-      path: rawTargetPath('/v2/trigger/', request.workflowUrl),
-      headers,
-      body: request.body,
-      response: 'json',
-      idempotent: false,
-      ...signalOf(call),
-    });
-    return parseWith(triggerResultSchema, data, this.context('POST', ENDPOINTS.trigger));
+    this.require(request.workflowUrl, 'workflow URL', 'POST', PUBLISH_ENDPOINTS.trigger);
+    return this.publisher.triggerWorkflow(request, call);
   }
 
   /** GET /v2/queues. */
@@ -422,12 +320,6 @@ export class DeliveryClient {
     await this.http.close();
   }
 
-  private forward(headers: Record<string, string>, forward: Readonly<Record<string, string>> | undefined): void {
-    for (const [name, value] of Object.entries(forward ?? {})) {
-      headers[`${this.prefix}Forward-${name}`] = value;
-    }
-  }
-
   private context(method: HttpMethod, endpoint: string): SchemaContext & ApiErrorDetails {
     return { api: 'qstash', endpoint, method };
   }
@@ -442,8 +334,4 @@ export class DeliveryClient {
 /** A 404 or 405: the server does not route this verb (or the id does not exist: then the other verb says so too). */
 function isVerbRefused(error: unknown): boolean {
   return error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status === 405);
-}
-
-function signalOf(call: CallOptions): { signal?: AbortSignal } {
-  return call.signal ? { signal: call.signal } : {};
 }

@@ -9,13 +9,16 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTask, type ScheduledTask, type Logger as CronLogger } from 'node-cron';
-import { createScrubber, type Logger } from '../logging/index.js';
+import type { Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
+import { describeError, NO_POLL_YET, type CollectorStatus } from './collector-status.js';
 import { CRON_STEP_RULE, PollSchedule } from './poll-schedule.js';
 import { WallClockWatch } from '../common/wall-clock-watch.js';
-import { errorCode } from '../common/errors.js';
+
+export { describeError } from './collector-status.js';
+export type { CollectorStatus } from './collector-status.js';
 
 /** Time the polls in flight get to finish on stop() before they are aborted. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
@@ -23,46 +26,6 @@ export const DEFAULT_STOP_DEADLINE_MS = 8_000;
 const ABORT_GRACE_MS = 1_000;
 /** How often the wall clock is checked for jumps. */
 const WALL_CLOCK_CHECK_MS = 1_000;
-const MAX_ERROR_TEXT = 300;
-
-export interface CollectorStatus {
-  name: CollectorName;
-  /** A collector object exists and is scheduled. */
-  enabled: boolean;
-  /** Why it is off (from the configuration), null when enabled. */
-  disabledReason: string | null;
-  /** A poll is in flight right now. */
-  running: boolean;
-  /** Effective interval (after rounding to a cron-expressible one), ms; null when disabled. */
-  intervalMs: number | null;
-  /** The cron expression scheduling it; null when disabled. */
-  schedule: string | null;
-  /** The collector's own line on what its last successful poll saw (Collector.summary), null if none. */
-  summary: string | null;
-  /** Result of the last finished poll; null before the first one ends. */
-  lastOutcome: 'success' | 'failure' | null;
-  /** When the last successful poll ended, unix ms. */
-  lastSuccess: number | null;
-  /** `CODE: message` of the last failed poll (sanitized, short); kept after a later success. */
-  lastError: string | null;
-  /** When the last failed poll ended, unix ms. */
-  lastErrorAt: number | null;
-  /** Duration of the last finished poll, seconds. */
-  lastDuration: number | null;
-  everSucceeded: boolean;
-}
-
-/** The history part of a status before any poll has ended. */
-const NO_POLL_YET = {
-  running: false,
-  lastOutcome: null,
-  lastSuccess: null,
-  lastError: null,
-  lastErrorAt: null,
-  lastDuration: null,
-  everSucceeded: false,
-  summary: null,
-} as const satisfies Partial<CollectorStatus>;
 
 export interface CollectorRunnerOptions {
   /** The enabled collectors (buildCollectors' result). */
@@ -380,22 +343,4 @@ async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<b
   } finally {
     clearTimeout(timer);
   }
-}
-
-// ---- error text ---------------------------------------------------------------------------
-
-/**
- * `CODE: message` of an error, on one line, short, with secrets removed: the configured ones
- * (and their URL-encoded form), plus anything shaped like a credential (Authorization schemes,
- * `user:password@` in URLs, `token=` query parameters). For the landing page and the logs.
- */
-export function describeError(error: unknown, secrets: readonly string[] = []): string {
-  const code = errorCode(error);
-  const raw = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
-  const message = createScrubber(secrets, '***')(raw.replace(/\s*[\r\n]+\s*/g, ' ').trim())
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 ***')
-    .replace(/(\/\/)[^/@\s]*@/g, '$1***@')
-    .replace(/([?&](?:token|api_?key|password|key)=)[^&\s]*/gi, '$1***');
-  const text = message === '' ? code : `${code}: ${message}`;
-  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT - 3)}...` : text;
 }

@@ -1,68 +1,13 @@
 // The landing page's overview: the few figures a person wants at a glance (deliveries and
 // failures, log walk lag, daily requests against the limits, DLQ, queue backlog, workflow runs,
-// canary probe), read from the registries /metrics renders, so each figure is a value /metrics
-// also shows. Nothing here calls the upstream.
+// canary probe), read from the registries /metrics renders (overview-families.ts), so each
+// figure is a value /metrics also shows. Nothing here calls the upstream.
 //
 // OverviewHistory samples the figures that move into a fixed-size ring (one point every 10 s
 // for an hour): the windowed counts ("last 5 min") and the page's plots come from it.
 
-import type { Registry } from 'prom-client';
 import { SampleRing } from '../metrics/ring-buffer.js';
-
-/** Every family the overview reads, so a reader can find each figure on /metrics. */
-export const OVERVIEW_METRICS = {
-  events: 'upstash_qstash_message_events_total',
-  logLag: 'upstash_exporter_log_lag_seconds',
-  lateEvents: 'upstash_exporter_log_late_events_total',
-  missedLateEvents: 'upstash_exporter_log_missed_late_events_total',
-  usageDailyRequests: 'upstash_qstash_usage_daily_requests',
-  dailyMessages: 'upstash_qstash_daily_messages',
-  softDailyLimit: 'upstash_qstash_plan_max_requests_per_day',
-  hardDailyLimit: 'upstash_qstash_plan_max_requests_per_day_hard',
-  accountInfo: 'upstash_qstash_account_info',
-  dlqSize: 'upstash_qstash_dlq_size',
-  dlqOldest: 'upstash_qstash_dlq_oldest_message_timestamp_seconds',
-  queueLag: 'upstash_qstash_queue_lag',
-  queuePaused: 'upstash_qstash_queue_paused',
-  workflowRuns: 'upstash_workflow_runs_total',
-  workflowsInProgress: 'upstash_workflow_runs_in_progress',
-  workflowOldestRunAge: 'upstash_workflow_oldest_run_age_seconds',
-  probeSuccess: 'upstash_probe_success',
-  probeLastSuccess: 'upstash_probe_last_success_timestamp_seconds',
-  probeDeliveryDuration: 'upstash_probe_delivery_duration_seconds',
-} as const;
-
-/** What the overview reads: the registries /metrics renders. */
-export interface RegistrySource {
-  registry: Registry;
-}
-
-interface Sample {
-  labels: Readonly<Partial<Record<string, string | number>>>;
-  value: number;
-}
-
-/** The series of one family, from the first registry that has it; null when none does. */
-async function read(sources: readonly RegistrySource[], name: string): Promise<Sample[] | null> {
-  for (const { registry } of sources) {
-    const metric = registry.getSingleMetric(name);
-    if (metric === undefined) continue;
-    const family = await metric.get();
-    return family.values.map((v) => ({ labels: v.labels, value: v.value }));
-  }
-  return null;
-}
-
-function sum(samples: readonly Sample[], match: (labels: Sample['labels']) => boolean = () => true): number {
-  let total = 0;
-  for (const s of samples) if (match(s.labels)) total += s.value;
-  return total;
-}
-
-/** The single value of an unlabelled family, or null. */
-function single(samples: readonly Sample[] | null): number | null {
-  return samples === null || samples.length === 0 ? null : samples[0]!.value;
-}
+import { OVERVIEW_METRICS, readFamilies, single, sum, type Families, type RegistrySource, type Sample } from './overview-families.js';
 
 /** The counters and gauges the history keeps, one column each. */
 const HISTORY_COLUMNS = ['delivered', 'failed', 'cancelled', 'workflowFailed', 'logLag', 'dailyRequests'] as const;
@@ -73,14 +18,6 @@ export const HISTORY_SAMPLE_INTERVAL_MS = 10_000;
 export const HISTORY_SPAN_MS = 3_600_000;
 /** The windowed counts of the overview ("delivered in the last 5 min"). */
 export const OVERVIEW_WINDOW_MS = 300_000;
-
-type Families = Readonly<Record<string, Sample[] | null>>;
-
-/** Each named family once (a family with many series is read once per page or sample). */
-async function readFamilies(sources: readonly RegistrySource[], names: readonly string[]): Promise<Families> {
-  const families = await Promise.all(names.map((name) => read(sources, name)));
-  return Object.fromEntries(names.map((name, i) => [name, families[i] ?? null]));
-}
 
 const MOVING_FAMILIES = [
   OVERVIEW_METRICS.events,

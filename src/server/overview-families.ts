@@ -1,0 +1,67 @@
+// The families the landing page's overview reads (overview.ts), and their reading: each from the
+// first registry /metrics renders that has it, so each figure is a value /metrics also shows.
+
+import type { Registry } from 'prom-client';
+
+/** Every family the overview reads, so a reader can find each figure on /metrics. */
+export const OVERVIEW_METRICS = {
+  events: 'upstash_qstash_message_events_total',
+  logLag: 'upstash_exporter_log_lag_seconds',
+  lateEvents: 'upstash_exporter_log_late_events_total',
+  missedLateEvents: 'upstash_exporter_log_missed_late_events_total',
+  usageDailyRequests: 'upstash_qstash_usage_daily_requests',
+  dailyMessages: 'upstash_qstash_daily_messages',
+  softDailyLimit: 'upstash_qstash_plan_max_requests_per_day',
+  hardDailyLimit: 'upstash_qstash_plan_max_requests_per_day_hard',
+  accountInfo: 'upstash_qstash_account_info',
+  dlqSize: 'upstash_qstash_dlq_size',
+  dlqOldest: 'upstash_qstash_dlq_oldest_message_timestamp_seconds',
+  queueLag: 'upstash_qstash_queue_lag',
+  queuePaused: 'upstash_qstash_queue_paused',
+  workflowRuns: 'upstash_workflow_runs_total',
+  workflowsInProgress: 'upstash_workflow_runs_in_progress',
+  workflowOldestRunAge: 'upstash_workflow_oldest_run_age_seconds',
+  probeSuccess: 'upstash_probe_success',
+  probeLastSuccess: 'upstash_probe_last_success_timestamp_seconds',
+  probeDeliveryDuration: 'upstash_probe_delivery_duration_seconds',
+} as const;
+
+/** What the overview reads: the registries /metrics renders. */
+export interface RegistrySource {
+  registry: Registry;
+}
+
+export interface Sample {
+  labels: Readonly<Partial<Record<string, string | number>>>;
+  value: number;
+}
+
+/** The series of one family, from the first registry that has it; null when none does. */
+async function read(sources: readonly RegistrySource[], name: string): Promise<Sample[] | null> {
+  for (const { registry } of sources) {
+    const metric = registry.getSingleMetric(name);
+    if (metric === undefined) continue;
+    const family = await metric.get();
+    return family.values.map((v) => ({ labels: v.labels, value: v.value }));
+  }
+  return null;
+}
+
+export function sum(samples: readonly Sample[], match: (labels: Sample['labels']) => boolean = () => true): number {
+  let total = 0;
+  for (const s of samples) if (match(s.labels)) total += s.value;
+  return total;
+}
+
+/** The single value of an unlabelled family, or null. */
+export function single(samples: readonly Sample[] | null): number | null {
+  return samples === null || samples.length === 0 ? null : samples[0]!.value;
+}
+
+export type Families = Readonly<Record<string, Sample[] | null>>;
+
+/** Each named family once (a family with many series is read once per page or sample). */
+export async function readFamilies(sources: readonly RegistrySource[], names: readonly string[]): Promise<Families> {
+  const families = await Promise.all(names.map((name) => read(sources, name)));
+  return Object.fromEntries(names.map((name, i) => [name, families[i] ?? null]));
+}
