@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseExposition, type Family } from '../test/exporter-e2e-helpers.js';
+import { parseExposition, type Family } from '../test/support/exporter-e2e-helpers.js';
 import { NODE_FLAGS } from '../src/node-flags.js';
 import { sampleProcess, sleep, type ProcessSample } from './measure.js';
 import { COLLECTOR_NAMES, COLLECTOR_NEEDS } from '../src/config/collector-catalogue.js';

@@ -11,7 +11,7 @@ import type { LogEntry, LogsPage, LogsQuery } from '../src/api/delivery.js';
 import { LogsCollector } from '../src/collectors/logs/index.js';
 import { createLogger } from '../src/logging/index.js';
 import { renderMetrics } from '../src/server/metrics-endpoint.js';
-import { parseExposition } from '../test/exporter-e2e-helpers.js';
+import { parseExposition } from '../test/support/exporter-e2e-helpers.js';
 import { eventLoopDelayDuring, median, round, timeMs } from './measure.js';
 
 export interface RenderPoint {

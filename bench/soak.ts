@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmulator, type GroundTruthSeries, type Knobs } from '../src/emulator/index.js';
-import type { Family } from '../test/exporter-e2e-helpers.js';
+import type { Family } from '../test/support/exporter-e2e-helpers.js';
 import { ExporterProcess, sumOf } from './exporter-process.js';
 import { mb, median, round, seededRandom, sleep } from './measure.js';
 import { waitForQuiet } from './sustained.js';

@@ -1,5 +1,5 @@
 // The settings table of docs/configuration.md, written from the rows of the settings table
-// (test/config-docs.test.ts keeps the document equal to it).
+// (test/config/config-docs.test.ts keeps the document equal to it).
 import { SETTINGS } from './settings.js';
 
 const code = (text: string): string => `\`${text}\``;

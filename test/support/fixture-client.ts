@@ -1,7 +1,7 @@
 // Per-test setup of the collector tests that read a fixture server. Kept out of
 // exporter-e2e-helpers.ts because it registers vitest hooks, and bench/ imports that file.
 import { afterEach, beforeEach } from 'vitest';
-import { captureLogger, startFixtureServer, type CapturedLogger, type FixtureServer } from '../exporter-e2e-helpers.js';
+import { captureLogger, startFixtureServer, type CapturedLogger, type FixtureServer } from './exporter-e2e-helpers.js';
 
 export interface FixtureClient<C> {
   fixture: FixtureServer;

@@ -1,0 +1,160 @@
+// The landing page's overview: the ring buffer behind its history, the overview read from
+// registries holding the real families (the collectors' own are tested elsewhere; here the
+// registries are filled by the test so each window and edge case is set exactly), and the page
+// served over real HTTP with its Content-Security-Policy and the web config's basic auth.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SampleRing } from '../../src/metrics/ring-buffer.js';
+import { startServer, type ExporterView } from '../../src/server/index.js';
+import { LANDING_CSP, renderLanding } from '../../src/server/landing.js';
+import { OverviewHistory, readOverview } from '../../src/server/overview.js';
+import { captureLogger } from '../support/exporter-e2e-helpers.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Registries holding the families the overview reads, as the collectors name and label them. */
+function fakeExporterRegistries() {
+  const logs = new Registry();
+  const events = new Counter({ name: 'upstash_qstash_message_events_total', help: 'h', labelNames: ['state', 'queue'] as const, registers: [logs] });
+  const lag = new Gauge({ name: 'upstash_exporter_log_lag_seconds', help: 'h', registers: [logs] });
+  new Gauge({ name: 'upstash_exporter_log_late_events_total', help: 'h', registers: [logs] }).set(3);
+  new Gauge({ name: 'upstash_exporter_log_missed_late_events_total', help: 'h', registers: [logs] }).set(1);
+  const daily = new Gauge({ name: 'upstash_qstash_daily_messages', help: 'h', registers: [logs] });
+  const inventory = new Registry();
+  new Gauge({ name: 'upstash_qstash_dlq_size', help: 'h', registers: [inventory] }).set(7);
+  const oldest = new Gauge({ name: 'upstash_qstash_dlq_oldest_message_timestamp_seconds', help: 'h', labelNames: ['queue', 'url_group'] as const, registers: [inventory] });
+  oldest.set({ queue: 'a', url_group: '' }, 1_000);
+  oldest.set({ queue: '', url_group: 'g' }, 900);
+  const queueLag = new Gauge({ name: 'upstash_qstash_queue_lag', help: 'h', labelNames: ['queue'] as const, registers: [inventory] });
+  for (const [queue, backlog] of [['q1', 5], ['q2', 50], ['q3', 0], ['q4', 9], ['q5', 1], ['q6', 2], ['q7', 3]] as const) queueLag.set({ queue }, backlog);
+  new Gauge({ name: 'upstash_qstash_queue_paused', help: 'h', labelNames: ['queue'] as const, registers: [inventory] }).set({ queue: 'q2' }, 1);
+  const account = new Registry();
+  new Gauge({ name: 'upstash_qstash_account_info', help: 'h', labelNames: ['region'] as const, registers: [account] }).set({ region: 'us-east-1' }, 1);
+  new Gauge({ name: 'upstash_qstash_plan_max_requests_per_day', help: 'h', registers: [account] }).set(1_000);
+  new Gauge({ name: 'upstash_qstash_plan_max_requests_per_day_hard', help: 'h', registers: [account] }).set(Number.POSITIVE_INFINITY);
+  return { sources: [{ name: 'logs', registry: logs }, { name: 'inventory', registry: inventory }, { name: 'account', registry: account }], events, lag, daily };
+}
+
+describe('SampleRing', () => {
+  it('keeps the newest samples in a memory fixed at construction', () => {
+    const ring = new SampleRing(3, ['a', 'b'] as const);
+    const bytes = ring.bytes;
+    expect(bytes).toBe(3 * 3 * 8);
+    for (let i = 1; i <= 5; i++) ring.push(i * 10, { a: i });
+    expect(ring.size).toBe(3);
+    expect(ring.bytes).toBe(bytes);
+    expect([0, 1, 2].map((i) => [ring.timeAt(i), ring.valueAt(i, 'a')])).toEqual([[30, 3], [40, 4], [50, 5]]);
+    expect(ring.valueAt(0, 'b')).toBeNaN();
+    expect(ring.indexAtOrBefore(45)).toBe(1);
+    expect(ring.indexAtOrBefore(29)).toBe(-1);
+  });
+});
+
+describe('readOverview', () => {
+  it('counts deliveries over the last 5 minutes from the history, and says when the history is shorter', async () => {
+    const { sources, events, daily } = fakeExporterRegistries();
+    let now = 1_000_000;
+    const history = new OverviewHistory(() => sources, { now: () => now });
+    events.inc({ state: 'DELIVERED', queue: '' }, 100); // counted before the exporter's history began
+    await history.sample();
+    events.inc({ state: 'DELIVERED', queue: '' }, 8);
+    events.inc({ state: 'FAILED', queue: 'q' }, 2);
+    now += 60_000;
+    const young = await readOverview(sources, history, now);
+    expect(young.deliveries).toMatchObject({ delivered: { value: 8, sinceStart: true, windowMs: 60_000 }, failed: { value: 2 }, failureRatio: 0.2 });
+
+    for (let minute = 1; minute <= 9; minute++) {
+      await history.sample();
+      events.inc({ state: 'DELIVERED', queue: '' }, 10);
+      now += 60_000;
+    }
+    // Ten minutes in: the window starts at the sample taken five minutes ago.
+    const later = await readOverview(sources, history, now);
+    expect(later.deliveries).toMatchObject({ delivered: { value: 50, sinceStart: false, windowMs: 300_000 }, failed: { value: 0 }, failureRatio: 0 });
+    const plot = later.plots.find((p) => p.id === 'deliveries')!;
+    expect(plot.series[0]!.points.at(-1)!.v).toBeCloseTo(10);
+
+    daily.set(42);
+    const withDaily = await readOverview(sources, history, now);
+    expect(withDaily.daily).toEqual({ requests: 42, metric: 'upstash_qstash_daily_messages', softLimit: 1_000, hardLimit: Number.POSITIVE_INFINITY, region: 'us-east-1' });
+  });
+
+  it('lists the largest backlogs, the oldest DLQ message and leaves absent collectors out', async () => {
+    const { sources } = fakeExporterRegistries();
+    const o = await readOverview(sources, null, 2_000_000);
+    expect(o.queues).toEqual({
+      count: 7,
+      largest: [
+        { queue: 'q2', backlog: 50, paused: true },
+        { queue: 'q4', backlog: 9, paused: false },
+        { queue: 'q1', backlog: 5, paused: false },
+        { queue: 'q7', backlog: 3, paused: false },
+        { queue: 'q6', backlog: 2, paused: false },
+      ],
+    });
+    expect(o.dlq).toEqual({ size: 7, oldestTimestampSeconds: 900 });
+    expect(o.logWalk).toEqual({ lagSeconds: 0, lateEvents: 3, missedLateEvents: 1 });
+    expect(o.workflows).toBeNull();
+    expect(o.probe).toBeNull();
+    const html = renderLanding({ version: '1', statuses: [], ready: true, now: 2_000_000, overview: o });
+    expect(html).toContain('No data: the workflows collector is disabled.');
+    expect(html).not.toContain('Canary probe');
+    expect(html).toMatch(/data-figure="queues.backlog" data-queue="q2" data-value="50"/);
+    expect(html).toContain('paused');
+  });
+});
+
+describe('GET /', () => {
+  function viewOf(sources: ExporterView['registries'], history?: OverviewHistory): ExporterView {
+    return { version: '9.9.9', registries: sources, status: () => [], ready: () => true, waitingFor: () => [], history };
+  }
+
+  it('serves the overview and plots under a policy that allows nothing external', async () => {
+    const { sources, events, lag } = fakeExporterRegistries();
+    const history = new OverviewHistory(() => sources);
+    await history.sample();
+    events.inc({ state: 'DELIVERED', queue: '' }, 4);
+    lag.set(12.5);
+    await history.sample();
+    const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: null, view: viewOf(() => sources, history), logger: captureLogger().logger });
+    cleanups.push(() => server.close());
+    const res = await fetch(server.url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toBe(LANDING_CSP);
+    expect(LANDING_CSP).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
+    const html = await res.text();
+    expect(html).toContain('data-figure="deliveries.delivered" data-value="4"');
+    expect(html).toContain('data-figure="logs.lag_seconds" data-value="12.5"');
+    expect(html).toMatch(/<svg [^>]*role="img"[^>]*>.*<polyline class="s0"/s);
+    expect(html).toContain('<desc id="plot-log-lag-desc">lag now 12.5 s');
+    // Nothing to load: no script, no external reference, no inline style attribute.
+    expect(html).not.toMatch(/<script|<link|<img|src=|style="|https?:\/\//);
+  });
+
+  it('asks for the same basic auth as /metrics, and keeps a configured policy next to its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'landing-auth-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'web.yml');
+    writeFileSync(
+      file,
+      ['http_server_config:', '  headers:', "    Content-Security-Policy: \"frame-ancestors 'self'\"", 'basic_auth_users:', `  alice: '${bcrypt.hashSync('s3cret', 4)}'`].join('\n'),
+    );
+    const { sources } = fakeExporterRegistries();
+    const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: file, view: viewOf(() => sources), logger: captureLogger().logger });
+    cleanups.push(() => server.close());
+    const refused = await fetch(server.url);
+    expect(refused.status).toBe(401);
+    expect(await refused.text()).not.toContain('Overview');
+    const page = await fetch(server.url, { headers: { authorization: `Basic ${Buffer.from('alice:s3cret').toString('base64')}` } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(`frame-ancestors 'self', ${LANDING_CSP}`);
+    expect(await page.text()).toContain('data-figure="dlq.size" data-value="7"');
+  });
+});
