@@ -15,7 +15,10 @@ import { COLLECTOR_NAMES, COLLECTOR_NEEDS } from '../src/config/collector-catalo
  * without credentials): the others would add their requests to the figures, and a bench's own
  * log server answers nothing but log reads.
  */
-export const LOGS_ONLY_ARGS: readonly string[] = ['--disable-collector', COLLECTOR_NAMES.filter((name) => name !== 'logs' && COLLECTOR_NEEDS[name] === 'qstash').join(',')];
+export const LOGS_ONLY_ARGS: readonly string[] = [
+  '--disable-collector',
+  COLLECTOR_NAMES.filter((name) => name !== 'logs' && COLLECTOR_NEEDS[name] === 'qstash').join(','),
+];
 
 /** The repository root, found from this file whether it runs compiled (tmp/bench/bench) or as TS. */
 export function repoRoot(): string {
@@ -66,12 +69,18 @@ export class ExporterProcess {
       ...nodeArgs,
       cliPath(),
       'run',
-      '--listen-address', '127.0.0.1:0',
-      '--qstash-url', options.qstashUrl,
-      '--qstash-token', options.token,
-      '--state-file', options.stateFile ?? 'none',
-      '--log-format', 'json',
-      '--log-level', 'info',
+      '--listen-address',
+      '127.0.0.1:0',
+      '--qstash-url',
+      options.qstashUrl,
+      '--qstash-token',
+      options.token,
+      '--state-file',
+      options.stateFile ?? 'none',
+      '--log-format',
+      'json',
+      '--log-level',
+      'info',
       ...(options.args ?? []),
     ];
     // A clean environment: settings come from the flags alone, not from the caller's variables.
@@ -79,7 +88,10 @@ export class ExporterProcess {
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
     const url = await new Promise<string>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error('the exporter did not start listening in time')), options.startTimeoutMs ?? 30_000);
+      const timer = setTimeout(
+        () => reject(new Error('the exporter did not start listening in time')),
+        options.startTimeoutMs ?? 30_000,
+      );
       let buffer = '';
       const lastLines: string[] = [];
       const onData = (chunk: Buffer): void => {
@@ -102,7 +114,11 @@ export class ExporterProcess {
       child.stderr.on('data', onData);
       void exited.then((code) => {
         clearTimeout(timer);
-        reject(new Error(`the exporter exited with ${code} before listening: ${[...lastLines, buffer].join(' | ').slice(0, 1000)}`));
+        reject(
+          new Error(
+            `the exporter exited with ${code} before listening: ${[...lastLines, buffer].join(' | ').slice(0, 1000)}`,
+          ),
+        );
       });
     });
     return new ExporterProcess(child, url, exited);

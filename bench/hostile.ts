@@ -13,7 +13,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type HostileEndpoint = 'logs' | 'schedules' | 'account' | 'search' | 'vectorList' | 'vectorStats' | 'workflows' | 'other';
+export type HostileEndpoint =
+  'logs' | 'schedules' | 'account' | 'search' | 'vectorList' | 'vectorStats' | 'workflows' | 'other';
 export type Verdict = 'good' | 'either' | 'bad';
 
 export interface HostileReply {
@@ -36,7 +37,18 @@ const DEPTH = 10_000;
 const DEEP_ARRAY = `${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}`;
 const DEEP_OBJECT = `${'{"a":'.repeat(DEPTH)}1${'}'.repeat(DEPTH)}`;
 const KNOWN_STATES = ['CREATED', 'ACTIVE', 'RETRY', 'ERROR', 'DELIVERED', 'FAILED', 'CANCEL_REQUESTED', 'CANCELLED'];
-const ODD_STATES = ['EXPLODED', '', 'cancelled', 'CANCELED', 'delivered ', 'ÉTAT', '🙂', 'A'.repeat(200), 'IN_PROGRESS', 'UNKNOWN'];
+const ODD_STATES = [
+  'EXPLODED',
+  '',
+  'cancelled',
+  'CANCELED',
+  'delivered ',
+  'ÉTAT',
+  '🙂',
+  'A'.repeat(200),
+  'IN_PROGRESS',
+  'UNKNOWN',
+];
 const SERIES_TIME = '2025-10-23 17:34:00 +0000 UTC';
 
 export function endpointOf(path: string): HostileEndpoint {
@@ -69,9 +81,24 @@ function validWorkflows(random: Random, query: URLSearchParams): Record<string, 
     const state = pick(random, RUN_STATES);
     const steps = Array.from({ length: int(random, 4) }, (_, n) => ({
       type: 'sequential',
-      steps: [{ stepId: n + 1, stepName: `step-${n + 1}`, stepType: pick(random, ['Run', 'Call', 'SleepFor', 'Wait']), state: pick(random, STEP_STATES), createdAt: time + n * 10, messageId: `msg_${int(random, 5000)}` }],
+      steps: [
+        {
+          stepId: n + 1,
+          stepName: `step-${n + 1}`,
+          stepType: pick(random, ['Run', 'Call', 'SleepFor', 'Wait']),
+          state: pick(random, STEP_STATES),
+          createdAt: time + n * 10,
+          messageId: `msg_${int(random, 5000)}`,
+        },
+      ],
     }));
-    const run: Record<string, unknown> = { workflowRunId: `wfr_${int(random, 5000)}`, workflowUrl: 'http://127.0.0.1:4000/wf', workflowState: state, workflowRunCreatedAt: time, steps };
+    const run: Record<string, unknown> = {
+      workflowRunId: `wfr_${int(random, 5000)}`,
+      workflowUrl: 'http://127.0.0.1:4000/wf',
+      workflowState: state,
+      workflowRunCreatedAt: time,
+      steps,
+    };
     if (state !== 'RUN_STARTED') run.workflowRunCompletedAt = time + int(random, 5000);
     runs.push(run);
   }
@@ -216,7 +243,12 @@ function otherType(random: Random, value: unknown): unknown {
   const candidates: unknown[] = ['text', 42, -1, 1.5, true, null, [], {}, [1, 'two'], { nested: { deeper: [] } }];
   for (;;) {
     const candidate = pick(random, candidates);
-    if (typeof candidate !== typeof value || Array.isArray(candidate) !== Array.isArray(value) || (candidate === null) !== (value === null)) return candidate;
+    if (
+      typeof candidate !== typeof value ||
+      Array.isArray(candidate) !== Array.isArray(value) ||
+      (candidate === null) !== (value === null)
+    )
+      return candidate;
   }
 }
 
@@ -227,7 +259,10 @@ function mutateRandomPath(random: Random, root: unknown): unknown {
   const keys = Array.isArray(container) ? container.map((_, i) => i) : Object.keys(container);
   if (keys.length === 0) return otherType(random, root);
   const key = pick(random, keys as Array<string | number>);
-  (container as Record<string | number, unknown>)[key] = mutateRandomPath(random, (container as Record<string | number, unknown>)[key]);
+  (container as Record<string | number, unknown>)[key] = mutateRandomPath(
+    random,
+    (container as Record<string | number, unknown>)[key],
+  );
   return root;
 }
 
@@ -275,13 +310,17 @@ function breakRequired(endpoint: HostileEndpoint, random: Random, body: unknown)
 
 function wrongTopLevel(endpoint: HostileEndpoint, random: Random): unknown {
   const wantsArray = endpoint === 'schedules' || endpoint === 'search' || endpoint === 'vectorList';
-  return wantsArray ? pick(random, [{}, 'list', 12, true, null, { items: [] }]) : pick(random, [[], 'object', 12, false, null]);
+  return wantsArray
+    ? pick(random, [{}, 'list', 12, true, null, { items: [] }])
+    : pick(random, [[], 'object', 12, false, null]);
 }
 
 function withNumbers(random: Random, body: unknown): string {
   // 1e309 parses to Infinity; it must be written as text.
   const numbers = ['-1', '1e308', '1e309', '-1e309', '-0', '0.5', '9007199254740993', '1e-320'];
-  return JSON.stringify(body, (_key, value: unknown) => (typeof value === 'number' && random() < 0.5 ? `§${pick(random, numbers)}§` : value)).replace(/"§([^§]+)§"/g, '$1');
+  return JSON.stringify(body, (_key, value: unknown) =>
+    typeof value === 'number' && random() < 0.5 ? `§${pick(random, numbers)}§` : value,
+  ).replace(/"§([^§]+)§"/g, '$1');
 }
 
 function withOddStates(random: Random, body: unknown): unknown {
@@ -310,7 +349,12 @@ function withRawField(endpoint: HostileEndpoint, random: Random, body: unknown, 
 function withLongLabel(random: Random, body: unknown): unknown {
   const page = body as { logs?: Array<Record<string, unknown>> };
   const entry = page.logs?.[0];
-  if (entry) entry[pick(random, ['queueName', 'url', 'topicName', 'endpointName'])] = pick(random, [LONG_LABEL, `http://127.0.0.1:1/${LONG_LABEL}`, 'a\nb"c\\d\u0000e']);
+  if (entry)
+    entry[pick(random, ['queueName', 'url', 'topicName', 'endpointName'])] = pick(random, [
+      LONG_LABEL,
+      `http://127.0.0.1:1/${LONG_LABEL}`,
+      'a\nb"c\\d\u0000e',
+    ]);
   return page;
 }
 
@@ -340,12 +384,39 @@ export function hostileReply(endpoint: HostileEndpoint, query: URLSearchParams, 
   });
   // Ranges of `roll`: rare expensive cases first, then the common ones.
   if (roll < 0.006) return reply('huge-not-json', 'bad', `{"logs":[${HUGE}`);
-  if (roll < 0.014) return reply('huge-string-field', 'either', withRawField(endpoint, random, valid, JSON.stringify(HUGE)));
-  if (roll < 0.02) return reply('deep-nesting-top', 'bad', random() < 0.5 ? DEEP_ARRAY : endpoint === 'logs' ? `{"logs":${DEEP_ARRAY}}` : DEEP_ARRAY);
-  if (roll < 0.03) return reply('deep-nesting-field', 'either', withRawField(endpoint, random, valid, random() < 0.5 ? DEEP_OBJECT : DEEP_ARRAY));
+  if (roll < 0.014)
+    return reply('huge-string-field', 'either', withRawField(endpoint, random, valid, JSON.stringify(HUGE)));
+  if (roll < 0.02)
+    return reply(
+      'deep-nesting-top',
+      'bad',
+      random() < 0.5 ? DEEP_ARRAY : endpoint === 'logs' ? `{"logs":${DEEP_ARRAY}}` : DEEP_ARRAY,
+    );
+  if (roll < 0.03)
+    return reply(
+      'deep-nesting-field',
+      'either',
+      withRawField(endpoint, random, valid, random() < 0.5 ? DEEP_OBJECT : DEEP_ARRAY),
+    );
   if (roll < 0.1) return reply('valid', 'good', JSON.stringify(valid));
-  if (roll < 0.16) return reply('not-json', 'bad', pick(random, ['{<', 'null,', '{"logs": [', 'undefined', "{'single': 'quotes'}", '\u0000\u0001\u0002', '{"a":1}{"b":2}']));
-  if (roll < 0.2) return reply('html-200', 'bad', '<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>', { contentType: 'text/html' });
+  if (roll < 0.16)
+    return reply(
+      'not-json',
+      'bad',
+      pick(random, [
+        '{<',
+        'null,',
+        '{"logs": [',
+        'undefined',
+        "{'single': 'quotes'}",
+        '\u0000\u0001\u0002',
+        '{"a":1}{"b":2}',
+      ]),
+    );
+  if (roll < 0.2)
+    return reply('html-200', 'bad', '<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>', {
+      contentType: 'text/html',
+    });
   if (roll < 0.23) return reply('empty', 'bad', '');
   if (roll < 0.27) return reply('truncated', 'bad', JSON.stringify(valid), { truncate: true });
   if (roll < 0.29) return reply('not-http', 'bad', '', { garbage: true });
@@ -357,23 +428,42 @@ export function hostileReply(endpoint: HostileEndpoint, query: URLSearchParams, 
   }
   if (roll < 0.42) {
     const status = pick(random, ERROR_STATUSES);
-    const body = pick(random, ['', '{"error":"upstream says no"}', '<html>oops</html>', '{"error":', HUGE.slice(0, 100_000)]);
+    const body = pick(random, [
+      '',
+      '{"error":"upstream says no"}',
+      '<html>oops</html>',
+      '{"error":',
+      HUGE.slice(0, 100_000),
+    ]);
     // A 2xx with a JSON body could be a valid answer: those get no body (or not JSON).
     const bodyless = status === 204 || status === 304 || status === 299;
-    return reply(`status-${status}`, 'bad', bodyless ? '' : body, { status, contentType: random() < 0.5 ? json : 'text/html' });
+    return reply(`status-${status}`, 'bad', bodyless ? '' : body, {
+      status,
+      contentType: random() < 0.5 ? json : 'text/html',
+    });
   }
   if (roll < 0.5) return reply('wrong-top-level-type', 'bad', JSON.stringify(wrongTopLevel(endpoint, random)));
   if (roll < 0.58) {
     const broken = breakRequired(endpoint, random, valid);
     if (broken !== undefined) return reply('wrong-required-field', 'bad', JSON.stringify(broken));
   }
-  if (roll < 0.62 && endpoint === 'logs') return reply('list-missing', 'bad', JSON.stringify(pick(random, [{}, { cursor: 'c' }, { entries: [] }, { logs: null, events: null }])));
+  if (roll < 0.62 && endpoint === 'logs')
+    return reply(
+      'list-missing',
+      'bad',
+      JSON.stringify(pick(random, [{}, { cursor: 'c' }, { entries: [] }, { logs: null, events: null }])),
+    );
   if (roll < 0.72) return reply('random-type-mutation', 'either', JSON.stringify(mutateRandomPath(random, valid)));
   if (roll < 0.8) return reply('odd-numbers', 'either', withNumbers(random, valid));
-  if (roll < 0.85 && endpoint === 'logs') return reply('unknown-states', 'either', JSON.stringify(withOddStates(random, valid)));
-  if (roll < 0.88 && endpoint === 'logs') return reply('odd-label-values', 'either', JSON.stringify(withLongLabel(random, valid)));
+  if (roll < 0.85 && endpoint === 'logs')
+    return reply('unknown-states', 'either', JSON.stringify(withOddStates(random, valid)));
+  if (roll < 0.88 && endpoint === 'logs')
+    return reply('odd-label-values', 'either', JSON.stringify(withLongLabel(random, valid)));
   if (roll < 0.93 && endpoint === 'logs') return reply('cursor-loop', 'either', JSON.stringify(withCursorLoop(valid)));
-  if (roll < 0.96) return reply('wrong-content-type', 'either', JSON.stringify(valid), { contentType: pick(random, ['text/html', 'application/xml', 'text/plain', 'image/png']) });
+  if (roll < 0.96)
+    return reply('wrong-content-type', 'either', JSON.stringify(valid), {
+      contentType: pick(random, ['text/html', 'application/xml', 'text/plain', 'image/png']),
+    });
   return reply('valid', 'good', JSON.stringify(valid));
 }
 

@@ -51,7 +51,13 @@ function durationMs(text: string): number {
   const match = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim());
   if (match === null) return Number.NaN;
   const value = Number(match[1]);
-  return match[2] === 'us' ? value / 1000 : match[2] === 'ms' ? value : match[2] === 's' ? value * 1000 : value * 60_000;
+  return match[2] === 'us'
+    ? value / 1000
+    : match[2] === 'ms'
+      ? value
+      : match[2] === 's'
+        ? value * 1000
+        : value * 60_000;
 }
 
 export function parseWrk(output: string): WrkResult {
@@ -68,7 +74,10 @@ export function parseWrk(output: string): WrkResult {
 }
 
 /** wrk for `seconds` against `url` (127.0.0.1 only); killed if it overruns. */
-export async function runWrk(url: string, options: { connections: number; seconds: number; script?: string; headers?: string[] }): Promise<WrkResult> {
+export async function runWrk(
+  url: string,
+  options: { connections: number; seconds: number; script?: string; headers?: string[] },
+): Promise<WrkResult> {
   if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(url)) throw new Error(`wrk runs against 127.0.0.1 only, not ${url}`);
   const args = ['-t2', `-c${options.connections}`, `-d${options.seconds}s`, '--timeout', '10s'];
   for (const header of options.headers ?? []) args.push('-H', header);
@@ -107,7 +116,11 @@ export class PollWatch {
       // pino writes epoch ms, or an ISO date with the exporter's timestamp setting.
       const time = typeof entry.time === 'string' ? Date.parse(entry.time) : entry.time;
       if (typeof entry.collector !== 'string' || time === undefined || !Number.isFinite(time)) return;
-      this.polls.push({ collector: entry.collector, startedAt: time - (entry.durationSeconds ?? 0) * 1000, endedAt: time });
+      this.polls.push({
+        collector: entry.collector,
+        startedAt: time - (entry.durationSeconds ?? 0) * 1000,
+        endedAt: time,
+      });
     } catch {
       // Not JSON: not a runner line.
     }
@@ -128,16 +141,24 @@ export class PollWatch {
       const before = polls.filter((p) => p.startedAt < from).at(-1);
       const within = polls.filter((p) => p.startedAt >= from && p.startedAt <= to);
       const points = [...(before === undefined ? [] : [before]), ...within];
-      if (points.length === 0) throw new Error(`no poll of ${collector} seen in the exporter's log: is it at debug level?`);
+      if (points.length === 0)
+        throw new Error(`no poll of ${collector} seen in the exporter's log: is it at debug level?`);
       for (const poll of within) longestPollMs = Math.max(longestPollMs, poll.endedAt - poll.startedAt);
       const lateness: number[] = [];
-      for (let i = 1; i < points.length; i++) lateness.push(points[i]!.startedAt - Math.max(points[i - 1]!.startedAt + interval, points[i - 1]!.endedAt));
+      for (let i = 1; i < points.length; i++)
+        lateness.push(points[i]!.startedAt - Math.max(points[i - 1]!.startedAt + interval, points[i - 1]!.endedAt));
       const last = points.at(-1)!;
       lateness.push(to - Math.max(last.startedAt + interval, last.endedAt));
-      for (const lateMs of lateness) if (lateMs / interval > worst.ratio) worst = { collector, lateMs, ratio: lateMs / interval };
+      for (const lateMs of lateness)
+        if (lateMs / interval > worst.ratio) worst = { collector, lateMs, ratio: lateMs / interval };
     }
     // Early (before the due time) is on time.
-    return { ...worst, lateMs: round(Math.max(0, worst.lateMs), 0), ratio: round(Math.max(0, worst.ratio), 2), longestPollMs: round(longestPollMs, 0) };
+    return {
+      ...worst,
+      lateMs: round(Math.max(0, worst.lateMs), 0),
+      ratio: round(Math.max(0, worst.ratio), 2),
+      longestPollMs: round(longestPollMs, 0),
+    };
   }
 }
 
@@ -152,10 +173,12 @@ export interface PollLateness {
 }
 
 function intervalsOf(spec: string): Map<string, number> {
-  return new Map(spec.split(',').map((pair) => {
-    const [name = '', duration = ''] = pair.split('=');
-    return [name, parseDuration(duration)];
-  }));
+  return new Map(
+    spec.split(',').map((pair) => {
+      const [name = '', duration = ''] = pair.split('=');
+      return [name, parseDuration(duration)];
+    }),
+  );
 }
 
 /** Peak RSS of `pid` while `action` runs, MiB (sampled every 200 ms). */
@@ -196,11 +219,29 @@ interface DemoChild {
 
 async function startDemo(onLine: (line: string) => void): Promise<DemoChild> {
   // With the exporter's V8 flags, as the shipped command line has them.
-  const child = spawn(process.execPath, [...NODE_FLAGS, cliPath(), 'demo', '--listen-address', '127.0.0.1:0', '--emulator-address', '127.0.0.1:0', '--log-format', 'json', '--log-level', 'debug', '--state-file', 'none'], {
-    cwd: repoRoot(),
-    env: { PATH: process.env.PATH ?? '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...NODE_FLAGS,
+      cliPath(),
+      'demo',
+      '--listen-address',
+      '127.0.0.1:0',
+      '--emulator-address',
+      '127.0.0.1:0',
+      '--log-format',
+      'json',
+      '--log-level',
+      'debug',
+      '--state-file',
+      'none',
+    ],
+    {
+      cwd: repoRoot(),
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let buffer = '';
   let banner = '';
   const feed = (chunk: string): void => {
@@ -244,12 +285,19 @@ export async function measureScrapeFlood(log: (line: string) => void): Promise<S
     await sleep(15_000);
     const body = await (await fetch(new URL('metrics', demo.url))).text();
     const series = body.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length;
-    log(`  demo: ${series} series, ${body.length} bytes; wrk -c${SCRAPE_CONNECTIONS} -d${FLOOD_SECONDS}s on /-/healthy, then /metrics`);
-    const healthy = await runWrk(new URL('-/healthy', demo.url).href, { connections: SCRAPE_CONNECTIONS, seconds: FLOOD_SECONDS });
+    log(
+      `  demo: ${series} series, ${body.length} bytes; wrk -c${SCRAPE_CONNECTIONS} -d${FLOOD_SECONDS}s on /-/healthy, then /metrics`,
+    );
+    const healthy = await runWrk(new URL('-/healthy', demo.url).href, {
+      connections: SCRAPE_CONNECTIONS,
+      seconds: FLOOD_SECONDS,
+    });
     await sleep(2_000);
     const missedBefore = watch.missed;
     const from = Date.now();
-    const { result: metrics, peakMiB } = await peakRssDuring(demo.child.pid!, () => runWrk(new URL('metrics', demo.url).href, { connections: SCRAPE_CONNECTIONS, seconds: FLOOD_SECONDS }));
+    const { result: metrics, peakMiB } = await peakRssDuring(demo.child.pid!, () =>
+      runWrk(new URL('metrics', demo.url).href, { connections: SCRAPE_CONNECTIONS, seconds: FLOOD_SECONDS }),
+    );
     const to = Date.now();
     const healthyStarted = performance.now();
     await (await fetch(new URL('-/healthy', demo.url), { signal: AbortSignal.timeout(30_000) })).text();
@@ -327,7 +375,10 @@ async function legitScrapes(url: string, until: () => boolean): Promise<Password
   while (!until()) {
     const started = performance.now();
     try {
-      const response = await fetch(new URL('metrics', url), { headers: { authorization }, signal: AbortSignal.timeout(LEGIT_TIMEOUT_MS) });
+      const response = await fetch(new URL('metrics', url), {
+        headers: { authorization },
+        signal: AbortSignal.timeout(LEGIT_TIMEOUT_MS),
+      });
       await response.arrayBuffer();
       if (response.status !== 200) failed += 1;
     } catch {
@@ -336,7 +387,12 @@ async function legitScrapes(url: string, until: () => boolean): Promise<Password
     latencies.push(performance.now() - started);
     await sleep(LEGIT_EVERY_MS);
   }
-  return { scrapes: latencies.length, failed, medianMs: round(median(latencies), 1), maxMs: round(Math.max(...latencies), 1) };
+  return {
+    scrapes: latencies.length,
+    failed,
+    medianMs: round(median(latencies), 1),
+    maxMs: round(Math.max(...latencies), 1),
+  };
 }
 
 export async function measurePasswordFlood(log: (line: string) => void): Promise<PasswordFloodResult> {
@@ -347,7 +403,12 @@ export async function measurePasswordFlood(log: (line: string) => void): Promise
   writeFileSync(webConfig, `basic_auth_users:\n  ${USER}: '${bcrypt.hashSync(PASSWORD, BCRYPT_COST)}'\n`);
   const script = join(dir, 'distinct.lua');
   writeFileSync(script, DISTINCT_PASSWORDS_LUA);
-  const intervals = new Map(['logs', 'schedules', 'queues', 'url_groups', 'dlq', 'flow_control', 'workflows'].map((name) => [name, parseDuration(PASSWORD_POLL_INTERVAL)]));
+  const intervals = new Map(
+    ['logs', 'schedules', 'queues', 'url_groups', 'dlq', 'flow_control', 'workflows'].map((name) => [
+      name,
+      parseDuration(PASSWORD_POLL_INTERVAL),
+    ]),
+  );
   const wrong = `Authorization: Basic ${Buffer.from(`${USER}:not-the-password`).toString('base64')}`;
   const runs: PasswordFloodRun[] = [];
   try {
@@ -362,11 +423,15 @@ export async function measurePasswordFlood(log: (line: string) => void): Promise
       });
       try {
         // The right password once before: its check is remembered, as for a Prometheus scraping already.
-        const primed = await fetch(new URL('metrics', exporter.url), { headers: { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` } });
+        const primed = await fetch(new URL('metrics', exporter.url), {
+          headers: { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` },
+        });
         if (primed.status !== 200) throw new Error(`the right password got ${primed.status}`);
         await primed.arrayBuffer();
         await sleep(4_000);
-        log(`  password flood, ${kind}: wrk -c${PASSWORD_CONNECTIONS} -d${FLOOD_SECONDS}s with legitimate scrapes every ${LEGIT_EVERY_MS} ms`);
+        log(
+          `  password flood, ${kind}: wrk -c${PASSWORD_CONNECTIONS} -d${FLOOD_SECONDS}s with legitimate scrapes every ${LEGIT_EVERY_MS} ms`,
+        );
         const missedBefore = watch.missed;
         const from = Date.now();
         let flooding = true;
@@ -380,7 +445,13 @@ export async function measurePasswordFlood(log: (line: string) => void): Promise
         const wrk = await flood;
         const to = Date.now();
         await sleep(3_000);
-        runs.push({ kind, wrk, legit, lateness: watch.worstLateness(from, to, intervals), missedPolls: watch.missed - missedBefore });
+        runs.push({
+          kind,
+          wrk,
+          legit,
+          lateness: watch.worstLateness(from, to, intervals),
+          missedPolls: watch.missed - missedBefore,
+        });
       } finally {
         await exporter.stop();
         watch.polls.length = 0;

@@ -28,7 +28,10 @@ export interface IdleFigures {
 
 async function bareRss(): Promise<{ rssMiB: number; anonMiB: number; fileMiB: number }> {
   const script = `${RUNTIME_DEPENDENCIES.map((name) => `await import(${JSON.stringify(name)});`).join(' ')} console.log('loaded'); setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], {
+    cwd: repoRoot(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => chunk.toString('utf8').includes('loaded') && resolve());
@@ -53,7 +56,14 @@ export async function measureIdle(seconds = 60): Promise<IdleFigures> {
       qstashUrl: emulator.url,
       token: credentials.token,
       stateFile: null,
-      args: ['--management-url', emulator.url, '--upstash-email', credentials.email, '--upstash-api-key', credentials.apiKey],
+      args: [
+        '--management-url',
+        emulator.url,
+        '--upstash-email',
+        credentials.email,
+        '--upstash-api-key',
+        credentials.apiKey,
+      ],
     });
     try {
       await exporter.ready(60_000);

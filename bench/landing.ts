@@ -25,7 +25,10 @@ export interface LandingPoint {
 
 const silent = createLogger({ level: 'silent', format: 'json' });
 
-export async function measureLanding(renders = 100, sizes: readonly number[] = [1_000, 10_000]): Promise<LandingPoint[]> {
+export async function measureLanding(
+  renders = 100,
+  sizes: readonly number[] = [1_000, 10_000],
+): Promise<LandingPoint[]> {
   const points: LandingPoint[] = [];
   for (const series of sizes) {
     const collector = await collectorWithSeries(series);
@@ -38,7 +41,13 @@ export async function measureLanding(renders = 100, sizes: readonly number[] = [
       clock += HISTORY_SAMPLE_INTERVAL_MS;
     }
     const page = async (): Promise<string> =>
-      renderLanding({ version: 'bench', statuses: [], ready: true, now: clock, overview: await readOverview(sources, history, clock) });
+      renderLanding({
+        version: 'bench',
+        statuses: [],
+        ready: true,
+        now: clock,
+        overview: await readOverview(sources, history, clock),
+      });
     const html = await page();
     const text = await renderMetrics(sources, silent);
     const pageTimes: number[] = [];

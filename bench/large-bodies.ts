@@ -37,18 +37,25 @@ async function sampled<T>(label: string, action: () => Promise<T>): Promise<T> {
 }
 
 async function main(): Promise<void> {
-  const entries = Array.from({ length: ENTRIES }, (_, i) => ({ time: 1_761_200_000_000 - i, messageId: `msg_${i}`, state: i % 10 === 0 ? 'ERROR' : 'DELIVERED' }));
+  const entries = Array.from({ length: ENTRIES }, (_, i) => ({
+    time: 1_761_200_000_000 - i,
+    messageId: `msg_${i}`,
+    state: i % 10 === 0 ? 'ERROR' : 'DELIVERED',
+  }));
   const server = await startServiceDouble((_req, res) => void streamPage(res, entries, BODY_MIB * 1024 * 1024, 'next'));
   const pageBytes = ENTRIES * BODY_MIB * 1024 * 1024 * 1.1;
-  console.log(`page: ${ENTRIES} entries x ${BODY_MIB} MiB body (every 10th an ERROR with a responseBody too): about ${mib(pageBytes)} MiB`);
+  console.log(
+    `page: ${ENTRIES} entries x ${BODY_MIB} MiB body (every 10th an ERROR with a responseBody too): about ${mib(pageBytes)} MiB`,
+  );
   const client = new DeliveryClient({ baseUrl: server.url, token: 'bench', retry: { maxRetries: 0 } });
   const page = await sampled('streamed, bodies dropped (client)', () => client.logsPage({ count: ENTRIES }));
   console.log(`  read ${page.logs.length} entries, cursor ${page.cursor}`);
-  if (process.env.SKIP_CONTRAST !== '1') await sampled('whole body + JSON.parse (before)', async () => {
-    const answer = await request(`${server.url}/v2/events?count=${ENTRIES}`);
-    const text = await answer.body.text();
-    return (JSON.parse(text) as { events: unknown[] }).events.length;
-  });
+  if (process.env.SKIP_CONTRAST !== '1')
+    await sampled('whole body + JSON.parse (before)', async () => {
+      const answer = await request(`${server.url}/v2/events?count=${ENTRIES}`);
+      const text = await answer.body.text();
+      return (JSON.parse(text) as { events: unknown[] }).events.length;
+    });
   await client.close();
   await server.close();
 }
@@ -85,7 +92,11 @@ function skimSpeed(): void {
   };
   const parse = run('JSON.parse alone', (page) => JSON.parse(page.toString('utf8')));
   const skim = run('skim + JSON.parse', (page) => {
-    const skimmer = new JsonSkimmer({ skipKeys: ['body', 'responseBody'], maxKeptBytes: 1 << 30, maxTotalBytes: 1 << 30 });
+    const skimmer = new JsonSkimmer({
+      skipKeys: ['body', 'responseBody'],
+      maxKeptBytes: 1 << 30,
+      maxTotalBytes: 1 << 30,
+    });
     skimmer.write(page);
     return JSON.parse(skimmer.end());
   });

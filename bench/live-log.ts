@@ -123,12 +123,19 @@ export interface LiveLog {
 
 /** Starts the log in a child process (its CPU is not the exporter's nor the bench's). */
 export async function startLiveLog(options: LiveLogOptions): Promise<LiveLog> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve', JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['serve', JSON.stringify(options)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<{ port: number }>((resolve, reject) => {
     child.once('message', (message) => resolve(message as { port: number }));
     child.once('exit', (code) => reject(new Error(`live log server exited with ${code}`)));
   });
-  return { url: `http://127.0.0.1:${ready.port}`, times: new LiveLogTimes(options), child, stop: () => child.kill('SIGKILL') };
+  return {
+    url: `http://127.0.0.1:${ready.port}`,
+    times: new LiveLogTimes(options),
+    child,
+    stop: () => child.kill('SIGKILL'),
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'serve') {

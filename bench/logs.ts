@@ -28,7 +28,13 @@ import { PageTally } from '../src/collectors/walk/page-tally.js';
 import { LogsCollector, type LogsSettings } from '../src/collectors/logs/index.js';
 import { DEFAULT_PAGE_SIZE } from '../src/collectors/walk/page-size.js';
 import { settingByKey } from '../src/config/settings.js';
-import { LogStore, toLogEntryJson, urlParts, type LogState, type MessageFacts } from '../src/emulator/delivery/log-store.js';
+import {
+  LogStore,
+  toLogEntryJson,
+  urlParts,
+  type LogState,
+  type MessageFacts,
+} from '../src/emulator/delivery/log-store.js';
 import { encodeCursor, parseLogQuery } from '../src/emulator/delivery/routes/logs.js';
 import { createLogger } from '../src/logging/index.js';
 import { Registry } from 'prom-client';
@@ -70,7 +76,11 @@ function traffic(rate: number, start: number, seconds: number): SyntheticEvent[]
     const t = start + Math.floor((i * 3 * 1000) / rate);
     events.push({ time: t, state: 'CREATED', facts: f }, { time: t + 2, state: 'ACTIVE', facts: f });
     if (i % 10 === 0) {
-      events.push({ time: t + 30, state: 'ERROR', facts: f }, { time: t + 31, state: 'RETRY', facts: f }, { time: t + 1031, state: 'ACTIVE', facts: f });
+      events.push(
+        { time: t + 30, state: 'ERROR', facts: f },
+        { time: t + 31, state: 'RETRY', facts: f },
+        { time: t + 1031, state: 'ACTIVE', facts: f },
+      );
       events.push({ time: t + 1060, state: 'DELIVERED', facts: f });
     } else {
       events.push({ time: t + 40, state: 'DELIVERED', facts: f });
@@ -86,13 +96,24 @@ function serveLogs(rate: number, seconds: number): void {
   const store = new LogStore(events.length + 1, () => appendAt);
   for (const event of events) {
     appendAt = event.time;
-    store.append(event.state, event.facts, event.state === 'DELIVERED' || event.state === 'ERROR' ? { responseStatus: event.state === 'ERROR' ? 500 : 200 } : undefined);
+    store.append(
+      event.state,
+      event.facts,
+      event.state === 'DELIVERED' || event.state === 'ERROR'
+        ? { responseStatus: event.state === 'ERROR' ? 500 : 200 }
+        : undefined,
+    );
   }
   events.length = 0;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://logs');
     const query = parseLogQuery(url.searchParams);
-    const page = store.page({ filter: query.filter, count: query.count, beforeSeq: query.beforeSeq, visibleUntil: Number.MAX_SAFE_INTEGER });
+    const page = store.page({
+      filter: query.filter,
+      count: query.count,
+      beforeSeq: query.beforeSeq,
+      visibleUntil: Number.MAX_SAFE_INTEGER,
+    });
     const body: Record<string, unknown> = { logs: page.entries.map((entry) => toLogEntryJson(entry, false)) };
     if (page.nextBeforeSeq !== undefined) {
       const last = page.entries[page.entries.length - 1]!;
@@ -101,11 +122,15 @@ function serveLogs(rate: number, seconds: number): void {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   });
-  server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as AddressInfo).port, events: store.size }));
+  server.listen(0, '127.0.0.1', () =>
+    process.send?.({ port: (server.address() as AddressInfo).port, events: store.size }),
+  );
 }
 
 async function startLogServer(rate: number, seconds: number): Promise<{ url: string; events: number; stop(): void }> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve', String(rate), String(seconds)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['serve', String(rate), String(seconds)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<{ port: number; events: number }>((resolve, reject) => {
     child.once('message', (message) => resolve(message as { port: number; events: number }));
     child.once('exit', (code) => reject(new Error(`log server exited with ${code}`)));
@@ -115,7 +140,11 @@ async function startLogServer(rate: number, seconds: number): Promise<{ url: str
 
 // ---- the collector on a simulated clock -----------------------------------------------------------
 
-const silent = createLogger({ level: 'silent', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+const silent = createLogger({
+  level: 'silent',
+  format: 'json',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
 
 interface Harness {
   collector: LogsCollector;
@@ -127,9 +156,21 @@ interface Harness {
 
 function harness(url: string, settings: LogsSettings, startAt: number, stateFile: string | null = null): Harness {
   let requests = 0;
-  const client = new DeliveryClient({ baseUrl: url, token: 'bench', onRequest: () => (requests += 1), retry: { maxRetries: 0 } });
+  const client = new DeliveryClient({
+    baseUrl: url,
+    token: 'bench',
+    onRequest: () => (requests += 1),
+    retry: { maxRetries: 0 },
+  });
   const clock = { now: startAt };
-  const collector = new LogsCollector({ source: client, settings, stateFile, upstream: 'bench', logger: silent, now: () => clock.now });
+  const collector = new LogsCollector({
+    source: client,
+    settings,
+    stateFile,
+    upstream: 'bench',
+    logger: silent,
+    now: () => clock.now,
+  });
   return {
     collector,
     clock,
@@ -147,7 +188,14 @@ async function poll(h: Harness): Promise<void> {
   await h.collector.poll({ signal: new AbortController().signal, now: () => h.clock.now, logger: silent });
 }
 
-const BASE_SETTINGS: LogsSettings = { ingestionDelayMs: 15_000, overlapMs: 5_000, maxPagesPerCycle: 200, labels: [], seriesLimit: 2000, messageTrackerSize: 100_000 };
+const BASE_SETTINGS: LogsSettings = {
+  ingestionDelayMs: 15_000,
+  overlapMs: 5_000,
+  maxPagesPerCycle: 200,
+  labels: [],
+  seriesLimit: 2000,
+  messageTrackerSize: 100_000,
+};
 
 export interface CycleCost {
   ratePerSecond: number;
@@ -160,7 +208,12 @@ export interface CycleCost {
 }
 
 /** Steady traffic, one cycle every `intervalMs`: requests per cycle against ceil(new / page size), the page size the walk asks (the log server honours any). */
-export async function measureRequestsPerCycle(ratePerSecond: number, overrides: Partial<LogsSettings> = {}, cycles = 20, intervalMs = 15_000): Promise<CycleCost> {
+export async function measureRequestsPerCycle(
+  ratePerSecond: number,
+  overrides: Partial<LogsSettings> = {},
+  cycles = 20,
+  intervalMs = 15_000,
+): Promise<CycleCost> {
   const settings = { ...BASE_SETTINGS, ...overrides };
   const warmup = 3;
   const seconds = ((cycles + warmup + 2) * intervalMs + settings.ingestionDelayMs) / 1000;
@@ -214,7 +267,19 @@ export function measureCountingSpeed(pages = 200, passes = 5): CountingSpeed {
     const logs = events
       .slice(i, i + PAGE)
       .reverse()
-      .map((e) => toLogEntryJson({ seq: ++seq, time: e.time, visibleAt: e.time, state: e.state, message: e.facts, transition: e.state === 'DELIVERED' ? { responseStatus: 200 } : undefined }, false));
+      .map((e) =>
+        toLogEntryJson(
+          {
+            seq: ++seq,
+            time: e.time,
+            visibleAt: e.time,
+            state: e.state,
+            message: e.facts,
+            transition: e.state === 'DELIVERED' ? { responseStatus: 200 } : undefined,
+          },
+          false,
+        ),
+      );
     texts.push(JSON.stringify({ cursor: `${logs[logs.length - 1]!.time as number}-${seq}`, logs }));
   }
   const total = events.length;
@@ -225,7 +290,8 @@ export function measureCountingSpeed(pages = 200, passes = 5): CountingSpeed {
     for (let pass = 0; pass < passes; pass++) run();
     return Number(process.hrtime.bigint() - started) / 1e9;
   };
-  const freshCounter = (): LogCounter => new LogCounter({ registry: new Registry(), seriesLimit: 2000, optIn: [], trackerCapacity: 100_000 });
+  const freshCounter = (): LogCounter =>
+    new LogCounter({ registry: new Registry(), seriesLimit: 2000, optIn: [], trackerCapacity: 100_000 });
   const tally = new PageTally();
 
   const parseSeconds = time(() => {
@@ -308,7 +374,11 @@ export function rssKinds(pid: number | 'self' = 'self'): { anon: number; file: n
     // not Linux
   }
   const kib = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { anon: Math.round(kib('RssAnon') / 1024), file: Math.round(kib('RssFile') / 1024), peak: Math.round(kib('VmHWM') / 1024) };
+  return {
+    anon: Math.round(kib('RssAnon') / 1024),
+    file: Math.round(kib('RssFile') / 1024),
+    peak: Math.round(kib('VmHWM') / 1024),
+  };
 }
 
 /**
@@ -321,7 +391,10 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
   const stateDir = mkdtempSync(join(tmpdir(), 'upstash-bench-memory-'));
   const stateFile = join(stateDir, 'state.json');
   const stateKiB = (): number => Math.round((statSync(stateFile, { throwIfNoEntry: false })?.size ?? 0) / 1024);
-  const settings: LogsSettings = { ...BASE_SETTINGS, maxPagesPerCycle: Number(settingByKey('logs.max_pages').defaultText) };
+  const settings: LogsSettings = {
+    ...BASE_SETTINGS,
+    maxPagesPerCycle: Number(settingByKey('logs.max_pages').defaultText),
+  };
   collectGarbage();
   const rssBefore = process.memoryUsage().rss;
   // Fresh start just before the traffic; then the whole backlog is due at once.
@@ -391,7 +464,10 @@ async function main(): Promise<void> {
     for (const rate of [1, 10, 100, 1000]) {
       report('requests per cycle (delay 15s, overlap 5s)', await measureRequestsPerCycle(rate));
       report('requests per cycle (delay 15s, overlap 2s)', await measureRequestsPerCycle(rate, { overlapMs: 2_000 }));
-      report('requests per cycle (delay 10s, overlap 2m)', await measureRequestsPerCycle(rate, { ingestionDelayMs: 10_000, overlapMs: 120_000 }));
+      report(
+        'requests per cycle (delay 10s, overlap 2m)',
+        await measureRequestsPerCycle(rate, { ingestionDelayMs: 10_000, overlapMs: 120_000 }),
+      );
     }
   }
 }

@@ -29,8 +29,20 @@ import { formatDuration, parseDuration } from '../src/common/duration.js';
 import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js';
 import { NODE_FLAGS } from '../src/node-flags.js';
 import { repoRoot } from './exporter-process.js';
-import { measureCountingSpeed, measureMemoryAfterEvents, measureRequestsPerCycle, type CountingSpeed, type MemoryFigures } from './logs.js';
-import { measurePasswordFlood, measureScrapeFlood, wrkAvailable, type PasswordFloodResult, type ScrapeFloodResult } from './http-flood.js';
+import {
+  measureCountingSpeed,
+  measureMemoryAfterEvents,
+  measureRequestsPerCycle,
+  type CountingSpeed,
+  type MemoryFigures,
+} from './logs.js';
+import {
+  measurePasswordFlood,
+  measureScrapeFlood,
+  wrkAvailable,
+  type PasswordFloodResult,
+  type ScrapeFloodResult,
+} from './http-flood.js';
 import { measureIdle, type IdleFigures } from './idle.js';
 import { hasGc, median, round } from './measure.js';
 import { measureInFlightMemory } from './memory.js';
@@ -40,7 +52,21 @@ import { measureRender, type RenderPoint } from './render.js';
 import { DEFAULT_SUSTAINED, measureSustainedRate } from './sustained.js';
 import { measureCatchUp, measureLiveSustained, type CatchUpResult, type LiveSustainedResult } from './throughput.js';
 
-const PARTS = ['speed', 'render', 'landing', 'memory', 'inflight', 'cycles', 'sustained', 'live', 'catchup', 'naive', 'scrape-flood', 'password-flood', 'idle'] as const;
+const PARTS = [
+  'speed',
+  'render',
+  'landing',
+  'memory',
+  'inflight',
+  'cycles',
+  'sustained',
+  'live',
+  'catchup',
+  'naive',
+  'scrape-flood',
+  'password-flood',
+  'idle',
+] as const;
 type Part = (typeof PARTS)[number];
 const CHILD_PARTS: ReadonlySet<Part> = new Set(['memory', 'inflight']);
 const RESULT_PREFIX = 'BENCH_RESULT ';
@@ -70,8 +96,12 @@ function parseArgs(argv: readonly string[]): Args {
       return v;
     };
     if (flag === '--only') {
-      const names = value().split(',').map((s) => s.trim());
-      for (const name of names) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part ${name}; parts: ${PARTS.join(', ')}`);
+      const names = value()
+        .split(',')
+        .map((s) => s.trim());
+      for (const name of names)
+        if (!(PARTS as readonly string[]).includes(name))
+          throw new Error(`unknown part ${name}; parts: ${PARTS.join(', ')}`);
       args.only = names as Part[];
     } else if (flag === '--part') {
       args.part = value() as Part;
@@ -90,7 +120,9 @@ function parseArgs(argv: readonly string[]): Args {
       if (!(share > 0 && share <= 1)) throw new Error('--share takes a number above 0 and at most 1');
       args.share = share;
     } else {
-      throw new Error(`unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --delay <duration>, --overlap <duration>, --outage <duration>, --share <0..1>`);
+      throw new Error(
+        `unknown flag ${flag}; flags: --only <parts>, --steps <n>, --interval <duration>, --delay <duration>, --overlap <duration>, --outage <duration>, --share <0..1>`,
+      );
     }
   }
   return args;
@@ -109,12 +141,15 @@ function logsOverrides(args: Args): { pollIntervalMs?: number; ingestionDelayMs?
 async function inChild(part: Part): Promise<unknown> {
   const script = fileURLToPath(import.meta.url);
   // With the exporter's own V8 flags: the memory figures are those of the shipped process.
-  const child = spawn(process.execPath, ['--expose-gc', ...NODE_FLAGS, script, '--part', part], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', ...NODE_FLAGS, script, '--part', part], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const line = output.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-  if (code !== 0 || line === undefined) throw new Error(`bench part ${part} failed (exit ${code}): ${output.slice(-500)}`);
+  if (code !== 0 || line === undefined)
+    throw new Error(`bench part ${part} failed (exit ${code}): ${output.slice(-500)}`);
   return JSON.parse(line.slice(RESULT_PREFIX.length)) as unknown;
 }
 
@@ -146,7 +181,10 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
       // The exporter's defaults (read from the settings table), and the settings of the sustained-rate part.
       const setting = (key: string): string => settingByKey(key).defaultText;
       const interval = DEFAULT_POLL_INTERVALS.logs;
-      const defaults = { ingestionDelayMs: parseDuration(setting('logs.ingestion_delay')), overlapMs: parseDuration(setting('logs.overlap')) };
+      const defaults = {
+        ingestionDelayMs: parseDuration(setting('logs.ingestion_delay')),
+        overlapMs: parseDuration(setting('logs.overlap')),
+      };
       const defaultsLabel = `defaults (interval ${interval}, delay ${setting('logs.ingestion_delay')}, overlap ${setting('logs.overlap')})`;
       // The third row: the quick settings of earlier benches (interval 5 s, delay 2 s), or the flags'.
       const benchInterval = args.intervalMs ?? 5_000;
@@ -158,12 +196,23 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
         { settings: defaultsLabel, ...(await measureRequestsPerCycle(10, defaults, 12, parseDuration(interval))) },
         { settings: defaultsLabel, ...(await measureRequestsPerCycle(100, defaults, 12, parseDuration(interval))) },
         { settings: benchLabel, ...(await measureRequestsPerCycle(100, bench, 12, benchInterval)) },
-        { settings: `${defaultsLabel}, pages of 100`, ...(await measureRequestsPerCycle(10, openApi, 12, parseDuration(interval))) },
-        { settings: `${defaultsLabel}, pages of 100`, ...(await measureRequestsPerCycle(100, openApi, 12, parseDuration(interval))) },
+        {
+          settings: `${defaultsLabel}, pages of 100`,
+          ...(await measureRequestsPerCycle(10, openApi, 12, parseDuration(interval))),
+        },
+        {
+          settings: `${defaultsLabel}, pages of 100`,
+          ...(await measureRequestsPerCycle(100, openApi, 12, parseDuration(interval))),
+        },
       ];
     }
     case 'sustained':
-      return measureSustainedRate({ steps: args.steps, ...logsOverrides(args), ...(args.share === undefined ? {} : { share: args.share }), log });
+      return measureSustainedRate({
+        steps: args.steps,
+        ...logsOverrides(args),
+        ...(args.share === undefined ? {} : { share: args.share }),
+        log,
+      });
     case 'live':
       return measureLiveSustained({ steps: args.steps, log });
     case 'catchup':
@@ -224,99 +273,417 @@ function fmt(value: number, digits = 1): string {
 
 function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
   const rows: Row[] = [];
-  const speed = results.speed as { pipelineEventsPerSecond: number; jsonParseEventsPerSecond: number; pipelineToJsonParse: number; countEventsPerSecond: number; countToJsonParse: number } | undefined;
+  const speed = results.speed as
+    | {
+        pipelineEventsPerSecond: number;
+        jsonParseEventsPerSecond: number;
+        pipelineToJsonParse: number;
+        countEventsPerSecond: number;
+        countToJsonParse: number;
+      }
+    | undefined;
   if (speed) {
-    rows.push({ figure: 'counting pipeline (parse+check+count), events/s', exporter: fmt(speed.pipelineEventsPerSecond), baseline: `${fmt(speed.jsonParseEventsPerSecond)} JSON.parse`, ratio: fmt(speed.pipelineToJsonParse, 2), target: TARGETS.pipeline.text, met: verdict(TARGETS.pipeline, speed.pipelineToJsonParse) });
-    rows.push({ figure: 'counting alone (parsed pages), events/s', exporter: fmt(speed.countEventsPerSecond), baseline: `${fmt(speed.jsonParseEventsPerSecond)} JSON.parse`, ratio: fmt(speed.countToJsonParse, 2), target: '', met: '' });
+    rows.push({
+      figure: 'counting pipeline (parse+check+count), events/s',
+      exporter: fmt(speed.pipelineEventsPerSecond),
+      baseline: `${fmt(speed.jsonParseEventsPerSecond)} JSON.parse`,
+      ratio: fmt(speed.pipelineToJsonParse, 2),
+      target: TARGETS.pipeline.text,
+      met: verdict(TARGETS.pipeline, speed.pipelineToJsonParse),
+    });
+    rows.push({
+      figure: 'counting alone (parsed pages), events/s',
+      exporter: fmt(speed.countEventsPerSecond),
+      baseline: `${fmt(speed.jsonParseEventsPerSecond)} JSON.parse`,
+      ratio: fmt(speed.countToJsonParse, 2),
+      target: '',
+      met: '',
+    });
   }
   const render = results.render as RenderPoint[] | undefined;
   for (const point of render ?? []) {
     const targeted = point.series === 10_000;
-    rows.push({ figure: `/metrics render, ${fmt(point.series)} series, ms`, exporter: fmt(point.exporterMs, 2), baseline: `${fmt(point.bareMs, 2)} prom-client`, ratio: fmt(point.ratio, 2), target: targeted ? TARGETS.render10k.text : '', met: targeted ? verdict(TARGETS.render10k, point.ratio) : '' });
-    rows.push({ figure: `event-loop delay during render, ${fmt(point.series)} series, ms`, exporter: fmt(point.exporterLoopDelayMaxMs, 1), baseline: `${fmt(point.bareLoopDelayMaxMs, 1)} prom-client`, ratio: fmt(point.exporterLoopDelayMaxMs / point.bareLoopDelayMaxMs, 2), target: '', met: '' });
-    rows.push({ figure: `/metrics render as OpenMetrics (with _created), ${fmt(point.series)} series, ms`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.exporterMs, 2)} text 0.0.4`, ratio: fmt(point.openMetricsToText, 2), target: '', met: '' });
-    rows.push({ figure: `OpenMetrics render, ${fmt(point.series)} series, ms: ours vs prom-client's (no _created)`, exporter: fmt(point.openMetricsMs, 2), baseline: `${fmt(point.bareOpenMetricsMs, 2)} prom-client OM`, ratio: fmt(point.openMetricsMs / point.bareOpenMetricsMs, 2), target: '', met: '' });
+    rows.push({
+      figure: `/metrics render, ${fmt(point.series)} series, ms`,
+      exporter: fmt(point.exporterMs, 2),
+      baseline: `${fmt(point.bareMs, 2)} prom-client`,
+      ratio: fmt(point.ratio, 2),
+      target: targeted ? TARGETS.render10k.text : '',
+      met: targeted ? verdict(TARGETS.render10k, point.ratio) : '',
+    });
+    rows.push({
+      figure: `event-loop delay during render, ${fmt(point.series)} series, ms`,
+      exporter: fmt(point.exporterLoopDelayMaxMs, 1),
+      baseline: `${fmt(point.bareLoopDelayMaxMs, 1)} prom-client`,
+      ratio: fmt(point.exporterLoopDelayMaxMs / point.bareLoopDelayMaxMs, 2),
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `/metrics render as OpenMetrics (with _created), ${fmt(point.series)} series, ms`,
+      exporter: fmt(point.openMetricsMs, 2),
+      baseline: `${fmt(point.exporterMs, 2)} text 0.0.4`,
+      ratio: fmt(point.openMetricsToText, 2),
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `OpenMetrics render, ${fmt(point.series)} series, ms: ours vs prom-client's (no _created)`,
+      exporter: fmt(point.openMetricsMs, 2),
+      baseline: `${fmt(point.bareOpenMetricsMs, 2)} prom-client OM`,
+      ratio: fmt(point.openMetricsMs / point.bareOpenMetricsMs, 2),
+      target: '',
+      met: '',
+    });
   }
   const landing = results.landing as LandingPoint[] | undefined;
   for (const point of landing ?? []) {
-    rows.push({ figure: `landing page render (overview, an hour of plots), ${fmt(point.series)} event series, ms (median of ${point.renders})`, exporter: fmt(point.pageMs, 2), baseline: `${fmt(point.metricsMs, 2)} /metrics`, ratio: fmt(point.ratio, 2), target: '', met: '' });
-    rows.push({ figure: `landing page size, ${fmt(point.series)} event series, bytes`, exporter: fmt(point.pageBytes), baseline: `${fmt(point.metricsBytes)} /metrics`, ratio: fmt(point.pageBytes / point.metricsBytes, 3), target: '', met: '' });
+    rows.push({
+      figure: `landing page render (overview, an hour of plots), ${fmt(point.series)} event series, ms (median of ${point.renders})`,
+      exporter: fmt(point.pageMs, 2),
+      baseline: `${fmt(point.metricsMs, 2)} /metrics`,
+      ratio: fmt(point.ratio, 2),
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `landing page size, ${fmt(point.series)} event series, bytes`,
+      exporter: fmt(point.pageBytes),
+      baseline: `${fmt(point.metricsBytes)} /metrics`,
+      ratio: fmt(point.pageBytes / point.metricsBytes, 3),
+      target: '',
+      met: '',
+    });
   }
-  if (landing?.[0]) rows.push({ figure: `landing page history ring (${fmt(landing[0].ringSamples)} samples), bytes`, exporter: fmt(landing[0].ringBytes), baseline: '', ratio: '', target: '', met: 'fixed' });
+  if (landing?.[0])
+    rows.push({
+      figure: `landing page history ring (${fmt(landing[0].ringSamples)} samples), bytes`,
+      exporter: fmt(landing[0].ringBytes),
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: 'fixed',
+    });
   const memory = results.memory as MemoryFigures | undefined;
   if (memory) {
-    rows.push({ figure: `RSS after ${fmt(memory.events)} events (${fmt(memory.counted)} counted), MiB`, exporter: fmt(memory.rssAfterMiB), baseline: `${fmt(memory.rssBeforeMiB)} at start`, ratio: fmt(memory.rssAfterMiB / memory.rssBeforeMiB, 2), target: TARGETS.rssMiB.text, met: verdict(TARGETS.rssMiB, memory.rssAfterMiB) });
+    rows.push({
+      figure: `RSS after ${fmt(memory.events)} events (${fmt(memory.counted)} counted), MiB`,
+      exporter: fmt(memory.rssAfterMiB),
+      baseline: `${fmt(memory.rssBeforeMiB)} at start`,
+      ratio: fmt(memory.rssAfterMiB / memory.rssBeforeMiB, 2),
+      target: TARGETS.rssMiB.text,
+      met: verdict(TARGETS.rssMiB, memory.rssAfterMiB),
+    });
     const flat = memory.rssAfterMiB / memory.rssHalfMiB;
-    rows.push({ figure: `RSS flat: after all vs after half of the ${fmt(memory.events)} events, MiB`, exporter: fmt(memory.rssAfterMiB), baseline: `${fmt(memory.rssHalfMiB)} at half`, ratio: fmt(flat, 2), target: TARGETS.rssFlat.text, met: verdict(TARGETS.rssFlat, flat) });
-    rows.push({ figure: 'V8 heap used / committed after all, MiB (at half)', exporter: `${fmt(memory.heapUsedAfterMiB)} / ${fmt(memory.heapTotalAfterMiB)}`, baseline: `${fmt(memory.heapUsedHalfMiB)} / ${fmt(memory.heapTotalHalfMiB)} at half`, ratio: '', target: '', met: '' });
-    rows.push({ figure: 'RSS at its highest during the walk (VmHWM, between GCs), MiB', exporter: fmt(memory.rssPeakMiB), baseline: `${fmt(memory.rssAnonAfterMiB)} anon after all`, ratio: '', target: '', met: '' });
+    rows.push({
+      figure: `RSS flat: after all vs after half of the ${fmt(memory.events)} events, MiB`,
+      exporter: fmt(memory.rssAfterMiB),
+      baseline: `${fmt(memory.rssHalfMiB)} at half`,
+      ratio: fmt(flat, 2),
+      target: TARGETS.rssFlat.text,
+      met: verdict(TARGETS.rssFlat, flat),
+    });
+    rows.push({
+      figure: 'V8 heap used / committed after all, MiB (at half)',
+      exporter: `${fmt(memory.heapUsedAfterMiB)} / ${fmt(memory.heapTotalAfterMiB)}`,
+      baseline: `${fmt(memory.heapUsedHalfMiB)} / ${fmt(memory.heapTotalHalfMiB)} at half`,
+      ratio: '',
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: 'RSS at its highest during the walk (VmHWM, between GCs), MiB',
+      exporter: fmt(memory.rssPeakMiB),
+      baseline: `${fmt(memory.rssAnonAfterMiB)} anon after all`,
+      ratio: '',
+      target: '',
+      met: '',
+    });
   }
-  const inflight = results.inflight as { messages: number; rssAfterMiB: number; rssBeforeMiB: number; heapBytesPerMessage: number; inFlightReported: number } | undefined;
+  const inflight = results.inflight as
+    | {
+        messages: number;
+        rssAfterMiB: number;
+        rssBeforeMiB: number;
+        heapBytesPerMessage: number;
+        inFlightReported: number;
+      }
+    | undefined;
   if (inflight) {
-    rows.push({ figure: `RSS with ${fmt(inflight.inFlightReported)} messages in flight, MiB`, exporter: fmt(inflight.rssAfterMiB), baseline: `${fmt(inflight.rssBeforeMiB)} before`, ratio: fmt(inflight.rssAfterMiB / inflight.rssBeforeMiB, 2), target: '', met: `${inflight.heapBytesPerMessage} B/msg heap` });
+    rows.push({
+      figure: `RSS with ${fmt(inflight.inFlightReported)} messages in flight, MiB`,
+      exporter: fmt(inflight.rssAfterMiB),
+      baseline: `${fmt(inflight.rssBeforeMiB)} before`,
+      ratio: fmt(inflight.rssAfterMiB / inflight.rssBeforeMiB, 2),
+      target: '',
+      met: `${inflight.heapBytesPerMessage} B/msg heap`,
+    });
   }
-  const cycles = results.cycles as Array<{ settings: string; ratePerSecond: number; requestsPerCycle: number; minimumPerCycle: number; ratio: number }> | undefined;
+  const cycles = results.cycles as
+    | Array<{
+        settings: string;
+        ratePerSecond: number;
+        requestsPerCycle: number;
+        minimumPerCycle: number;
+        ratio: number;
+      }>
+    | undefined;
   for (const [i, cost] of (cycles ?? []).entries()) {
     // The target is on the defaults (the first two rows); the third row is for comparison.
     const targeted = i < 2;
-    rows.push({ figure: `requests per cycle at ${cost.ratePerSecond} events/s, ${cost.settings}`, exporter: fmt(cost.requestsPerCycle), baseline: `${fmt(cost.minimumPerCycle)} minimum`, ratio: fmt(cost.ratio, 2), target: targeted ? TARGETS.requestsPerCycle.text : '', met: targeted ? verdict(TARGETS.requestsPerCycle, cost.ratio) : '' });
+    rows.push({
+      figure: `requests per cycle at ${cost.ratePerSecond} events/s, ${cost.settings}`,
+      exporter: fmt(cost.requestsPerCycle),
+      baseline: `${fmt(cost.minimumPerCycle)} minimum`,
+      ratio: fmt(cost.ratio, 2),
+      target: targeted ? TARGETS.requestsPerCycle.text : '',
+      met: targeted ? verdict(TARGETS.requestsPerCycle, cost.ratio) : '',
+    });
   }
-  const sustained = results.sustained as { sustainedEventsPerSecond: number; limitEventsPerSecond: number; limitBy: string; ratio: number; settings: { overlapMs: number; pollIntervalMs: number; ingestionDelayMs: number; rateLimitPerSecond: number; share: number } } | undefined;
+  const sustained = results.sustained as
+    | {
+        sustainedEventsPerSecond: number;
+        limitEventsPerSecond: number;
+        limitBy: string;
+        ratio: number;
+        settings: {
+          overlapMs: number;
+          pollIntervalMs: number;
+          ingestionDelayMs: number;
+          rateLimitPerSecond: number;
+          share: number;
+        };
+      }
+    | undefined;
   if (sustained) {
     const { pollIntervalMs, ingestionDelayMs, overlapMs, rateLimitPerSecond, share } = sustained.settings;
-    rows.push({ figure: `sustained rate, zero gaps (limit ${rateLimitPerSecond} req/s x share ${share}, interval ${formatDuration(pollIntervalMs)}, delay ${formatDuration(ingestionDelayMs)}, overlap ${formatDuration(overlapMs)}), events/s`, exporter: fmt(sustained.sustainedEventsPerSecond), baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`, ratio: fmt(sustained.ratio, 2), target: TARGETS.sustained.text, met: verdict(TARGETS.sustained, sustained.ratio) });
+    rows.push({
+      figure: `sustained rate, zero gaps (limit ${rateLimitPerSecond} req/s x share ${share}, interval ${formatDuration(pollIntervalMs)}, delay ${formatDuration(ingestionDelayMs)}, overlap ${formatDuration(overlapMs)}), events/s`,
+      exporter: fmt(sustained.sustainedEventsPerSecond),
+      baseline: `${fmt(sustained.limitEventsPerSecond)} limit (${sustained.limitBy})`,
+      ratio: fmt(sustained.ratio, 2),
+      target: TARGETS.sustained.text,
+      met: verdict(TARGETS.sustained, sustained.ratio),
+    });
   }
   const live = results.live as LiveSustainedResult | undefined;
   if (live) {
-    rows.push({ figure: `sustained rate, zero gaps, limit ${live.rateLimitPerSecond} req/s x share ${live.share}, 50 ms, pages of ${live.pageSize}, events/s`, exporter: fmt(live.sustainedEventsPerSecond), baseline: `${fmt(live.budgetEventsPerSecond)} budget`, ratio: fmt(live.ratio, 2), target: TARGETS.liveSustained.text, met: verdict(TARGETS.liveSustained, live.ratio) });
-    rows.push({ figure: 'CPU ms per 1000 events at that rate (exporter child)', exporter: fmt(live.cpuMsPerThousandEvents), baseline: '', ratio: '', target: TARGETS.liveCpuMs.text, met: verdict(TARGETS.liveCpuMs, live.cpuMsPerThousandEvents) });
+    rows.push({
+      figure: `sustained rate, zero gaps, limit ${live.rateLimitPerSecond} req/s x share ${live.share}, 50 ms, pages of ${live.pageSize}, events/s`,
+      exporter: fmt(live.sustainedEventsPerSecond),
+      baseline: `${fmt(live.budgetEventsPerSecond)} budget`,
+      ratio: fmt(live.ratio, 2),
+      target: TARGETS.liveSustained.text,
+      met: verdict(TARGETS.liveSustained, live.ratio),
+    });
+    rows.push({
+      figure: 'CPU ms per 1000 events at that rate (exporter child)',
+      exporter: fmt(live.cpuMsPerThousandEvents),
+      baseline: '',
+      ratio: '',
+      target: TARGETS.liveCpuMs.text,
+      met: verdict(TARGETS.liveCpuMs, live.cpuMsPerThousandEvents),
+    });
   }
   const catchup = results.catchup as CatchUpResult | undefined;
   if (catchup) {
     const exact = catchup.counted === catchup.truth && catchup.gaps === 0;
-    rows.push({ figure: `catch-up after ${formatDuration(catchup.outageSeconds * 1000)} down at ${fmt(catchup.ratePerSecond)} events/s (${fmt(catchup.backlogEvents)} events), s to zero lag`, exporter: catchup.secondsToZeroLag === null ? 'not reached' : fmt(catchup.secondsToZeroLag), baseline: `${fmt(catchup.counted)} of ${fmt(catchup.truth)} counted`, ratio: '', target: 'exact', met: exact ? 'met' : 'short' });
-    rows.push({ figure: 'CPU ms per 1000 events in the catch-up (exporter child)', exporter: fmt(catchup.cpuMsPerThousandEvents), baseline: `${fmt(catchup.requests)} requests, ${catchup.rateLimited} 429`, ratio: '', target: TARGETS.catchUpCpuMs.text, met: verdict(TARGETS.catchUpCpuMs, catchup.cpuMsPerThousandEvents) });
+    rows.push({
+      figure: `catch-up after ${formatDuration(catchup.outageSeconds * 1000)} down at ${fmt(catchup.ratePerSecond)} events/s (${fmt(catchup.backlogEvents)} events), s to zero lag`,
+      exporter: catchup.secondsToZeroLag === null ? 'not reached' : fmt(catchup.secondsToZeroLag),
+      baseline: `${fmt(catchup.counted)} of ${fmt(catchup.truth)} counted`,
+      ratio: '',
+      target: 'exact',
+      met: exact ? 'met' : 'short',
+    });
+    rows.push({
+      figure: 'CPU ms per 1000 events in the catch-up (exporter child)',
+      exporter: fmt(catchup.cpuMsPerThousandEvents),
+      baseline: `${fmt(catchup.requests)} requests, ${catchup.rateLimited} 429`,
+      ratio: '',
+      target: TARGETS.catchUpCpuMs.text,
+      met: verdict(TARGETS.catchUpCpuMs, catchup.cpuMsPerThousandEvents),
+    });
   }
-  const naive = results.naive as { exporter: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number }; naive: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number } } | undefined;
+  const naive = results.naive as
+    | {
+        exporter: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number };
+        naive: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number };
+      }
+    | undefined;
   if (naive) {
-    rows.push({ figure: 'requests per 1000 events: naive re-scan vs exporter', exporter: fmt(naive.exporter.requestsPerThousandEvents), baseline: `${fmt(naive.naive.requestsPerThousandEvents)} naive`, ratio: fmt(naive.naive.requestsPerThousandEvents / naive.exporter.requestsPerThousandEvents, 2), target: '', met: '' });
-    rows.push({ figure: 'CPU ms per 1000 events: naive re-scan vs exporter', exporter: fmt(naive.exporter.cpuMsPerThousandEvents), baseline: `${fmt(naive.naive.cpuMsPerThousandEvents)} naive`, ratio: fmt(naive.naive.cpuMsPerThousandEvents / naive.exporter.cpuMsPerThousandEvents, 2), target: '', met: '' });
-    rows.push({ figure: 'share of the ground truth reported at the end', exporter: fmt(naive.exporter.reportedShare, 3), baseline: `${fmt(naive.naive.reportedShare, 3)} naive`, ratio: '', target: '', met: '' });
+    rows.push({
+      figure: 'requests per 1000 events: naive re-scan vs exporter',
+      exporter: fmt(naive.exporter.requestsPerThousandEvents),
+      baseline: `${fmt(naive.naive.requestsPerThousandEvents)} naive`,
+      ratio: fmt(naive.naive.requestsPerThousandEvents / naive.exporter.requestsPerThousandEvents, 2),
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: 'CPU ms per 1000 events: naive re-scan vs exporter',
+      exporter: fmt(naive.exporter.cpuMsPerThousandEvents),
+      baseline: `${fmt(naive.naive.cpuMsPerThousandEvents)} naive`,
+      ratio: fmt(naive.naive.cpuMsPerThousandEvents / naive.exporter.cpuMsPerThousandEvents, 2),
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: 'share of the ground truth reported at the end',
+      exporter: fmt(naive.exporter.reportedShare, 3),
+      baseline: `${fmt(naive.naive.reportedShare, 3)} naive`,
+      ratio: '',
+      target: '',
+      met: '',
+    });
   }
   const scrapeFlood = results['scrape-flood'] as ScrapeFloodResult | undefined;
   if (scrapeFlood) {
     const { metrics, healthy, connections, seconds, exposition } = scrapeFlood;
-    rows.push({ figure: `/metrics req/s at ${fmt(connections)} connections, wrk ${seconds} s (demo, ${fmt(exposition.series)} series, ${fmt(exposition.bytes / 1024)} KiB)`, exporter: fmt(metrics.requestsPerSecond), baseline: `${fmt(healthy.requestsPerSecond)} /-/healthy`, ratio: fmt(scrapeFlood.ratio, 3), target: TARGETS.scrapeFlood.text, met: verdict(TARGETS.scrapeFlood, scrapeFlood.ratio) });
-    rows.push({ figure: '/metrics average latency during that flood, ms', exporter: fmt(metrics.latencyAvgMs), baseline: `${fmt(healthy.latencyAvgMs)} /-/healthy`, ratio: '', target: '', met: `${metrics.timeouts} timeouts` });
-    rows.push({ figure: `latest poll during the /metrics flood (${scrapeFlood.lateness.collector}), late by x its interval`, exporter: fmt(scrapeFlood.lateness.ratio, 2), baseline: `${fmt(scrapeFlood.lateness.lateMs)} ms`, ratio: '', target: TARGETS.pollLateness.text, met: verdict(TARGETS.pollLateness, scrapeFlood.lateness.ratio) });
-    rows.push({ figure: 'longest poll during the /metrics flood, ms', exporter: fmt(scrapeFlood.lateness.longestPollMs), baseline: '', ratio: '', target: '', met: '' });
-    rows.push({ figure: 'polls missed during the /metrics flood (event loop blocked)', exporter: String(scrapeFlood.missedPolls), baseline: '', ratio: '', target: TARGETS.missedPolls.text, met: verdict(TARGETS.missedPolls, scrapeFlood.missedPolls) });
-    rows.push({ figure: 'peak RSS of the demo during the /metrics flood, MiB', exporter: fmt(scrapeFlood.peakRssMiB), baseline: '', ratio: '', target: '', met: '' });
-    rows.push({ figure: '/-/healthy right after the /metrics flood, ms', exporter: fmt(scrapeFlood.healthyAfterMs), baseline: '', ratio: '', target: '', met: '' });
+    rows.push({
+      figure: `/metrics req/s at ${fmt(connections)} connections, wrk ${seconds} s (demo, ${fmt(exposition.series)} series, ${fmt(exposition.bytes / 1024)} KiB)`,
+      exporter: fmt(metrics.requestsPerSecond),
+      baseline: `${fmt(healthy.requestsPerSecond)} /-/healthy`,
+      ratio: fmt(scrapeFlood.ratio, 3),
+      target: TARGETS.scrapeFlood.text,
+      met: verdict(TARGETS.scrapeFlood, scrapeFlood.ratio),
+    });
+    rows.push({
+      figure: '/metrics average latency during that flood, ms',
+      exporter: fmt(metrics.latencyAvgMs),
+      baseline: `${fmt(healthy.latencyAvgMs)} /-/healthy`,
+      ratio: '',
+      target: '',
+      met: `${metrics.timeouts} timeouts`,
+    });
+    rows.push({
+      figure: `latest poll during the /metrics flood (${scrapeFlood.lateness.collector}), late by x its interval`,
+      exporter: fmt(scrapeFlood.lateness.ratio, 2),
+      baseline: `${fmt(scrapeFlood.lateness.lateMs)} ms`,
+      ratio: '',
+      target: TARGETS.pollLateness.text,
+      met: verdict(TARGETS.pollLateness, scrapeFlood.lateness.ratio),
+    });
+    rows.push({
+      figure: 'longest poll during the /metrics flood, ms',
+      exporter: fmt(scrapeFlood.lateness.longestPollMs),
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: 'polls missed during the /metrics flood (event loop blocked)',
+      exporter: String(scrapeFlood.missedPolls),
+      baseline: '',
+      ratio: '',
+      target: TARGETS.missedPolls.text,
+      met: verdict(TARGETS.missedPolls, scrapeFlood.missedPolls),
+    });
+    rows.push({
+      figure: 'peak RSS of the demo during the /metrics flood, MiB',
+      exporter: fmt(scrapeFlood.peakRssMiB),
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: '/-/healthy right after the /metrics flood, ms',
+      exporter: fmt(scrapeFlood.healthyAfterMs),
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: '',
+    });
   }
   const passwordFlood = results['password-flood'] as PasswordFloodResult | undefined;
   for (const run of passwordFlood?.runs ?? []) {
     const where = `${passwordFlood!.connections} connections, ${run.kind}`;
-    rows.push({ figure: `legitimate scrape median during a password flood (${where}, bcrypt cost ${passwordFlood!.bcryptCost}), ms`, exporter: fmt(run.legit.medianMs), baseline: `${fmt(run.legit.maxMs)} max, ${run.legit.failed}/${run.legit.scrapes} failed`, ratio: '', target: TARGETS.legitScrapeMs.text, met: verdict(TARGETS.legitScrapeMs, run.legit.medianMs) });
-    rows.push({ figure: `wrong-password answers/s (${where})`, exporter: fmt(run.wrk.requestsPerSecond), baseline: `${fmt(run.wrk.non2xx)} non-2xx`, ratio: '', target: '', met: '' });
-    rows.push({ figure: `latest poll during that flood (${run.lateness.collector}), late by x its interval`, exporter: fmt(run.lateness.ratio, 2), baseline: `${fmt(run.lateness.lateMs)} ms`, ratio: '', target: TARGETS.pollLateness.text, met: verdict(TARGETS.pollLateness, run.lateness.ratio) });
-    rows.push({ figure: `longest poll during that flood (${run.kind}), ms`, exporter: fmt(run.lateness.longestPollMs), baseline: '', ratio: '', target: '', met: '' });
-    rows.push({ figure: `polls missed during that flood (${run.kind})`, exporter: String(run.missedPolls), baseline: '', ratio: '', target: TARGETS.missedPolls.text, met: verdict(TARGETS.missedPolls, run.missedPolls) });
+    rows.push({
+      figure: `legitimate scrape median during a password flood (${where}, bcrypt cost ${passwordFlood!.bcryptCost}), ms`,
+      exporter: fmt(run.legit.medianMs),
+      baseline: `${fmt(run.legit.maxMs)} max, ${run.legit.failed}/${run.legit.scrapes} failed`,
+      ratio: '',
+      target: TARGETS.legitScrapeMs.text,
+      met: verdict(TARGETS.legitScrapeMs, run.legit.medianMs),
+    });
+    rows.push({
+      figure: `wrong-password answers/s (${where})`,
+      exporter: fmt(run.wrk.requestsPerSecond),
+      baseline: `${fmt(run.wrk.non2xx)} non-2xx`,
+      ratio: '',
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `latest poll during that flood (${run.lateness.collector}), late by x its interval`,
+      exporter: fmt(run.lateness.ratio, 2),
+      baseline: `${fmt(run.lateness.lateMs)} ms`,
+      ratio: '',
+      target: TARGETS.pollLateness.text,
+      met: verdict(TARGETS.pollLateness, run.lateness.ratio),
+    });
+    rows.push({
+      figure: `longest poll during that flood (${run.kind}), ms`,
+      exporter: fmt(run.lateness.longestPollMs),
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `polls missed during that flood (${run.kind})`,
+      exporter: String(run.missedPolls),
+      baseline: '',
+      ratio: '',
+      target: TARGETS.missedPolls.text,
+      met: verdict(TARGETS.missedPolls, run.missedPolls),
+    });
   }
   const idle = results.idle as IdleFigures | undefined;
   if (idle) {
-    rows.push({ figure: `RSS idle, ${idle.collectors} collectors at their default intervals, no traffic, after ${idle.seconds} s, MiB`, exporter: fmt(idle.rssMiB), baseline: `${fmt(idle.bareRssMiB)} bare Node + deps`, ratio: fmt(idle.rssMiB / idle.bareRssMiB, 2), target: '', met: '' });
-    rows.push({ figure: 'idle RSS by kind: anonymous (heaps, malloc) / file-backed (node binary, libraries), MiB', exporter: `${fmt(idle.anonMiB)} / ${fmt(idle.fileMiB)}`, baseline: `${fmt(idle.bareAnonMiB)} / ${fmt(idle.bareFileMiB)} bare`, ratio: '', target: '', met: '' });
-    rows.push({ figure: `CPU idle, share of a core over those ${idle.seconds} s`, exporter: `${fmt(idle.cpuShare * 100, 2)}%`, baseline: '', ratio: '', target: '', met: '' });
+    rows.push({
+      figure: `RSS idle, ${idle.collectors} collectors at their default intervals, no traffic, after ${idle.seconds} s, MiB`,
+      exporter: fmt(idle.rssMiB),
+      baseline: `${fmt(idle.bareRssMiB)} bare Node + deps`,
+      ratio: fmt(idle.rssMiB / idle.bareRssMiB, 2),
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: 'idle RSS by kind: anonymous (heaps, malloc) / file-backed (node binary, libraries), MiB',
+      exporter: `${fmt(idle.anonMiB)} / ${fmt(idle.fileMiB)}`,
+      baseline: `${fmt(idle.bareAnonMiB)} / ${fmt(idle.bareFileMiB)} bare`,
+      ratio: '',
+      target: '',
+      met: '',
+    });
+    rows.push({
+      figure: `CPU idle, share of a core over those ${idle.seconds} s`,
+      exporter: `${fmt(idle.cpuShare * 100, 2)}%`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: '',
+    });
   }
   return rows;
 }
 
 function printTable(rows: readonly Row[]): void {
-  const headers: Row = { figure: 'figure', exporter: 'exporter', baseline: 'baseline', ratio: 'ratio', target: 'target', met: '' };
+  const headers: Row = {
+    figure: 'figure',
+    exporter: 'exporter',
+    baseline: 'baseline',
+    ratio: 'ratio',
+    target: 'target',
+    met: '',
+  };
   const keys = Object.keys(headers) as Array<keyof Row>;
   const widths = keys.map((key) => Math.max(headers[key].length, ...rows.map((row) => row[key].length)));
-  const line = (row: Row): string => keys.map((key, i) => (i === 0 ? row[key].padEnd(widths[i]!) : row[key].padStart(widths[i]!))).join('  ');
+  const line = (row: Row): string =>
+    keys.map((key, i) => (i === 0 ? row[key].padEnd(widths[i]!) : row[key].padStart(widths[i]!))).join('  ');
   console.log(line(headers));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
@@ -336,14 +703,20 @@ async function main(): Promise<void> {
     if (!args.only.includes(part)) continue;
     const partStarted = Date.now();
     console.log(`bench: ${part}...`);
-    results[part] = CHILD_PARTS.has(part) ? await inChild(part) : await runPart(part, args, (line) => console.log(line));
+    results[part] = CHILD_PARTS.has(part)
+      ? await inChild(part)
+      : await runPart(part, args, (line) => console.log(line));
     timings[part] = round((Date.now() - partStarted) / 1000, 1);
   }
   const seconds = round((Date.now() - started) / 1000, 1);
   const rows = rowsOf(results);
   console.log('');
   printTable(rows);
-  console.log(`\nbench took ${seconds} s (${Object.entries(timings).map(([part, s]) => `${part} ${s} s`).join(', ')})`);
+  console.log(
+    `\nbench took ${seconds} s (${Object.entries(timings)
+      .map(([part, s]) => `${part} ${s} s`)
+      .join(', ')})`,
+  );
 
   const out = join(repoRoot(), 'bench', 'results');
   mkdirSync(out, { recursive: true });

@@ -71,7 +71,10 @@ export function sampleProcess(pid: number): ProcessSample | undefined {
  * Event-loop delay while `action` runs: the longest and the 99th percentile, in milliseconds
  * (the histogram samples every `resolutionMs`).
  */
-export async function eventLoopDelayDuring<T>(action: () => Promise<T>, resolutionMs = 1): Promise<{ result: T; maxMs: number; p99Ms: number }> {
+export async function eventLoopDelayDuring<T>(
+  action: () => Promise<T>,
+  resolutionMs = 1,
+): Promise<{ result: T; maxMs: number; p99Ms: number }> {
   const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
   histogram.enable();
   try {

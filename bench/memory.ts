@@ -31,7 +31,13 @@ export async function measureInFlightMemory(messages = 100_000): Promise<InFligh
       const top = typeof query.toDate === 'number' ? query.toDate : clock;
       const logs: LogEntry[] = [];
       for (let i = 0; i < pageSize && next < messages; i++, next++) {
-        logs.push({ time: top, messageId: `msg_${(1e12 + next * 7919).toString(36)}_${next}`, state: 'CREATED', url: `http://127.0.0.1:${4000 + (next % 20)}/hook`, queueName: `queue-${next % 10}` });
+        logs.push({
+          time: top,
+          messageId: `msg_${(1e12 + next * 7919).toString(36)}_${next}`,
+          state: 'CREATED',
+          url: `http://127.0.0.1:${4000 + (next % 20)}/hook`,
+          queueName: `queue-${next % 10}`,
+        });
       }
       cursor += 1;
       return Promise.resolve(next < messages ? { logs, cursor: `c${cursor}` } : { logs });
@@ -39,7 +45,14 @@ export async function measureInFlightMemory(messages = 100_000): Promise<InFligh
   };
   const collector = new LogsCollector({
     source,
-    settings: { ingestionDelayMs: 0, overlapMs: 0, maxPagesPerCycle: Math.ceil(messages / pageSize) + 10, labels: [], seriesLimit: 2000, messageTrackerSize: messages },
+    settings: {
+      ingestionDelayMs: 0,
+      overlapMs: 0,
+      maxPagesPerCycle: Math.ceil(messages / pageSize) + 10,
+      labels: [],
+      seriesLimit: 2000,
+      messageTrackerSize: messages,
+    },
     stateFile: null,
     upstream: 'bench',
     logger: silent,

@@ -11,7 +11,10 @@ interface Page {
   logs?: Array<{ state?: string }>;
 }
 
-async function cycle(baseUrl: string, token: string): Promise<{ pages: number; entries: number; byState: Record<string, number> }> {
+async function cycle(
+  baseUrl: string,
+  token: string,
+): Promise<{ pages: number; entries: number; byState: Record<string, number> }> {
   const byState: Record<string, number> = {};
   let pages = 0;
   let entries = 0;

@@ -65,10 +65,16 @@ interface NaiveLine {
 export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}): Promise<NaiveComparison> {
   const options = { ...DEFAULT_NAIVE, ...partial };
   const destinations = await startDestinations();
-  const emulator = await createEmulator({ knobs: { latencyMs: options.latencyMs, logRetention: options.retention, faultScope: ['logs'] } });
+  const emulator = await createEmulator({
+    knobs: { latencyMs: options.latencyMs, logRetention: options.retention, faultScope: ['logs'] },
+  });
   const exporter = await startLogsExporter(emulator, options);
   const script = join(dirname(fileURLToPath(import.meta.url)), 'naive-poller.js');
-  const naive = spawn(process.execPath, [script, emulator.url, emulator.credentials.token, String(options.pollIntervalMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const naive = spawn(
+    process.execPath,
+    [script, emulator.url, emulator.credentials.token, String(options.pollIntervalMs)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const lines: NaiveLine[] = [];
   let buffer = '';
   naive.stdout.on('data', (chunk: Buffer) => {
@@ -92,7 +98,9 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
     while (lines.length === 0) await sleep(50);
     const exporterBefore = sampleProcess(exporter.pid)!;
     const naiveBefore = sampleProcess(naive.pid!)!;
-    const requestsBefore = sumOf(await exporter.scrape(), 'upstash_exporter_api_requests_total', { endpoint: '/v2/events' });
+    const requestsBefore = sumOf(await exporter.scrape(), 'upstash_exporter_api_requests_total', {
+      endpoint: '/v2/events',
+    });
     const linesBefore = lines.length;
     const started = Date.now();
 
@@ -106,7 +114,10 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
     // Both read up to the end: the exporter's watermark passes it, the naive poller starts a cycle after it.
     const deadline = ended + options.ingestionDelayMs + 3 * options.pollIntervalMs + 15_000;
     let families = await exporter.scrape();
-    while (sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000 < ended && Date.now() < deadline) {
+    while (
+      sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000 < ended &&
+      Date.now() < deadline
+    ) {
       await sleep(250);
       families = await exporter.scrape();
     }
@@ -116,7 +127,8 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
     const exporterAfter = sampleProcess(exporter.pid)!;
     const naiveAfter = sampleProcess(naive.pid!)!;
 
-    const exporterRequests = sumOf(families, 'upstash_exporter_api_requests_total', { endpoint: '/v2/events' }) - requestsBefore;
+    const exporterRequests =
+      sumOf(families, 'upstash_exporter_api_requests_total', { endpoint: '/v2/events' }) - requestsBefore;
     const exporterCounted = sumOf(families, 'upstash_qstash_message_events_total');
     const naiveLines = lines.slice(linesBefore);
     const naiveRequests = naiveLines.reduce((sum, line) => sum + (line.pages ?? 0), 0);
@@ -142,7 +154,11 @@ export async function compareWithNaivePoller(partial: Partial<NaiveOptions> = {}
       groundTruth: truth,
       seconds: round(elapsedSeconds, 1),
       exporter: exporterFigures,
-      naive: { ...naiveFigures, cycles: naiveLines.length, longestCycleMs: Math.max(0, ...naiveLines.map((line) => line.ms)) },
+      naive: {
+        ...naiveFigures,
+        cycles: naiveLines.length,
+        longestCycleMs: Math.max(0, ...naiveLines.map((line) => line.ms)),
+      },
       requestsRatio: round(naiveFigures.requests / Math.max(1, exporterFigures.requests), 2),
       cpuRatio: round(naiveFigures.cpuMs / Math.max(1, exporterFigures.cpuMs), 2),
     };

@@ -50,14 +50,27 @@ export async function collectorWithSeries(series: number): Promise<LogsCollector
       const time = typeof query.toDate === 'number' ? query.toDate : clock;
       const logs: LogEntry[] = [];
       for (let i = 0; i < targets; i++) {
-        logs.push({ time, messageId: `msg_${i}`, state: 'DELIVERED', url: `http://127.0.0.1:${4000 + (i % 50)}/path`, queueName: `queue-${i}` });
+        logs.push({
+          time,
+          messageId: `msg_${i}`,
+          state: 'DELIVERED',
+          url: `http://127.0.0.1:${4000 + (i % 50)}/path`,
+          queueName: `queue-${i}`,
+        });
       }
       return Promise.resolve({ logs });
     },
   };
   const collector = new LogsCollector({
     source,
-    settings: { ingestionDelayMs: 0, overlapMs: 0, maxPagesPerCycle: 10, labels: [], seriesLimit: series + 1000, messageTrackerSize: 100_000 },
+    settings: {
+      ingestionDelayMs: 0,
+      overlapMs: 0,
+      maxPagesPerCycle: 10,
+      labels: [],
+      seriesLimit: series + 1000,
+      messageTrackerSize: 100_000,
+    },
     stateFile: null,
     upstream: 'bench',
     logger: silent,

@@ -81,7 +81,14 @@ export interface SoakResult {
   publishFailures: number;
 }
 
-const CALM: Partial<Knobs> = { errorRatio: 0, rateLimitPerSecond: 0, malformedRatio: 0, truncatedRatio: 0, repeatCursorNext: 0, logVisibilityDelayMs: 0 };
+const CALM: Partial<Knobs> = {
+  errorRatio: 0,
+  rateLimitPerSecond: 0,
+  malformedRatio: 0,
+  truncatedRatio: 0,
+  repeatCursorNext: 0,
+  logVisibilityDelayMs: 0,
+};
 const FAULTS: ReadonlyArray<{ name: string; knobs: Partial<Knobs> }> = [
   { name: 'upstream outage (every read answers 5xx)', knobs: { errorRatio: 1 } },
   { name: '429 storm (1 request per second)', knobs: { rateLimitPerSecond: 1 } },
@@ -138,7 +145,9 @@ export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakR
   });
   try {
     await exporter.ready();
-    log(`soak: ${options.minutes} min, seed ${options.seed}, ${options.messagesPerSecond} messages/s; exporter pid ${exporter.pid}`);
+    log(
+      `soak: ${options.minutes} min, seed ${options.seed}, ${options.messagesPerSecond} messages/s; exporter pid ${exporter.pid}`,
+    );
     publisher.start(options.messagesPerSecond);
     const end = soakStart + durationMs;
 
@@ -146,7 +155,13 @@ export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakR
     const sampler = (async () => {
       while (sampling) {
         const sample = exporter.sample();
-        if (sample) samples.push({ at: since(), pid: exporter.pid, rssMiB: mb(sample.rss), warmup: Date.now() - startedAt < options.warmupMs });
+        if (sample)
+          samples.push({
+            at: since(),
+            pid: exporter.pid,
+            rssMiB: mb(sample.rss),
+            warmup: Date.now() - startedAt < options.warmupMs,
+          });
         await sleep(1_000);
       }
     })();
@@ -208,7 +223,8 @@ export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakR
     families = await scrapeOrNull(exporter);
     sampling = false;
     await sampler;
-    if (!families) throw new Error(`the exporter does not answer /metrics at the end; its last output:\n${outputTail.join('\n')}`);
+    if (!families)
+      throw new Error(`the exporter does not answer /metrics at the end; its last output:\n${outputTail.join('\n')}`);
 
     const series = compare(truth.series, families.get(EVENTS)?.samples ?? []);
     const missingTotal = series.reduce((sum, s) => sum + s.missing, 0);
@@ -218,8 +234,12 @@ export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakR
     const rss = judgeRss(samples, options.rssTolerance);
     const problems: string[] = [];
     if (doubledTotal > 0) problems.push(`${doubledTotal} events counted twice`);
-    if (missingTotal > gapsReported) problems.push(`${missingTotal} events missing, ${gapsReported} reported lost in gaps`);
-    if (!rss.flat) problems.push(`memory not flat: last-third median ${rss.lastThirdMiB} MiB vs first-third ${rss.firstThirdMiB} MiB`);
+    if (missingTotal > gapsReported)
+      problems.push(`${missingTotal} events missing, ${gapsReported} reported lost in gaps`);
+    if (!rss.flat)
+      problems.push(
+        `memory not flat: last-third median ${rss.lastThirdMiB} MiB vs first-third ${rss.firstThirdMiB} MiB`,
+      );
     if (truth.total === 0) problems.push('no traffic reached the log');
     return {
       ok: problems.length === 0,
@@ -247,7 +267,9 @@ export async function runSoak(partial: Partial<SoakOptions> = {}): Promise<SoakR
   }
 }
 
-function kindsOf(destinations: Destinations): Array<{ path: string; headers?: Record<string, string>; weight: number }> {
+function kindsOf(
+  destinations: Destinations,
+): Array<{ path: string; headers?: Record<string, string>; weight: number }> {
   const fast = { 'Upstash-Retry-Delay': '200' };
   return [
     { path: `/v2/publish/${destinations.ok}/soak`, weight: 5 },
@@ -266,7 +288,10 @@ async function scrapeOrNull(exporter: ExporterProcess): Promise<Map<string, Fami
 }
 
 /** Per state and label set: the ground truth against the exporter's counter. */
-export function compare(truth: readonly GroundTruthSeries[], samples: ReadonlyArray<{ labels: Record<string, string>; value: number }>): SeriesComparison[] {
+export function compare(
+  truth: readonly GroundTruthSeries[],
+  samples: ReadonlyArray<{ labels: Record<string, string>; value: number }>,
+): SeriesComparison[] {
   type SeriesLabels = Pick<SeriesComparison, 'state' | 'queue' | 'urlGroup' | 'endpoint' | 'destination'>;
   const keyOf = (s: SeriesLabels): string => [s.state, s.queue, s.urlGroup, s.endpoint, s.destination].join('\u0000');
   const rows = new Map<string, SeriesComparison>();
@@ -283,7 +308,13 @@ export function compare(truth: readonly GroundTruthSeries[], samples: ReadonlyAr
   for (const series of truth) row(series).truth += series.count;
   for (const sample of samples) {
     const l = sample.labels;
-    const labels = { state: l.state ?? '', queue: l.queue ?? '', urlGroup: l.url_group ?? '', endpoint: l.endpoint ?? '', destination: l.destination ?? '' };
+    const labels = {
+      state: l.state ?? '',
+      queue: l.queue ?? '',
+      urlGroup: l.url_group ?? '',
+      endpoint: l.endpoint ?? '',
+      destination: l.destination ?? '',
+    };
     if (sample.value === 0 && !rows.has(keyOf(labels))) continue;
     row(labels).counted += sample.value;
   }
@@ -301,7 +332,13 @@ export function judgeRss(samples: readonly RssSample[], tolerance: number): Soak
   const first = median(judged.slice(0, third));
   const last = median(judged.slice(-third));
   const ratio = round(last / first, 3);
-  return { samples: [...samples], firstThirdMiB: first, lastThirdMiB: last, ratio, flat: judged.length < 3 || ratio <= tolerance };
+  return {
+    samples: [...samples],
+    firstThirdMiB: first,
+    lastThirdMiB: last,
+    ratio,
+    flat: judged.length < 3 || ratio <= tolerance,
+  };
 }
 
 function shuffle<T>(random: () => number, items: T[]): T[] {
@@ -316,11 +353,15 @@ export function printSoak(result: SoakResult, log: (line: string) => void = (lin
   log('\nper series (state, queue, url_group, endpoint, destination): ground truth / counted');
   for (const s of result.series) {
     const flag = s.missing > 0 ? `  MISSING ${s.missing}` : s.doubled > 0 ? `  DOUBLED ${s.doubled}` : '';
-    log(`  ${[s.state, s.queue || '-', s.urlGroup || '-', s.endpoint || '-', s.destination || '-'].join(' ').padEnd(64)} ${String(s.truth).padStart(7)} / ${String(s.counted).padEnd(7)}${flag}`);
+    log(
+      `  ${[s.state, s.queue || '-', s.urlGroup || '-', s.endpoint || '-', s.destination || '-'].join(' ').padEnd(64)} ${String(s.truth).padStart(7)} / ${String(s.counted).padEnd(7)}${flag}`,
+    );
   }
   log(`\nRSS of the exporter (MiB, every second; * = warm-up after a start):`);
   log(`  ${result.rss.samples.map((s) => `${s.rssMiB}${s.warmup ? '*' : ''}`).join(' ')}`);
-  log(`  first-third median ${result.rss.firstThirdMiB} MiB, last-third median ${result.rss.lastThirdMiB} MiB, ratio ${result.rss.ratio}: ${result.rss.flat ? 'flat' : 'NOT FLAT'}`);
+  log(
+    `  first-third median ${result.rss.firstThirdMiB} MiB, last-third median ${result.rss.lastThirdMiB} MiB, ratio ${result.rss.ratio}: ${result.rss.flat ? 'flat' : 'NOT FLAT'}`,
+  );
   log(
     `\nsoak ${result.ok ? 'passed' : 'FAILED'} in ${result.seconds} s (seed ${result.seed}): ground truth ${result.groundTruthTotal}, counted ${result.countedTotal}, ` +
       `missing ${result.missingTotal}, doubled ${result.doubledTotal}, gaps reported ${result.gapsReported}, ${result.restarts} SIGKILL restarts, ` +
@@ -342,7 +383,8 @@ function parseArgs(argv: readonly string[]): Partial<SoakOptions> {
     if (flag === '--minutes') options.minutes = value;
     else if (flag === '--seed') options.seed = value;
     else if (flag === '--rate') options.messagesPerSecond = value;
-    else throw new Error(`unknown flag ${flag}; flags: --minutes <n>, --seed <n>, --rate <messages/s>, --output <file>`);
+    else
+      throw new Error(`unknown flag ${flag}; flags: --minutes <n>, --seed <n>, --rate <messages/s>, --output <file>`);
   }
   return options;
 }

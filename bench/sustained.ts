@@ -97,7 +97,11 @@ export interface SustainedResult {
 }
 
 /** The limit of the module comment, events per second. */
-export function imposedLimit(options: Pick<SustainedOptions, 'rateLimitPerSecond' | 'retention' | 'pollIntervalMs' | 'ingestionDelayMs'>, otherRequestsPerSecond = 0, share = 1): { limit: number; by: 'rate limit' | 'retention' } {
+export function imposedLimit(
+  options: Pick<SustainedOptions, 'rateLimitPerSecond' | 'retention' | 'pollIntervalMs' | 'ingestionDelayMs'>,
+  otherRequestsPerSecond = 0,
+  share = 1,
+): { limit: number; by: 'rate limit' | 'retention' } {
   const byRate = Math.max(0, options.rateLimitPerSecond * share - otherRequestsPerSecond) * 100;
   const byRetention = options.retention / ((options.pollIntervalMs + options.ingestionDelayMs) / 1000);
   return byRate <= byRetention ? { limit: byRate, by: 'rate limit' } : { limit: byRetention, by: 'retention' };
@@ -117,7 +121,13 @@ export async function measureSustainedRate(partial: Partial<SustainedOptions> = 
   const destinations = await startDestinations();
   const emulator = await createEmulator({
     // Pages of 100 (the OpenAPI's cap), so each request reads at most 100 entries, as the limit formula says.
-    knobs: { latencyMs: options.latencyMs, rateLimitPerSecond: options.rateLimitPerSecond, logRetention: options.retention, faultScope: ['logs'], maxPageSize: 100 },
+    knobs: {
+      latencyMs: options.latencyMs,
+      rateLimitPerSecond: options.rateLimitPerSecond,
+      logRetention: options.retention,
+      faultScope: ['logs'],
+      maxPageSize: 100,
+    },
   });
   const steps: StepResult[] = [];
   try {
@@ -154,9 +164,19 @@ export async function measureSustainedRate(partial: Partial<SustainedOptions> = 
   };
 }
 
-async function runStep(emulator: EmulatorHandle, destinations: Destinations, options: SustainedOptions, eventsPerSecond: number, fraction: number): Promise<StepResult> {
+async function runStep(
+  emulator: EmulatorHandle,
+  destinations: Destinations,
+  options: SustainedOptions,
+  eventsPerSecond: number,
+  fraction: number,
+): Promise<StepResult> {
   emulator.reset();
-  const exporter = await startLogsExporter(emulator, options, ['--rate-limit-share', String(options.share), ...options.exporterArgs]);
+  const exporter = await startLogsExporter(emulator, options, [
+    '--rate-limit-share',
+    String(options.share),
+    ...options.exporterArgs,
+  ]);
   const publisher = new Publisher({
     emulatorUrl: emulator.url,
     token: emulator.credentials.token,
@@ -216,7 +236,10 @@ async function runStep(emulator: EmulatorHandle, destinations: Destinations, opt
     const missing = Math.max(0, truth - counted);
     const doubled = Math.max(0, counted - truth);
     const reasons: string[] = [];
-    if (!caughtUp) reasons.push(`had not read up to the end of the traffic ${round((catchUpDeadline - ended) / 1000, 0)} s after it (${missing} events not counted yet)`);
+    if (!caughtUp)
+      reasons.push(
+        `had not read up to the end of the traffic ${round((catchUpDeadline - ended) / 1000, 0)} s after it (${missing} events not counted yet)`,
+      );
     if (gaps > 0) reasons.push(`${gaps} events reported lost`);
     if (caughtUp && missing > 0) reasons.push(`${missing} missing`);
     if (doubled > 0) reasons.push(`${doubled} doubled`);
@@ -258,9 +281,12 @@ export function startLogsExporter(
     stateFile: null,
     args: [
       ...LOGS_ONLY_ARGS,
-      '--poll-interval', `logs=${settings.pollIntervalMs / 1000}s`,
-      '--logs-ingestion-delay', `${settings.ingestionDelayMs}ms`,
-      '--logs-overlap', `${settings.overlapMs}ms`,
+      '--poll-interval',
+      `logs=${settings.pollIntervalMs / 1000}s`,
+      '--logs-ingestion-delay',
+      `${settings.ingestionDelayMs}ms`,
+      '--logs-overlap',
+      `${settings.overlapMs}ms`,
       ...extraArgs,
     ],
   });

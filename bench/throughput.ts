@@ -83,7 +83,15 @@ async function startExporter(log: LiveLog, stateFile: string | null, maxPages: n
 }
 
 export async function measureLiveSustained(partial: Partial<LiveSustainedOptions> = {}): Promise<LiveSustainedResult> {
-  const options: LiveSustainedOptions = { rateLimitPerSecond: 100, latencyMs: 50, maxPageSize: 100, judgedCycles: 6, steps: 3, log: () => undefined, ...partial };
+  const options: LiveSustainedOptions = {
+    rateLimitPerSecond: 100,
+    latencyMs: 50,
+    maxPageSize: 100,
+    judgedCycles: 6,
+    steps: 3,
+    log: () => undefined,
+    ...partial,
+  };
   const pageSize = Math.min(options.maxPageSize, defaults.pageSize);
   const budget = defaults.share * options.rateLimitPerSecond * pageSize;
   const steps: LiveStep[] = [];
@@ -123,7 +131,14 @@ async function liveStep(options: LiveSustainedOptions, eventsPerSecond: number, 
   // The traffic starts a little after the exporter (which starts at now - delay and counts after that).
   const startAt = Date.now() + 2_000;
   const endAt = startAt + trafficMs;
-  const log = await startLiveLog({ ratePerSecond: eventsPerSecond, startAt, endAt, rateLimitPerSecond: options.rateLimitPerSecond, latencyMs: options.latencyMs, maxPageSize: options.maxPageSize });
+  const log = await startLiveLog({
+    ratePerSecond: eventsPerSecond,
+    startAt,
+    endAt,
+    rateLimitPerSecond: options.rateLimitPerSecond,
+    latencyMs: options.latencyMs,
+    maxPageSize: options.maxPageSize,
+  });
   const exporter = await startExporter(log, null, setting('logs.max_pages'));
   try {
     await exporter.ready();
@@ -215,12 +230,23 @@ export interface CatchUpResult {
 
 /** A state file of the collector's own making, with its watermark at `watermark` and nothing counted. */
 async function writeStateAt(path: string, url: string, watermark: number): Promise<void> {
-  const silent = createLogger({ level: 'silent', format: 'json', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+  const silent = createLogger({
+    level: 'silent',
+    format: 'json',
+    destination: new Writable({ write: (_c, _e, cb) => cb() }),
+  });
   const delay = defaults.ingestionDelayMs;
   let now = watermark + delay - 1;
   const collector = new LogsCollector({
     source: { logsPage: () => Promise.resolve({ logs: [] }) },
-    settings: { ingestionDelayMs: delay, overlapMs: defaults.overlapMs, maxPagesPerCycle: 10, labels: [], seriesLimit: 2000, messageTrackerSize: 100_000 },
+    settings: {
+      ingestionDelayMs: delay,
+      overlapMs: defaults.overlapMs,
+      maxPagesPerCycle: 10,
+      labels: [],
+      seriesLimit: 2000,
+      messageTrackerSize: 100_000,
+    },
     stateFile: path,
     upstream: upstreamIdentity(url, TOKEN),
     logger: silent,
@@ -232,7 +258,15 @@ async function writeStateAt(path: string, url: string, watermark: number): Promi
   await collector.close();
 }
 
-export async function measureCatchUp(partial: { outageSeconds?: number; ratePerSecond?: number; rateLimitPerSecond?: number; latencyMs?: number; log?: (line: string) => void } = {}): Promise<CatchUpResult> {
+export async function measureCatchUp(
+  partial: {
+    outageSeconds?: number;
+    ratePerSecond?: number;
+    rateLimitPerSecond?: number;
+    latencyMs?: number;
+    log?: (line: string) => void;
+  } = {},
+): Promise<CatchUpResult> {
   const outageSeconds = partial.outageSeconds ?? 3600;
   const ratePerSecond = partial.ratePerSecond ?? 1000;
   const rateLimitPerSecond = partial.rateLimitPerSecond ?? 100;
@@ -243,7 +277,14 @@ export async function measureCatchUp(partial: { outageSeconds?: number; ratePerS
   const watermark = Date.now() - outageSeconds * 1000 - ingestionDelayMs;
   const startAt = watermark + 1;
   // Pages of up to 1000, as the SDK documents and the walk asks at its defaults.
-  const log = await startLiveLog({ ratePerSecond, startAt, endAt: null, rateLimitPerSecond, latencyMs, maxPageSize: 1000 });
+  const log = await startLiveLog({
+    ratePerSecond,
+    startAt,
+    endAt: null,
+    rateLimitPerSecond,
+    latencyMs,
+    maxPageSize: 1000,
+  });
   try {
     await writeStateAt(stateFile, log.url, watermark);
     const backlogEvents = log.times.countBetween(startAt, Date.now() - ingestionDelayMs);
@@ -264,7 +305,9 @@ export async function measureCatchUp(partial: { outageSeconds?: number; ratePerS
         }
         if (Date.now() > deadline) break;
         if (Date.now() - lastReport > 15_000) {
-          partial.log?.(`  catch-up: lag ${round(lag, 0)} s after ${round((Date.now() - started) / 1000, 0)} s, ${sumOf(families, 'upstash_qstash_message_events_total')} counted`);
+          partial.log?.(
+            `  catch-up: lag ${round(lag, 0)} s after ${round((Date.now() - started) / 1000, 0)} s, ${sumOf(families, 'upstash_qstash_message_events_total')} counted`,
+          );
           lastReport = Date.now();
         }
         await sleep(500);

@@ -45,7 +45,9 @@ export function helpText(): string {
     lines.push(`  ${flag}`);
     lines.push(`      ${spec.help}`);
     const env = spec.secretFile === true ? `${spec.env}, ${spec.env}_FILE (or --${spec.flag}-file <path>)` : spec.env;
-    lines.push(`      env ${env}; default ${spec.defaultText}${spec.repeatable === true ? '; repeatable, or a comma list' : ''}`);
+    lines.push(
+      `      env ${env}; default ${spec.defaultText}${spec.repeatable === true ? '; repeatable, or a comma list' : ''}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -99,7 +101,9 @@ async function runExporter(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
   logger.info({ version: VERSION, configFile: config.configFile }, 'starting upstash-exporter');
   // Loaded here so check-config, --help and --version start without the server and clients.
-  const started: Promise<ExporterHandle> = import('./exporter.js').then(({ startExporter }) => startExporter(config, logger));
+  const started: Promise<ExporterHandle> = import('./exporter.js').then(({ startExporter }) =>
+    startExporter(config, logger),
+  );
   try {
     await started;
   } catch (error) {
@@ -139,9 +143,14 @@ async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): Promise
   return null;
 }
 
-function parseCommand(argv: readonly string[]): { command: Command | 'help' | 'version'; rest: string[] } | { unknown: string } {
+function parseCommand(
+  argv: readonly string[],
+): { command: Command | 'help' | 'version'; rest: string[] } | { unknown: string } {
   const [first, ...rest] = argv;
-  if (first === undefined || (first.startsWith('-') && first !== '-h' && first !== '--help' && first !== '--version' && first !== '-v')) {
+  if (
+    first === undefined ||
+    (first.startsWith('-') && first !== '-h' && first !== '--help' && first !== '--version' && first !== '-v')
+  ) {
     return { command: 'run', rest: [...argv] };
   }
   if (first === '--help' || first === '-h' || first === 'help') return { command: 'help', rest };
@@ -156,7 +165,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   if ('unknown' in parsed) {
     const guess = closestMatch(parsed.unknown, COMMANDS);
     const hint = guess === undefined ? '' : `did you mean ${guess}? `;
-    writeLine(process.stderr, `unknown command ${JSON.stringify(parsed.unknown)}: ${hint}commands are ${COMMANDS.join(', ')}; see upstash-exporter --help`);
+    writeLine(
+      process.stderr,
+      `unknown command ${JSON.stringify(parsed.unknown)}: ${hint}commands are ${COMMANDS.join(', ')}; see upstash-exporter --help`,
+    );
     return EXIT_CONFIG;
   }
   const { command, rest } = parsed;
@@ -211,7 +223,10 @@ if (isEntryPoint()) {
       if (status !== null) process.exitCode = status;
     },
     (error: unknown) => {
-      writeLine(process.stderr, `upstash-exporter: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      writeLine(
+        process.stderr,
+        `upstash-exporter: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
       process.exitCode = 1;
     },
   );

@@ -24,7 +24,8 @@ export { DEMO_DEFAULTS, demoHelpText, parseDemoArgs } from './demo/flags.js';
 export type { DemoSettings } from './demo/flags.js';
 
 /** Poll intervals of the demo's exporter: short, so every family has data within seconds. */
-export const DEMO_POLL_INTERVALS = 'logs=2s,schedules=5s,queues=5s,url_groups=10s,dlq=5s,flow_control=5s,account=30s,search=30s,vector=10s,usage=10s,workflows=2s';
+export const DEMO_POLL_INTERVALS =
+  'logs=2s,schedules=5s,queues=5s,url_groups=10s,dlq=5s,flow_control=5s,account=30s,search=30s,vector=10s,usage=10s,workflows=2s';
 /** How often the demo's canary probe runs (message and workflow). */
 const DEMO_PROBE_INTERVAL = '5s';
 /** Bearer token of the demo's remediation webhook: public, like the emulator's development credentials. */
@@ -59,36 +60,60 @@ export interface DemoHandle {
 }
 
 /** The exporter's flags in the demo: every collector and both active checks on, pointed at the emulator. */
-function exporterArgs(listen: Listen, emulator: EmulatorHandle, stateFile: string | null, settings: DemoSettings): string[] {
+function exporterArgs(
+  listen: Listen,
+  emulator: EmulatorHandle,
+  stateFile: string | null,
+  settings: DemoSettings,
+): string[] {
   const { credentials } = emulator;
   const keys = emulator.signingKeys();
   const receiverUrl = probeReceiverUrl(listen);
   return [
-    '--listen-address', listenText(listen),
-    '--qstash-url', emulator.url,
-    '--management-url', emulator.url,
-    '--qstash-token', credentials.token,
-    '--upstash-email', credentials.email,
-    '--upstash-api-key', credentials.apiKey,
-    '--poll-interval', DEMO_POLL_INTERVALS,
-    '--flow-control-key', DEMO_FLOW_CONTROL_KEY,
+    '--listen-address',
+    listenText(listen),
+    '--qstash-url',
+    emulator.url,
+    '--management-url',
+    emulator.url,
+    '--qstash-token',
+    credentials.token,
+    '--upstash-email',
+    credentials.email,
+    '--upstash-api-key',
+    credentials.apiKey,
+    '--poll-interval',
+    DEMO_POLL_INTERVALS,
+    '--flow-control-key',
+    DEMO_FLOW_CONTROL_KEY,
     // The emulator writes its log synchronously: a short ingestion delay is enough.
-    '--logs-ingestion-delay', '1s',
+    '--logs-ingestion-delay',
+    '1s',
     // Show the messages' labels on the log-event metrics (an opt-in that raises cardinality).
-    '--logs-label', 'label',
-    '--state-file', stateFile ?? 'none',
+    '--logs-label',
+    'label',
+    '--state-file',
+    stateFile ?? 'none',
     // The canary probe: the emulator delivers it, signed, back to this exporter's receiver.
     '--probe-enabled',
-    '--probe-interval', DEMO_PROBE_INTERVAL,
-    '--probe-receiver-url', receiverUrl,
-    '--probe-workflow-url', receiverUrl,
-    '--qstash-current-signing-key', keys.current,
-    '--qstash-next-signing-key', keys.next,
+    '--probe-interval',
+    DEMO_PROBE_INTERVAL,
+    '--probe-receiver-url',
+    receiverUrl,
+    '--probe-workflow-url',
+    receiverUrl,
+    '--qstash-current-signing-key',
+    keys.current,
+    '--qstash-next-signing-key',
+    keys.next,
     // Remediation: the Alertmanager webhook that pauses failing schedules.
     '--remediation-enabled',
-    '--remediation-bearer-token', DEMO_REMEDIATION_TOKEN,
-    '--log-level', settings.logLevel,
-    '--log-format', settings.logFormat,
+    '--remediation-bearer-token',
+    DEMO_REMEDIATION_TOKEN,
+    '--log-level',
+    settings.logLevel,
+    '--log-format',
+    settings.logFormat,
   ];
 }
 
@@ -158,14 +183,21 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
           host: settings.emulator.host,
           port: settings.emulator.port,
           seed: settings.seed,
-          knobs: { timeScale: settings.timeScale, rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND, ...DEMO_LARGE_BODIES },
+          knobs: {
+            timeScale: settings.timeScale,
+            rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND,
+            ...DEMO_LARGE_BODIES,
+          },
         },
         { report: (line) => process.stderr.write(`${line}\n`) },
       );
     } catch (error) {
       if (!isListenError(error)) throw error;
       const { host, port } = settings.emulator;
-      throw new ConfigError('emulator_address', cannotListenText('--emulator-address', `${hostForUrl(host)}:${port}`, error));
+      throw new ConfigError(
+        'emulator_address',
+        cannotListenText('--emulator-address', `${hostForUrl(host)}:${port}`, error),
+      );
     }
     cleanups.push(() => emulator.close());
 
@@ -182,7 +214,11 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
 
     // An empty environment: the user's own QSTASH_TOKEN or CONFIG_FILE must not reach the demo.
     const config = loadConfig(exporterArgs(listen, emulator, stateFile, settings), {});
-    const logger: Logger = createLogger({ level: config.log.level, format: config.log.format, secrets: configSecrets(config) });
+    const logger: Logger = createLogger({
+      level: config.log.level,
+      format: config.log.format,
+      secrets: configSecrets(config),
+    });
 
     const traffic = new DemoTraffic({
       emulatorUrl: emulator.url,
@@ -232,7 +268,11 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     `  exporter landing:  ${base}/`,
     `  emulator:          ${demo.emulatorUrl} (QStash and management APIs)`,
     ...emulatorAccessLines(
-      { url: demo.emulatorUrl, credentials: demo.emulatorCredentials, public: { token: true, email: true, apiKey: true } },
+      {
+        url: demo.emulatorUrl,
+        credentials: demo.emulatorCredentials,
+        public: { token: true, email: true, apiKey: true },
+      },
       SECOND_EXPORTER_ADDRESS,
     ).map((line) => `  ${line}`),
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
@@ -264,7 +304,9 @@ export async function runDemo(argv: readonly string[], env: NodeJS.ProcessEnv): 
       process.exit(1);
     }
     closing = true;
-    process.stdout.write(`upstash-exporter demo: ${signal} received, stopping traffic, exporter, emulator and destinations\n`);
+    process.stdout.write(
+      `upstash-exporter demo: ${signal} received, stopping traffic, exporter, emulator and destinations\n`,
+    );
     setTimeout(() => {
       process.stderr.write('upstash-exporter demo: did not stop in time: exiting\n');
       process.exit(1);

@@ -33,11 +33,21 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   const onRequest = (report: RequestReport): void => {
     selfMetrics.onRequest(report);
     const ok = report.code.startsWith('2');
-    const fields = { api: report.api, method: report.method, endpoint: report.endpoint, code: report.code, durationSeconds: report.durationSeconds };
+    const fields = {
+      api: report.api,
+      method: report.method,
+      endpoint: report.endpoint,
+      code: report.code,
+      durationSeconds: report.durationSeconds,
+    };
     if (ok) apiLogger.trace(fields, 'upstream request');
     else apiLogger.debug(fields, 'upstream request failed');
   };
-  const { delivery, management } = createApiClients(config, { onRequest, logger: apiLogger, signal: clientsShutdown.signal });
+  const { delivery, management } = createApiClients(config, {
+    onRequest,
+    logger: apiLogger,
+    signal: clientsShutdown.signal,
+  });
   if (delivery !== null) selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock);
   if (management !== null) selfMetrics.watchUpstreamClock('management', management.upstreamClock);
   const closeClients = async (): Promise<void> => {
@@ -65,14 +75,18 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   // Active checks (off by default): their registries follow the collectors' on /metrics, their
   // routes sit ahead of basic auth and authenticate themselves (docs/active-checks.md).
   const probe = config.probe.enabled && delivery !== null ? createProbe(config, { delivery, logger }) : null;
-  const remediation = config.remediation.enabled && delivery !== null ? createRemediation(config, { delivery, logger }) : null;
+  const remediation =
+    config.remediation.enabled && delivery !== null ? createRemediation(config, { delivery, logger }) : null;
   const activeChecks = [probe, remediation].filter((check) => check !== null);
   const baseView = exporterView(VERSION, selfMetrics, runner);
   const view: ExporterView = {
     ...baseView,
     // Their counters start at 0 with the process: that is their OpenMetrics created time. They
     // move with incoming requests, not with polls: rendered on every scrape (live).
-    registries: () => [...baseView.registries(), ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart(), live: true }))],
+    registries: () => [
+      ...baseView.registries(),
+      ...activeChecks.map(({ name, registry }) => ({ name, registry, createdOf: createdAtProcessStart(), live: true })),
+    ],
   };
   // The landing page's last hour: a fixed-size ring sampled from the same registries.
   const history = new OverviewHistory(() => view.registries());
@@ -94,7 +108,11 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     await runner.stop(0);
     await closeClients();
     // An address in use (or not ours) is the user's to change: one line, exit 2, for run and demo.
-    if (isListenError(error)) throw new ConfigError('listen_address', cannotListenText('--listen-address', `${hostForUrl(config.listen.host)}:${config.listen.port}`, error));
+    if (isListenError(error))
+      throw new ConfigError(
+        'listen_address',
+        cannotListenText('--listen-address', `${hostForUrl(config.listen.host)}:${config.listen.port}`, error),
+      );
     throw error;
   }
   // Sampled before the first poll: the base of the first windows is what the process started with.

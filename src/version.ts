@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 
 function readVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
   if (typeof manifest.version !== 'string') throw new Error('package.json has no version');
   return manifest.version;
 }

@@ -104,7 +104,9 @@ export function upstashDashboard(
     .refresh('1m')
     .withVariable(new DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'))
     .withVariable(labelVariable('job', 'Job', 'label_values(upstash_exporter_build_info, job)'))
-    .withVariable(labelVariable('instance', 'Instance', 'label_values(upstash_exporter_build_info{job=~"$job"}, instance)'))
+    .withVariable(
+      labelVariable('instance', 'Instance', 'label_values(upstash_exporter_build_info{job=~"$job"}, instance)'),
+    )
     .link(
       new DashboardLinkBuilder('Upstash')
         .type(DashboardLinkType.Dashboards)
@@ -292,7 +294,12 @@ export interface StatSpec extends PanelSpec {
 }
 
 export function stat(spec: StatSpec): StatPanelBuilder {
-  const textMode = spec.showName === true ? BigValueTextMode.Name : spec.valueAndName === true ? BigValueTextMode.ValueAndName : BigValueTextMode.Auto;
+  const textMode =
+    spec.showName === true
+      ? BigValueTextMode.Name
+      : spec.valueAndName === true
+        ? BigValueTextMode.ValueAndName
+        : BigValueTextMode.Auto;
   return applySpec(new StatPanelBuilder(), { span: 4, height: 4, ...spec }, rangeTargets(spec.queries))
     .graphMode(spec.sparkline === true ? BigValueGraphMode.Area : BigValueGraphMode.None)
     .colorMode(spec.showName === true ? BigValueColorMode.None : BigValueColorMode.Value)
@@ -383,7 +390,8 @@ export function table(spec: TableSpec): TablePanelBuilder {
     { id: 'organize', options: { excludeByName, indexByName, renameByName, includeByName: {} } },
   ];
   panel.transformations(transformations);
-  if (spec.sortBy !== undefined) panel.sortBy([new TableSortByFieldStateBuilder().displayName(spec.sortBy).desc(spec.sortDesc === true)]);
+  if (spec.sortBy !== undefined)
+    panel.sortBy([new TableSortByFieldStateBuilder().displayName(spec.sortBy).desc(spec.sortDesc === true)]);
   return panel;
 }
 
@@ -395,7 +403,14 @@ export function quotaUsage(quota: string): string {
 /** A gauge of one plan quota's usage with the quota alerts' thresholds (orange 80%, red 95%). */
 export function quotaGauge(spec: Omit<PanelSpec, 'queries'> & { quota: string }): GaugePanelBuilder {
   const { quota, ...panel } = spec;
-  return gauge({ unit: 'percentunit', min: 0, max: 1, thresholds: QUOTA_THRESHOLDS, ...panel, queries: [{ expr: quotaUsage(quota) }] });
+  return gauge({
+    unit: 'percentunit',
+    min: 0,
+    max: 1,
+    thresholds: QUOTA_THRESHOLDS,
+    ...panel,
+    queries: [{ expr: quotaUsage(quota) }],
+  });
 }
 
 /** Value mapping for 0/1 gauges: 1 shows `yes`, 0 shows `no`, each in its colour. */

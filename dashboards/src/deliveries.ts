@@ -17,7 +17,8 @@ const events = (...matchers: string[]): string => `upstash_qstash_message_events
 /** The panels of one grouping: deliveries, failures, and the ratios recorded for it over 5m and 1h. */
 function groupingPanels(label: 'destination' | 'queue' | 'url_group', title: string): TimeseriesSpec[] {
   const legend = `{{${label}}}`;
-  const recorded = (ratio: string, window: string): string => `upstash_qstash_${label}:${ratio}:${window}${sel(`${label}=~"$${label}"`)}`;
+  const recorded = (ratio: string, window: string): string =>
+    `upstash_qstash_${label}:${ratio}:${window}${sel(`${label}=~"$${label}"`)}`;
   const ratioPanel = { unit: 'percentunit', min: 0, max: 1, span: 6 };
   return [
     {
@@ -87,7 +88,11 @@ export function deliveriesDashboard(): Dashboard {
     'Upstash / QStash deliveries',
     'QStash message deliveries counted from the delivery logs: throughput, failures, errors and latency by destination, queue and URL group.',
     [
-      labelVariable('destination', 'Destination', `label_values(upstash_qstash_message_events_total{${scope}}, destination)`),
+      labelVariable(
+        'destination',
+        'Destination',
+        `label_values(upstash_qstash_message_events_total{${scope}}, destination)`,
+      ),
       labelVariable('queue', 'Queue', `label_values(upstash_qstash_message_events_total{${scope}}, queue)`),
       labelVariable('url_group', 'URL group', `label_values(upstash_qstash_message_events_total{${scope}}, url_group)`),
     ],
@@ -96,7 +101,8 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Accepted by queue',
-        description: 'Messages accepted (CREATED) per second by queue; an empty queue is a message published without one.',
+        description:
+          'Messages accepted (CREATED) per second by queue; an empty queue is a message published without one.',
         queries: [{ expr: `sum by (queue) (rate(${events('state="CREATED"')}[${RATE}]))`, legend: '{{queue}}' }],
         unit: 'eps',
         span: 8,
@@ -106,7 +112,12 @@ export function deliveriesDashboard(): Dashboard {
       timeseries({
         title: 'Finished messages',
         description: 'Messages reaching a final state per second: DELIVERED, FAILED (retries exhausted), CANCELLED.',
-        queries: [{ expr: `sum by (state) (rate(${events('state=~"DELIVERED|FAILED|CANCELLED"')}[${RATE}]))`, legend: '{{state}}' }],
+        queries: [
+          {
+            expr: `sum by (state) (rate(${events('state=~"DELIVERED|FAILED|CANCELLED"')}[${RATE}]))`,
+            legend: '{{state}}',
+          },
+        ],
         unit: 'eps',
         span: 8,
         stack: true,
@@ -138,13 +149,26 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'Routes by failure ratio',
-        description: 'Every queue, URL group and destination combination with its failure and attempt error ratios (recording rules upstash_qstash:delivery_failure_ratio:* and upstash_qstash:delivery_error_ratio:*). Routes where nothing finished have no value.',
+        description:
+          'Every queue, URL group and destination combination with its failure and attempt error ratios (recording rules upstash_qstash:delivery_failure_ratio:* and upstash_qstash:delivery_error_ratio:*). Routes where nothing finished have no value.',
         labels: { queue: 'Queue', url_group: 'URL group', destination: 'Destination' },
         columns: [
-          { expr: perRoute(`upstash_qstash:delivery_failure_ratio:rate5m${EVENTS()}`), column: ratioColumn('Failure ratio (5m)') },
-          { expr: perRoute(`upstash_qstash:delivery_failure_ratio:rate1h${EVENTS()}`), column: ratioColumn('Failure ratio (1h)') },
-          { expr: perRoute(`upstash_qstash:delivery_error_ratio:rate5m${EVENTS()}`), column: ratioColumn('Error ratio (5m)') },
-          { expr: perRoute(`upstash_qstash:delivery_error_ratio:rate1h${EVENTS()}`), column: ratioColumn('Error ratio (1h)') },
+          {
+            expr: perRoute(`upstash_qstash:delivery_failure_ratio:rate5m${EVENTS()}`),
+            column: ratioColumn('Failure ratio (5m)'),
+          },
+          {
+            expr: perRoute(`upstash_qstash:delivery_failure_ratio:rate1h${EVENTS()}`),
+            column: ratioColumn('Failure ratio (1h)'),
+          },
+          {
+            expr: perRoute(`upstash_qstash:delivery_error_ratio:rate5m${EVENTS()}`),
+            column: ratioColumn('Error ratio (5m)'),
+          },
+          {
+            expr: perRoute(`upstash_qstash:delivery_error_ratio:rate1h${EVENTS()}`),
+            column: ratioColumn('Error ratio (1h)'),
+          },
         ],
         sortBy: 'Failure ratio (1h)',
         sortDesc: true,
@@ -154,8 +178,14 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Delivery errors by reason',
-        description: 'Failed delivery attempts (ERROR events) per second by class: 4xx, 5xx, timeout, connection, other. Each is retried or, on the last attempt, FAILED.',
-        queries: [{ expr: `sum by (reason) (rate(upstash_qstash_delivery_errors_total${EVENTS()}[${RATE}]))`, legend: '{{reason}}' }],
+        description:
+          'Failed delivery attempts (ERROR events) per second by class: 4xx, 5xx, timeout, connection, other. Each is retried or, on the last attempt, FAILED.',
+        queries: [
+          {
+            expr: `sum by (reason) (rate(upstash_qstash_delivery_errors_total${EVENTS()}[${RATE}]))`,
+            legend: '{{reason}}',
+          },
+        ],
         unit: 'eps',
         span: 12,
         stack: true,
@@ -179,7 +209,8 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Time to delivery',
-        description: 'Time from CREATED to DELIVERED, percentiles over the selected messages (histogram upstash_qstash_message_duration_seconds). Includes delays and retries.',
+        description:
+          'Time from CREATED to DELIVERED, percentiles over the selected messages (histogram upstash_qstash_message_duration_seconds). Includes delays and retries.',
         queries: [
           { expr: latencyQuantile(0.5), legend: 'p50' },
           { expr: latencyQuantile(0.9), legend: 'p90' },
@@ -225,8 +256,11 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Tracker evictions',
-        description: 'Messages dropped from the in-flight tracker before they finished (their latency and attempts are not recorded). Raise --logs-message-tracker-size if this is not zero.',
-        queries: [{ expr: `sum(rate(upstash_qstash_message_tracker_evictions_total${sel()}[${RATE}]))`, legend: 'evictions' }],
+        description:
+          'Messages dropped from the in-flight tracker before they finished (their latency and attempts are not recorded). Raise --logs-message-tracker-size if this is not zero.',
+        queries: [
+          { expr: `sum(rate(upstash_qstash_message_tracker_evictions_total${sel()}[${RATE}]))`, legend: 'evictions' },
+        ],
         unit: 'eps',
         span: 8,
       }),

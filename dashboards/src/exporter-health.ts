@@ -41,7 +41,8 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Series dropped (1h)',
-        description: 'Increments folded into overflow series by the series cap in the last hour. Not zero: raise --logs-series-limit or drop opt-in labels.',
+        description:
+          'Increments folded into overflow series by the series cap in the last hour. Not zero: raise --logs-series-limit or drop opt-in labels.',
         queries: [{ expr: `sum(increase(upstash_exporter_series_dropped_total${sel()}[1h])) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 6,
@@ -51,7 +52,7 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Collector success',
-        description: '1 when the collector\'s last poll succeeded, 0 when it failed.',
+        description: "1 when the collector's last poll succeeded, 0 when it failed.",
         queries: [{ expr: `upstash_exporter_collector_success${sel()}`, legend: '{{instance}} {{collector}}' }],
         unit: 'short',
         min: 0,
@@ -62,8 +63,10 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Poll duration',
-        description: 'Duration of each collector\'s last poll. Close to the poll interval means polls start to overlap.',
-        queries: [{ expr: `upstash_exporter_collector_duration_seconds${sel()}`, legend: '{{instance}} {{collector}}' }],
+        description: "Duration of each collector's last poll. Close to the poll interval means polls start to overlap.",
+        queries: [
+          { expr: `upstash_exporter_collector_duration_seconds${sel()}`, legend: '{{instance}} {{collector}}' },
+        ],
         unit: 's',
         span: 8,
       }),
@@ -71,9 +74,12 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Time since last success',
-        description: 'Age of each collector\'s data. UpstashCollectorDataStale fires above three poll intervals.',
+        description: "Age of each collector's data. UpstashCollectorDataStale fires above three poll intervals.",
         queries: [
-          { expr: `time() - upstash_exporter_collector_last_success_timestamp_seconds${sel()}`, legend: '{{instance}} {{collector}}' },
+          {
+            expr: `time() - upstash_exporter_collector_last_success_timestamp_seconds${sel()}`,
+            legend: '{{instance}} {{collector}}',
+          },
         ],
         unit: 's',
         span: 8,
@@ -82,11 +88,21 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Poll failures, overlaps and missed runs',
-        description: 'Per second: failed polls, ticks skipped because the previous poll was still running, ticks missed because the event loop was blocked.',
+        description:
+          'Per second: failed polls, ticks skipped because the previous poll was still running, ticks missed because the event loop was blocked.',
         queries: [
-          { expr: `sum by (collector) (rate(upstash_exporter_collector_errors_total${sel()}[${RATE}]))`, legend: '{{collector}} errors' },
-          { expr: `sum by (collector) (rate(upstash_exporter_collector_overlaps_total${sel()}[${RATE}]))`, legend: '{{collector}} overlaps' },
-          { expr: `sum by (collector) (rate(upstash_exporter_collector_missed_runs_total${sel()}[${RATE}]))`, legend: '{{collector}} missed' },
+          {
+            expr: `sum by (collector) (rate(upstash_exporter_collector_errors_total${sel()}[${RATE}]))`,
+            legend: '{{collector}} errors',
+          },
+          {
+            expr: `sum by (collector) (rate(upstash_exporter_collector_overlaps_total${sel()}[${RATE}]))`,
+            legend: '{{collector}} overlaps',
+          },
+          {
+            expr: `sum by (collector) (rate(upstash_exporter_collector_missed_runs_total${sel()}[${RATE}]))`,
+            legend: '{{collector}} missed',
+          },
         ],
         unit: 'ops',
         span: 24,
@@ -96,8 +112,14 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'API requests by code',
-        description: 'HTTP attempts to the Upstash APIs per second by status code (`error` and `timeout` when there was no response).',
-        queries: [{ expr: `sum by (api, code) (rate(upstash_exporter_api_requests_total${sel()}[${RATE}]))`, legend: '{{api}} {{code}}' }],
+        description:
+          'HTTP attempts to the Upstash APIs per second by status code (`error` and `timeout` when there was no response).',
+        queries: [
+          {
+            expr: `sum by (api, code) (rate(upstash_exporter_api_requests_total${sel()}[${RATE}]))`,
+            legend: '{{api}} {{code}}',
+          },
+        ],
         unit: 'reqps',
         span: 8,
         stack: true,
@@ -120,7 +142,8 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Rate limit remaining',
-        description: 'Last Burst-RateLimit-Remaining header seen per API. Near 0: the exporter (or another client of the same token) is being throttled.',
+        description:
+          'Last Burst-RateLimit-Remaining header seen per API. Near 0: the exporter (or another client of the same token) is being throttled.',
         queries: [{ expr: `upstash_exporter_rate_limit_remaining${sel()}`, legend: '{{instance}} {{api}}' }],
         unit: 'short',
         min: 0,
@@ -131,7 +154,8 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Log lag',
-        description: 'Now minus the logs watermark. Normal: ingestion delay plus one poll interval; UpstashLogLagHigh fires above 5 minutes.',
+        description:
+          'Now minus the logs watermark. Normal: ingestion delay plus one poll interval; UpstashLogLagHigh fires above 5 minutes.',
         queries: [{ expr: `upstash_exporter_log_lag_seconds${sel()}`, legend: '{{instance}}' }],
         unit: 's',
         thresholds: [
@@ -145,8 +169,14 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Log gaps',
-        description: 'Log events the service dropped before the exporter read them (estimate), per interval. Any is an undercount (UpstashLogGapsDetected).',
-        queries: [{ expr: `sum by (instance) (increase(upstash_exporter_log_gaps_total${sel()}[${RATE}]))`, legend: '{{instance}}' }],
+        description:
+          'Log events the service dropped before the exporter read them (estimate), per interval. Any is an undercount (UpstashLogGapsDetected).',
+        queries: [
+          {
+            expr: `sum by (instance) (increase(upstash_exporter_log_gaps_total${sel()}[${RATE}]))`,
+            legend: '{{instance}}',
+          },
+        ],
         unit: 'short',
         span: 8,
       }),
@@ -154,10 +184,14 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Log pages and duplicates',
-        description: 'Log pages read per second, and entries seen again (overlap re-reads, page edges) and not counted.',
+        description:
+          'Log pages read per second, and entries seen again (overlap re-reads, page edges) and not counted.',
         queries: [
           { expr: `sum(rate(upstash_exporter_log_pages_total${sel()}[${RATE}]))`, legend: 'pages' },
-          { expr: `sum(rate(upstash_exporter_log_duplicates_skipped_total${sel()}[${RATE}]))`, legend: 'duplicates skipped' },
+          {
+            expr: `sum(rate(upstash_exporter_log_duplicates_skipped_total${sel()}[${RATE}]))`,
+            legend: 'duplicates skipped',
+          },
         ],
         unit: 'ops',
         span: 8,
@@ -167,7 +201,12 @@ export function exporterHealthDashboard(): Dashboard {
       timeseries({
         title: 'Series dropped by metric',
         description: 'Increments folded into overflow series per second, by metric.',
-        queries: [{ expr: `sum by (metric) (rate(upstash_exporter_series_dropped_total${sel()}[${RATE}]))`, legend: '{{metric}}' }],
+        queries: [
+          {
+            expr: `sum by (metric) (rate(upstash_exporter_series_dropped_total${sel()}[${RATE}]))`,
+            legend: '{{metric}}',
+          },
+        ],
         unit: 'ops',
         span: 8,
       }),
@@ -176,7 +215,12 @@ export function exporterHealthDashboard(): Dashboard {
       timeseries({
         title: 'State checkpoints',
         description: 'State file writes per second by result; errors mean a restart would re-read or lose counts.',
-        queries: [{ expr: `sum by (result) (rate(upstash_exporter_state_checkpoints_total${sel()}[${RATE}]))`, legend: '{{result}}' }],
+        queries: [
+          {
+            expr: `sum by (result) (rate(upstash_exporter_state_checkpoints_total${sel()}[${RATE}]))`,
+            legend: '{{result}}',
+          },
+        ],
         unit: 'ops',
         span: 8,
       }),
@@ -184,7 +228,8 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Log state walk',
-        description: '1 while log entries come without a state and the exporter walks one filter per state (more pages per cycle).',
+        description:
+          '1 while log entries come without a state and the exporter walks one filter per state (more pages per cycle).',
         queries: [{ expr: `upstash_exporter_log_state_walk${sel()}`, legend: '{{instance}}' }],
         unit: 'short',
         min: 0,

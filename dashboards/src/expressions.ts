@@ -65,18 +65,25 @@ export interface IntervalOptions {
  * `values[name]` or the built-in intervals. An unknown variable throws: it would be sent to
  * Prometheus verbatim and fail there.
  */
-export function interpolateGrafanaVariables(expr: string, values: Record<string, string>, options: IntervalOptions = {}): string {
+export function interpolateGrafanaVariables(
+  expr: string,
+  values: Record<string, string>,
+  options: IntervalOptions = {},
+): string {
   const builtins: Record<string, string> = {
     __rate_interval: options.rateInterval ?? '5m',
     __interval: options.interval ?? '1m',
     __range: options.range ?? '1h',
   };
-  return expr.replace(/\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]/g, (match, braced?: string, bare?: string, bracketed?: string) => {
-    const name = braced ?? bare ?? bracketed ?? '';
-    const value = builtins[name] ?? values[name];
-    if (value === undefined) throw new Error(`unknown Grafana variable ${match} in: ${expr}`);
-    return value;
-  });
+  return expr.replace(
+    /\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]/g,
+    (match, braced?: string, bare?: string, bracketed?: string) => {
+      const name = braced ?? bare ?? bracketed ?? '';
+      const value = builtins[name] ?? values[name];
+      if (value === undefined) throw new Error(`unknown Grafana variable ${match} in: ${expr}`);
+      return value;
+    },
+  );
 }
 
 /** The value each query variable of a dashboard takes when "All" is selected. */

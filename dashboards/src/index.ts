@@ -32,7 +32,8 @@ const BUILDERS: (() => Dashboard)[] = [
 export function buildDashboards(): DashboardFile[] {
   return BUILDERS.map((build) => {
     const dashboard = numberPanels(build());
-    if (dashboard.uid === undefined || dashboard.uid === '') throw new Error(`dashboard "${dashboard.title ?? ''}" has no uid`);
+    if (dashboard.uid === undefined || dashboard.uid === '')
+      throw new Error(`dashboard "${dashboard.title ?? ''}" has no uid`);
     return { file: `${dashboard.uid}.json`, dashboard };
   });
 }

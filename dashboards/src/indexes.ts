@@ -1,6 +1,15 @@
 // Upstash / Vector and search indexes: size, usage and limits of every index.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { QUOTA_THRESHOLDS, booleanMapping, labelVariable, row, sel, table, timeseries, upstashDashboard } from './common.js';
+import {
+  QUOTA_THRESHOLDS,
+  booleanMapping,
+  labelVariable,
+  row,
+  sel,
+  table,
+  timeseries,
+  upstashDashboard,
+} from './common.js';
 
 export const INDEXES_UID = 'upstash-indexes';
 
@@ -23,21 +32,42 @@ export function indexesDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'Vector indexes',
-        description: 'One row per vector index with its size against its limit and today\'s usage.',
+        description: "One row per vector index with its size against its limit and today's usage.",
         labels: { index_id: 'Index', name: 'Name', plan: 'Plan', cloud_region: 'Region' },
         columns: [
-          { expr: `max by (job, instance, index_id, name, plan, cloud_region) (upstash_vector_index_info${VECTOR()})`, column: null },
+          {
+            expr: `max by (job, instance, index_id, name, plan, cloud_region) (upstash_vector_index_info${VECTOR()})`,
+            column: null,
+          },
           { expr: perIndex(`upstash_vector_index_vectors${VECTOR()}`), column: { title: 'Vectors', unit: 'short' } },
-          { expr: perIndex(`upstash_vector_index_max_vectors${VECTOR()}`), column: { title: 'Vector limit', unit: 'short' } },
+          {
+            expr: perIndex(`upstash_vector_index_max_vectors${VECTOR()}`),
+            column: { title: 'Vector limit', unit: 'short' },
+          },
           {
             expr: perIndex(`upstash:quota_usage:ratio${VECTOR('quota="vector_vectors"')}`),
             column: { title: 'Limit used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
           },
-          { expr: perIndex(`upstash_vector_index_pending_vectors${VECTOR()}`), column: { title: 'Pending', unit: 'short' } },
-          { expr: perIndex(`upstash_vector_index_storage_bytes${VECTOR()}`), column: { title: 'Storage', unit: 'bytes' } },
-          { expr: perIndex(`upstash_vector_index_daily_queries${VECTOR()}`), column: { title: 'Queries today', unit: 'short' } },
-          { expr: perIndex(`upstash_vector_index_daily_updates${VECTOR()}`), column: { title: 'Updates today', unit: 'short' } },
-          { expr: perIndex(`upstash_vector_index_monthly_cost${VECTOR()}`), column: { title: 'Monthly cost', unit: 'none' } },
+          {
+            expr: perIndex(`upstash_vector_index_pending_vectors${VECTOR()}`),
+            column: { title: 'Pending', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_vector_index_storage_bytes${VECTOR()}`),
+            column: { title: 'Storage', unit: 'bytes' },
+          },
+          {
+            expr: perIndex(`upstash_vector_index_daily_queries${VECTOR()}`),
+            column: { title: 'Queries today', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_vector_index_daily_updates${VECTOR()}`),
+            column: { title: 'Updates today', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_vector_index_monthly_cost${VECTOR()}`),
+            column: { title: 'Monthly cost', unit: 'none' },
+          },
         ],
         sortBy: 'Index',
       }),
@@ -54,7 +84,8 @@ export function indexesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Pending vectors',
-        description: 'Vectors written but not yet indexed (pending_index_count); a growing backlog delays their visibility in queries.',
+        description:
+          'Vectors written but not yet indexed (pending_index_count); a growing backlog delays their visibility in queries.',
         queries: [{ expr: `upstash_vector_index_pending_vectors${VECTOR()}`, legend: '{{index_id}}' }],
         unit: 'short',
         span: 8,
@@ -72,7 +103,7 @@ export function indexesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Daily queries',
-        description: 'Queries since the start of the service\'s day (resets daily).',
+        description: "Queries since the start of the service's day (resets daily).",
         queries: [{ expr: `upstash_vector_index_daily_queries${VECTOR()}`, legend: '{{index_id}}' }],
         unit: 'short',
         span: 8,
@@ -81,7 +112,7 @@ export function indexesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Daily updates',
-        description: 'Updates (upserts and deletes) since the start of the service\'s day.',
+        description: "Updates (upserts and deletes) since the start of the service's day.",
         queries: [{ expr: `upstash_vector_index_daily_updates${VECTOR()}`, legend: '{{index_id}}' }],
         unit: 'short',
         span: 8,
@@ -90,7 +121,7 @@ export function indexesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Daily reranks',
-        description: 'Reranks since the start of the service\'s day.',
+        description: "Reranks since the start of the service's day.",
         queries: [{ expr: `upstash_vector_index_daily_reranks${VECTOR()}`, legend: '{{index_id}}' }],
         unit: 'short',
         span: 8,
@@ -159,7 +190,9 @@ export function indexesDashboard(): Dashboard {
       timeseries({
         title: 'Vector quota usage',
         description: 'Each vector index quota as a share of its limit; unlimited quotas show 0%.',
-        queries: [{ expr: `upstash:quota_usage:ratio${VECTOR('quota=~"vector_.*"')}`, legend: '{{index_id}} {{quota}}' }],
+        queries: [
+          { expr: `upstash:quota_usage:ratio${VECTOR('quota=~"vector_.*"')}`, legend: '{{index_id}} {{quota}}' },
+        ],
         unit: 'percentunit',
         min: 0,
         thresholds: QUOTA_THRESHOLDS,
@@ -183,19 +216,46 @@ export function indexesDashboard(): Dashboard {
         description: 'One row per search index with its plan limits (unlimited ones show as infinity).',
         labels: { index_id: 'Index', name: 'Name', plan: 'Plan', cloud_region: 'Region' },
         columns: [
-          { expr: `max by (job, instance, index_id, name, plan, cloud_region) (upstash_search_index_info${sel()})`, column: null },
-          { expr: perIndex(`upstash_search_index_max_vectors${sel()}`), column: { title: 'Vector limit', unit: 'short' } },
-          { expr: perIndex(`upstash_search_index_max_daily_queries${sel()}`), column: { title: 'Queries / day', unit: 'short' } },
-          { expr: perIndex(`upstash_search_index_max_daily_updates${sel()}`), column: { title: 'Updates / day', unit: 'short' } },
-          { expr: perIndex(`upstash_search_index_max_monthly_reranks${sel()}`), column: { title: 'Reranks / month', unit: 'short' } },
+          {
+            expr: `max by (job, instance, index_id, name, plan, cloud_region) (upstash_search_index_info${sel()})`,
+            column: null,
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_vectors${sel()}`),
+            column: { title: 'Vector limit', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_daily_queries${sel()}`),
+            column: { title: 'Queries / day', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_daily_updates${sel()}`),
+            column: { title: 'Updates / day', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_monthly_reranks${sel()}`),
+            column: { title: 'Reranks / month', unit: 'short' },
+          },
           {
             expr: perIndex(`upstash_search_index_max_monthly_bandwidth_bytes${sel()}`),
             column: { title: 'Bandwidth / month', unit: 'bytes' },
           },
-          { expr: perIndex(`upstash_search_index_max_queries_per_second${sel()}`), column: { title: 'Queries / s', unit: 'short' } },
-          { expr: perIndex(`upstash_search_index_max_writes_per_second${sel()}`), column: { title: 'Writes / s', unit: 'short' } },
-          { expr: perIndex(`upstash_search_index_max_reads_per_request${sel()}`), column: { title: 'Reads / request', unit: 'short' } },
-          { expr: perIndex(`upstash_search_index_max_writes_per_request${sel()}`), column: { title: 'Writes / request', unit: 'short' } },
+          {
+            expr: perIndex(`upstash_search_index_max_queries_per_second${sel()}`),
+            column: { title: 'Queries / s', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_writes_per_second${sel()}`),
+            column: { title: 'Writes / s', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_reads_per_request${sel()}`),
+            column: { title: 'Reads / request', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_max_writes_per_request${sel()}`),
+            column: { title: 'Writes / request', unit: 'short' },
+          },
           {
             expr: perIndex(`upstash_search_index_input_enrichment_enabled${sel()}`),
             column: { title: 'Input enrichment', mappings: booleanMapping('on', 'off') },

@@ -42,7 +42,8 @@ export function overviewDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Log lag',
-        description: 'How far behind now the delivery logs are fully counted. Normal: ingestion delay plus one poll interval.',
+        description:
+          'How far behind now the delivery logs are fully counted. Normal: ingestion delay plus one poll interval.',
         queries: [{ expr: `max(upstash_exporter_log_lag_seconds${sel()})` }],
         unit: 's',
         thresholds: [
@@ -63,7 +64,7 @@ export function overviewDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Daily request quota',
-        description: 'Messages accepted since 00:00 UTC against the plan\'s daily request limit.',
+        description: "Messages accepted since 00:00 UTC against the plan's daily request limit.",
         queries: [{ expr: quotaUsage('qstash_daily_requests') }],
         unit: 'percentunit',
         decimals: 1,
@@ -82,16 +83,22 @@ export function overviewDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Log events by state',
-        description: 'Delivery log events per second by state: CREATED (accepted), ACTIVE (attempt), ERROR (attempt failed), RETRY, DELIVERED, FAILED (retries exhausted), CANCELLED.',
-        queries: [{ expr: `sum by (state) (rate(upstash_qstash_message_events_total${sel()}[${RATE}]))`, legend: '{{state}}' }],
+        description:
+          'Delivery log events per second by state: CREATED (accepted), ACTIVE (attempt), ERROR (attempt failed), RETRY, DELIVERED, FAILED (retries exhausted), CANCELLED.',
+        queries: [
+          { expr: `sum by (state) (rate(upstash_qstash_message_events_total${sel()}[${RATE}]))`, legend: '{{state}}' },
+        ],
         unit: 'eps',
       }),
     )
     .withPanel(
       timeseries({
         title: 'Failure ratio by destination (5m)',
-        description: 'Share of the messages to each destination that finished FAILED rather than DELIVERED. The alert fires above 10% with at least 10 finished messages in 5 minutes.',
-        queries: [{ expr: `upstash_qstash_destination:delivery_failure_ratio:rate5m${sel()}`, legend: '{{destination}}' }],
+        description:
+          'Share of the messages to each destination that finished FAILED rather than DELIVERED. The alert fires above 10% with at least 10 finished messages in 5 minutes.',
+        queries: [
+          { expr: `upstash_qstash_destination:delivery_failure_ratio:rate5m${sel()}`, legend: '{{destination}}' },
+        ],
         unit: 'percentunit',
         min: 0,
         max: 1,
@@ -106,7 +113,8 @@ export function overviewDashboard(): Dashboard {
     .withPanel(
       bargauge({
         title: 'Quota usage',
-        description: 'Every plan quota the exporter can compute, as a share of its limit (unlimited quotas show 0%). Alerts at 80% and 95%.',
+        description:
+          'Every plan quota the exporter can compute, as a share of its limit (unlimited quotas show 0%). Alerts at 80% and 95%.',
         queries: [{ expr: `upstash:quota_usage:ratio${sel()}`, legend: '{{quota}} {{index_id}}' }],
         unit: 'percentunit',
         min: 0,

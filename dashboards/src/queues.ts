@@ -3,7 +3,18 @@
 // Limits come from the account collector (upstash_qstash_plan_max_*, only the target labels):
 // per-queue or per-key series divide with group_left.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { QUOTA_THRESHOLDS, ZERO_IS_GOOD, booleanMapping, quotaGauge, row, sel, stat, table, timeseries, upstashDashboard } from './common.js';
+import {
+  QUOTA_THRESHOLDS,
+  ZERO_IS_GOOD,
+  booleanMapping,
+  quotaGauge,
+  row,
+  sel,
+  stat,
+  table,
+  timeseries,
+  upstashDashboard,
+} from './common.js';
 
 export const QUEUES_UID = 'upstash-qstash-queues';
 
@@ -38,7 +49,8 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Dead letters',
-        description: 'Messages in the dead-letter queue; a lower bound when the exporter stopped at its page budget (see "DLQ read complete").',
+        description:
+          'Messages in the dead-letter queue; a lower bound when the exporter stopped at its page budget (see "DLQ read complete").',
         queries: [{ expr: `sum(upstash_qstash_dlq_size${sel()}) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 4,
@@ -57,7 +69,7 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Flow-control wait list',
-        description: 'Messages waiting for a flow-control key\'s parallelism or rate, all keys read.',
+        description: "Messages waiting for a flow-control key's parallelism or rate, all keys read.",
         queries: [{ expr: `sum(upstash_qstash_flow_control_waitlist_size${sel()}) or vector(0)` }],
         span: 4,
       }),
@@ -66,7 +78,11 @@ export function queuesDashboard(): Dashboard {
       stat({
         title: 'Global parallelism in use',
         description: 'Deliveries in flight across the account against the maximum the service applies.',
-        queries: [{ expr: `sum(upstash_qstash_global_parallelism_in_use${sel()}) / sum(upstash_qstash_global_parallelism_max${sel()} > 0)` }],
+        queries: [
+          {
+            expr: `sum(upstash_qstash_global_parallelism_in_use${sel()}) / sum(upstash_qstash_global_parallelism_max${sel()} > 0)`,
+          },
+        ],
         unit: 'percentunit',
         thresholds: QUOTA_THRESHOLDS,
         min: 0,
@@ -78,7 +94,8 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'Queues',
-        description: 'One row per queue: backlog (lag), paused, and the parallelism against the plan\'s max_parallelism.',
+        description:
+          "One row per queue: backlog (lag), paused, and the parallelism against the plan's max_parallelism.",
         height: 10,
         labels: { queue: 'Queue' },
         columns: [
@@ -87,9 +104,14 @@ export function queuesDashboard(): Dashboard {
             expr: perQueue(`upstash_qstash_queue_paused${sel()}`),
             column: { title: 'Paused', mappings: booleanMapping('paused', 'active', 'orange', 'green'), colored: true },
           },
-          { expr: perQueue(`upstash_qstash_queue_parallelism${sel()}`), column: { title: 'Parallelism', unit: 'short' } },
           {
-            expr: perQueue(`upstash_qstash_queue_parallelism${sel()} / ignoring (queue) group_left upstash_qstash_plan_max_parallelism${sel()}`),
+            expr: perQueue(`upstash_qstash_queue_parallelism${sel()}`),
+            column: { title: 'Parallelism', unit: 'short' },
+          },
+          {
+            expr: perQueue(
+              `upstash_qstash_queue_parallelism${sel()} / ignoring (queue) group_left upstash_qstash_plan_max_parallelism${sel()}`,
+            ),
             column: { title: 'Of plan max', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
           },
         ],
@@ -106,14 +128,33 @@ export function queuesDashboard(): Dashboard {
         span: 12,
       }),
     )
-    .withPanel(quotaGauge({ title: 'Queue quota', description: 'Queues against the plan\'s max_queues.', quota: 'qstash_queues', span: 6 }))
-    .withPanel(quotaGauge({ title: 'URL Group quota', description: 'URL Groups against the plan\'s max_topics.', quota: 'qstash_url_groups', span: 6 }))
+    .withPanel(
+      quotaGauge({
+        title: 'Queue quota',
+        description: "Queues against the plan's max_queues.",
+        quota: 'qstash_queues',
+        span: 6,
+      }),
+    )
+    .withPanel(
+      quotaGauge({
+        title: 'URL Group quota',
+        description: "URL Groups against the plan's max_topics.",
+        quota: 'qstash_url_groups',
+        span: 6,
+      }),
+    )
     .withRow(row('Dead-letter queue'))
     .withPanel(
       timeseries({
         title: 'Dead letters by queue and URL Group',
         description: 'Messages in the dead-letter queue ("" is none); alert UpstashDlqGrowing when the total rises.',
-        queries: [{ expr: `sum by (queue, url_group) (upstash_qstash_dlq_messages${sel()})`, legend: 'queue={{queue}} url_group={{url_group}}' }],
+        queries: [
+          {
+            expr: `sum by (queue, url_group) (upstash_qstash_dlq_messages${sel()})`,
+            legend: 'queue={{queue}} url_group={{url_group}}',
+          },
+        ],
         unit: 'short',
         span: 12,
         stack: true,
@@ -122,8 +163,14 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'DLQ against the plan limit',
-        description: 'Dead letters against the plan\'s max_dlq_size; beyond it the oldest are lost (alert UpstashDlqNearLimit above 80%).',
-        queries: [{ expr: `upstash_qstash_dlq_size${sel()} / (upstash_qstash_plan_max_dlq_messages${sel()} > 0)`, legend: '{{instance}}' }],
+        description:
+          "Dead letters against the plan's max_dlq_size; beyond it the oldest are lost (alert UpstashDlqNearLimit above 80%).",
+        queries: [
+          {
+            expr: `upstash_qstash_dlq_size${sel()} / (upstash_qstash_plan_max_dlq_messages${sel()} > 0)`,
+            legend: '{{instance}}',
+          },
+        ],
         unit: 'percentunit',
         min: 0,
         span: 6,
@@ -132,7 +179,8 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'DLQ read complete',
-        description: 'Whether the last poll read the whole dead-letter queue (1), or stopped at dlq.max_pages (0: the figures are lower bounds).',
+        description:
+          'Whether the last poll read the whole dead-letter queue (1), or stopped at dlq.max_pages (0: the figures are lower bounds).',
         queries: [{ expr: perTarget(`upstash_qstash_dlq_complete${sel()}`) }],
         mappings: booleanMapping('complete', 'lower bound', 'green', 'orange'),
         span: 6,
@@ -142,16 +190,35 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'Flow-control keys',
-        description: 'One row per key read: wait list, parallelism and rate in use against their maximum (0: none set), paused.',
+        description:
+          'One row per key read: wait list, parallelism and rate in use against their maximum (0: none set), paused.',
         height: 10,
         labels: { flow_control_key: 'Key' },
         columns: [
-          { expr: perKey(`upstash_qstash_flow_control_waitlist_size${sel()}`), column: { title: 'Wait list', unit: 'short' } },
-          { expr: perKey(`upstash_qstash_flow_control_parallelism_in_use${sel()}`), column: { title: 'Parallelism in use', unit: 'short' } },
-          { expr: perKey(`upstash_qstash_flow_control_parallelism_max${sel()}`), column: { title: 'Parallelism max', unit: 'short' } },
-          { expr: perKey(`upstash_qstash_flow_control_rate_in_use${sel()}`), column: { title: 'Rate in use', unit: 'short' } },
-          { expr: perKey(`upstash_qstash_flow_control_rate_max${sel()}`), column: { title: 'Rate max', unit: 'short' } },
-          { expr: perKey(`upstash_qstash_flow_control_rate_period_seconds${sel()}`), column: { title: 'Period', unit: 's' } },
+          {
+            expr: perKey(`upstash_qstash_flow_control_waitlist_size${sel()}`),
+            column: { title: 'Wait list', unit: 'short' },
+          },
+          {
+            expr: perKey(`upstash_qstash_flow_control_parallelism_in_use${sel()}`),
+            column: { title: 'Parallelism in use', unit: 'short' },
+          },
+          {
+            expr: perKey(`upstash_qstash_flow_control_parallelism_max${sel()}`),
+            column: { title: 'Parallelism max', unit: 'short' },
+          },
+          {
+            expr: perKey(`upstash_qstash_flow_control_rate_in_use${sel()}`),
+            column: { title: 'Rate in use', unit: 'short' },
+          },
+          {
+            expr: perKey(`upstash_qstash_flow_control_rate_max${sel()}`),
+            column: { title: 'Rate max', unit: 'short' },
+          },
+          {
+            expr: perKey(`upstash_qstash_flow_control_rate_period_seconds${sel()}`),
+            column: { title: 'Period', unit: 's' },
+          },
           {
             expr: perKey(`upstash_qstash_flow_control_paused${sel()}`),
             column: { title: 'Paused', mappings: booleanMapping('paused', 'active', 'orange', 'green'), colored: true },
@@ -165,7 +232,12 @@ export function queuesDashboard(): Dashboard {
       timeseries({
         title: 'Wait list by flow-control key',
         description: 'Messages waiting per key; rising lines are alert UpstashFlowControlWaitlistGrowing.',
-        queries: [{ expr: `sum by (flow_control_key) (upstash_qstash_flow_control_waitlist_size${sel()})`, legend: '{{flow_control_key}}' }],
+        queries: [
+          {
+            expr: `sum by (flow_control_key) (upstash_qstash_flow_control_waitlist_size${sel()})`,
+            legend: '{{flow_control_key}}',
+          },
+        ],
         unit: 'short',
         span: 12,
       }),
@@ -173,7 +245,8 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Parallelism in use',
-        description: 'Parallelism in use against its maximum, globally and per flow-control key (recording rule upstash_qstash:parallelism_usage:ratio; alert UpstashParallelismSaturated at 100%).',
+        description:
+          'Parallelism in use against its maximum, globally and per flow-control key (recording rule upstash_qstash:parallelism_usage:ratio; alert UpstashParallelismSaturated at 100%).',
         queries: [{ expr: `upstash_qstash:parallelism_usage:ratio${sel()}`, legend: '{{scope}} {{flow_control_key}}' }],
         unit: 'percentunit',
         min: 0,
@@ -184,11 +257,14 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'URL Groups',
-        description: 'Endpoints per URL Group against the plan\'s max_endpoints_per_topic.',
+        description: "Endpoints per URL Group against the plan's max_endpoints_per_topic.",
         height: 8,
         labels: { url_group: 'URL Group' },
         columns: [
-          { expr: `max by (job, instance, url_group) (upstash_qstash_url_group_endpoints${sel()})`, column: { title: 'Endpoints', unit: 'short' } },
+          {
+            expr: `max by (job, instance, url_group) (upstash_qstash_url_group_endpoints${sel()})`,
+            column: { title: 'Endpoints', unit: 'short' },
+          },
           {
             expr: `max by (job, instance, url_group) (upstash_qstash_url_group_endpoints${sel()} / ignoring (url_group) group_left () (upstash_qstash_plan_max_endpoints_per_url_group${sel()} > 0))`,
             column: { title: 'Of plan max', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },

@@ -2,7 +2,18 @@
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import type { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import type { Query } from './common.js';
-import { QUOTA_THRESHOLDS, bargauge, booleanMapping, quotaGauge, refId, row, sel, stat, timeseries, upstashDashboard } from './common.js';
+import {
+  QUOTA_THRESHOLDS,
+  bargauge,
+  booleanMapping,
+  quotaGauge,
+  refId,
+  row,
+  sel,
+  stat,
+  timeseries,
+  upstashDashboard,
+} from './common.js';
 
 export const QUOTAS_UID = 'upstash-plan-quotas';
 
@@ -48,7 +59,9 @@ const PLAN_LIMITS: { metric: string; name: string; unit: string }[] = [
 
 export function quotasDashboard(): Dashboard {
   const limits: Query[] = PLAN_LIMITS.map((limit) => ({ expr: `max(${limit.metric}${sel()})`, legend: limit.name }));
-  const limitUnits = Object.fromEntries(PLAN_LIMITS.map((limit, index) => [refId(index), [{ id: 'unit', value: limit.unit }]]));
+  const limitUnits = Object.fromEntries(
+    PLAN_LIMITS.map((limit, index) => [refId(index), [{ id: 'unit', value: limit.unit }]]),
+  );
 
   return upstashDashboard(
     QUOTAS_UID,
@@ -59,7 +72,8 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       bargauge({
         title: 'Quota usage',
-        description: 'Each quota as a share of its limit; unlimited quotas show 0%. Orange from 80% (UpstashQuotaUsageHigh), red from 95% (UpstashQuotaUsageCritical).',
+        description:
+          'Each quota as a share of its limit; unlimited quotas show 0%. Orange from 80% (UpstashQuotaUsageHigh), red from 95% (UpstashQuotaUsageCritical).',
         queries: [{ expr: `upstash:quota_usage:ratio${sel()}`, legend: '{{quota}} {{index_id}}' }],
         unit: 'percentunit',
         min: 0,
@@ -71,19 +85,27 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'Daily requests',
-        description: 'Requests since 00:00 UTC against max_requests_per_day (the soft limit): the official count of the usage collector, else the count of CREATED entries.',
+        description:
+          'Requests since 00:00 UTC against max_requests_per_day (the soft limit): the official count of the usage collector, else the count of CREATED entries.',
         quota: 'qstash_daily_requests',
         height: 10,
       }),
     )
-    .withPanel(quotaGauge({ title: 'Schedules', description: 'Schedules against max_schedules.', quota: 'qstash_schedules', height: 10 }))
+    .withPanel(
+      quotaGauge({
+        title: 'Schedules',
+        description: 'Schedules against max_schedules.',
+        quota: 'qstash_schedules',
+        height: 10,
+      }),
+    )
     .withRow(row('Official usage per region (daily figures reset 00:00 UTC)'))
     .withPanel(
       timeseries({
         title: 'Requests today',
         description:
           'Requests since 00:00 UTC per region (recording rule upstash_qstash:daily_requests:used: the official count of GET /v2/qstash/stats, ' +
-          'else the count of CREATED entries, as its source label says) with the plan\'s soft and hard daily limits. ' +
+          "else the count of CREATED entries, as its source label says) with the plan's soft and hard daily limits. " +
           'UpstashDailyRequestSoftLimitReached warns at the soft limit, UpstashDailyRequestHardLimitNear pages above 90% of the hard one.',
         queries: [
           { expr: byRegion(`upstash_qstash:daily_requests:used${sel()}`), legend: '{{region}} used ({{source}})' },
@@ -97,9 +119,13 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Projected by 00:00 UTC',
-        description: 'Today\'s count plus the last hour\'s pace until midnight UTC (recording rule upstash_qstash:daily_requests:projected_end_of_day), against the soft limit. UpstashDailyRequestQuotaRunningOut fires when it stays above the limit for 30 minutes.',
+        description:
+          "Today's count plus the last hour's pace until midnight UTC (recording rule upstash_qstash:daily_requests:projected_end_of_day), against the soft limit. UpstashDailyRequestQuotaRunningOut fires when it stays above the limit for 30 minutes.",
         queries: [
-          { expr: byRegion(`upstash_qstash:daily_requests:projected_end_of_day${sel()}`), legend: '{{region}} projected ({{source}})' },
+          {
+            expr: byRegion(`upstash_qstash:daily_requests:projected_end_of_day${sel()}`),
+            legend: '{{region}} projected ({{source}})',
+          },
           { expr: byRegion(`upstash_qstash_plan_max_requests_per_day${sel()}`), legend: '{{region}} soft limit' },
         ],
         unit: 'short',
@@ -109,7 +135,8 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Dead-letter queue',
-        description: 'Messages in the dead-letter queue (dlq_message_count of the official usage) against the plan\'s max_dlq_size.',
+        description:
+          "Messages in the dead-letter queue (dlq_message_count of the official usage) against the plan's max_dlq_size.",
         queries: [
           { expr: byRegion(`upstash_qstash_usage_dlq_messages${sel()}`), legend: '{{region}} in DLQ' },
           { expr: byRegion(`upstash_qstash_plan_max_dlq_messages${sel()}`), legend: '{{region}} max DLQ size' },
@@ -122,7 +149,8 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Bandwidth today',
-        description: 'Bandwidth used since 00:00 UTC (today\'s point of daily_bandwidths of the official usage; the API does not name the unit, bytes assumed).',
+        description:
+          "Bandwidth used since 00:00 UTC (today's point of daily_bandwidths of the official usage; the API does not name the unit, bytes assumed).",
         queries: [{ expr: byRegion(`upstash_qstash_usage_daily_bandwidth_bytes${sel()}`), legend: '{{region}}' }],
         unit: 'bytes',
         min: 0,
@@ -132,7 +160,8 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Billing',
-        description: 'Amount billed this month so far and today (total_monthly_billing and daily_billings of the official usage; the API gives no currency).',
+        description:
+          'Amount billed this month so far and today (total_monthly_billing and daily_billings of the official usage; the API gives no currency).',
         queries: [
           { expr: byRegion(`upstash_qstash_usage_monthly_billing${sel()}`), legend: '{{region}} this month' },
           { expr: byRegion(`upstash_qstash_usage_daily_billing${sel()}`), legend: '{{region}} today' },
@@ -143,15 +172,31 @@ export function quotasDashboard(): Dashboard {
       }),
     )
     .withRow(row('Vector index quotas'))
-    .withPanel(indexQuotaUsage('vector', 'Vector index quotas over time: vectors, daily queries and updates, monthly bandwidth and reranks.'))
+    .withPanel(
+      indexQuotaUsage(
+        'vector',
+        'Vector index quotas over time: vectors, daily queries and updates, monthly bandwidth and reranks.',
+      ),
+    )
     .withRow(row('Search index quotas'))
-    .withPanel(indexQuotaUsage('search', 'Search index quotas over time: documents, daily queries and updates, monthly bandwidth and reranks (usage from the index stats).'))
+    .withPanel(
+      indexQuotaUsage(
+        'search',
+        'Search index quotas over time: documents, daily queries and updates, monthly bandwidth and reranks (usage from the index stats).',
+      ),
+    )
     .withRow(row('Plan'))
     .withPanel(
       stat({
         title: 'Plan',
-        description: 'The QStash user\'s region, plan (upstream field `type`) and reserved plan; selected_by says how the exporter chose the user (token, region, legacy).',
-        queries: [{ expr: `upstash_qstash_account_info${sel()}`, legend: '{{region}} {{plan}} {{reserved_plan}} ({{selected_by}})' }],
+        description:
+          "The QStash user's region, plan (upstream field `type`) and reserved plan; selected_by says how the exporter chose the user (token, region, legacy).",
+        queries: [
+          {
+            expr: `upstash_qstash_account_info${sel()}`,
+            legend: '{{region}} {{plan}} {{reserved_plan}} ({{selected_by}})',
+          },
+        ],
         showName: true,
         span: 6,
       }),

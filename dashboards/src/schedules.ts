@@ -49,7 +49,8 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Overdue schedules',
-        description: 'Schedules not paused whose next run is more than 5 minutes in the past (alert UpstashScheduleMissedRun).',
+        description:
+          'Schedules not paused whose next run is more than 5 minutes in the past (alert UpstashScheduleMissedRun).',
         queries: [{ expr: `count(${OVERDUE}) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 6,
@@ -58,7 +59,8 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Last run failed',
-        description: 'Schedules whose last run has at least one message in state FAIL (alert UpstashScheduleLastRunFailed).',
+        description:
+          'Schedules whose last run has at least one message in state FAIL (alert UpstashScheduleLastRunFailed).',
         queries: [{ expr: `count(upstash_qstash_schedule_last_run_messages${sel('state="FAIL"')} > 0) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 6,
@@ -68,7 +70,8 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'Schedules',
-        description: 'One row per schedule. Last-run columns count the messages of the last trigger by state (a URL-group schedule sends one per endpoint).',
+        description:
+          'One row per schedule. Last-run columns count the messages of the last trigger by state (a URL-group schedule sends one per endpoint).',
         height: 12,
         labels: { schedule_id: 'Schedule', cron: 'Cron', destination: 'Destination', method: 'Method' },
         columns: [
@@ -122,13 +125,20 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Last-run messages by state',
-        description: 'Messages of the schedules\' last runs by state, summed over the schedules.',
+        description: "Messages of the schedules' last runs by state, summed over the schedules.",
         queries: [{ expr: `sum by (state) (upstash_qstash_schedule_last_run_messages${sel()})`, legend: '{{state}}' }],
         unit: 'short',
         span: 8,
         stack: true,
       }),
     )
-    .withPanel(quotaGauge({ title: 'Schedule quota', description: 'Schedules against the plan\'s max_schedules.', quota: 'qstash_schedules', span: 8 }))
+    .withPanel(
+      quotaGauge({
+        title: 'Schedule quota',
+        description: "Schedules against the plan's max_schedules.",
+        quota: 'qstash_schedules',
+        span: 8,
+      }),
+    )
     .build();
 }

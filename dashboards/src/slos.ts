@@ -31,20 +31,27 @@ export function slosDashboard(): Dashboard {
   return upstashDashboard(
     SLOS_UID,
     'Upstash / SLOs',
-    'Service level objectives of QStash deliveries, Upstash Workflow runs and the exporter\'s freshness (deploy/slo/upstash-slos.yaml, docs/slos.md): objective, SLI, error budget left and burn rates.',
+    "Service level objectives of QStash deliveries, Upstash Workflow runs and the exporter's freshness (deploy/slo/upstash-slos.yaml, docs/slos.md): objective, SLI, error budget left and burn rates.",
     [labelVariable('slo', 'SLO', 'label_values(slo:objective:ratio, sloth_slo)')],
   )
     .withRow(row('Objectives'))
     .withPanel(
       table({
         title: 'SLOs',
-        description: 'One row per SLO: its objective, the SLI over the last 5 minutes and the last hour (no value: no event), the error budget left over the period (negative: overspent) and the period in days.',
+        description:
+          'One row per SLO: its objective, the SLI over the last 5 minutes and the last hour (no value: no event), the error budget left over the period (negative: overspent) and the period in days.',
         height: 8,
         labels: { sloth_slo: 'SLO' },
         columns: [
           { expr: `${BY_SLO} (${slo('slo:objective:ratio')})`, column: { title: 'Objective', unit: 'percentunit' } },
-          { expr: `${BY_SLO} (1 - ${slo('slo:sli_error:ratio_rate5m')})`, column: { title: 'SLI 5m', unit: 'percentunit' } },
-          { expr: `${BY_SLO} (1 - ${slo('slo:sli_error:ratio_rate1h')})`, column: { title: 'SLI 1h', unit: 'percentunit' } },
+          {
+            expr: `${BY_SLO} (1 - ${slo('slo:sli_error:ratio_rate5m')})`,
+            column: { title: 'SLI 5m', unit: 'percentunit' },
+          },
+          {
+            expr: `${BY_SLO} (1 - ${slo('slo:sli_error:ratio_rate1h')})`,
+            column: { title: 'SLI 1h', unit: 'percentunit' },
+          },
           {
             expr: `${BY_SLO} (${slo('slo:period_error_budget_remaining:ratio')})`,
             column: { title: 'Budget left', unit: 'percentunit', thresholds: BUDGET_THRESHOLDS, colored: true },
@@ -57,7 +64,8 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'SLI against objective',
-        description: 'Good events / all events over 5 minutes per SLO (dashed: its objective). Gaps are intervals without events.',
+        description:
+          'Good events / all events over 5 minutes per SLO (dashed: its objective). Gaps are intervals without events.',
         queries: [
           { expr: `${BY_SLO} (1 - ${slo('slo:sli_error:ratio_rate5m')})`, legend: '{{sloth_slo}}' },
           { expr: `${BY_SLO} (${slo('slo:objective:ratio')})`, legend: '{{sloth_slo}} objective' },
@@ -69,7 +77,7 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Error budget left over the period',
-        description: '1 - the period\'s error ratio / the error budget: 100% untouched, 0 spent, negative overspent.',
+        description: "1 - the period's error ratio / the error budget: 100% untouched, 0 spent, negative overspent.",
         queries: [{ expr: `${BY_SLO} (${slo('slo:period_error_budget_remaining:ratio')})`, legend: '{{sloth_slo}}' }],
         unit: 'percentunit',
         thresholds: BUDGET_THRESHOLDS,
@@ -80,7 +88,8 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Burn rate (5m)',
-        description: 'Error ratio over 5 minutes in units of the error budget: 1 spends the budget exactly over the period; pages need 14.4 over 5m and 1h, or 6 over 30m and 6h.',
+        description:
+          'Error ratio over 5 minutes in units of the error budget: 1 spends the budget exactly over the period; pages need 14.4 over 5m and 1h, or 6 over 30m and 6h.',
         queries: [{ expr: `${BY_SLO} (${slo('slo:current_burn_rate:ratio')})`, legend: '{{sloth_slo}}' }],
         unit: 'suffix:x',
         thresholds: BURN_THRESHOLDS,
@@ -90,9 +99,13 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Burn rate by window',
-        description: 'Burn rate over each window the alerts read (page: 1h with 5m at 14.4, 6h with 30m at 6; ticket: 1d with 2h at 3, 3d with 6h at 1) and over the whole period.',
+        description:
+          'Burn rate over each window the alerts read (page: 1h with 5m at 14.4, 6h with 30m at 6; ticket: 1d with 2h at 3, 3d with 6h at 1) and over the whole period.',
         queries: [
-          ...['30m', '1h', '2h', '6h', '1d', '3d'].map((window) => ({ expr: burnRate(window), legend: `{{sloth_slo}} ${window}` })),
+          ...['30m', '1h', '2h', '6h', '1d', '3d'].map((window) => ({
+            expr: burnRate(window),
+            legend: `{{sloth_slo}} ${window}`,
+          })),
           { expr: `${BY_SLO} (${slo('slo:period_burn_rate:ratio')})`, legend: '{{sloth_slo}} period' },
         ],
         unit: 'suffix:x',

@@ -38,7 +38,8 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Run failure ratio (5m)',
-        description: 'Runs FAILED / runs ended SUCCESS or FAILED over 5 minutes (recording rule upstash_workflow:run_failure_ratio:rate5m; alert UpstashWorkflowFailureRatioHigh above 10%). No value when no run ended.',
+        description:
+          'Runs FAILED / runs ended SUCCESS or FAILED over 5 minutes (recording rule upstash_workflow:run_failure_ratio:rate5m; alert UpstashWorkflowFailureRatioHigh above 10%). No value when no run ended.',
         queries: [{ expr: `max(upstash_workflow:run_failure_ratio:rate5m${sel()})` }],
         unit: 'percentunit',
         thresholds: ZERO_IS_GOOD,
@@ -57,7 +58,8 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Runs by state',
-        description: 'Runs started per second, and runs ended per second by the state they ended in (success, failed, canceled).',
+        description:
+          'Runs started per second, and runs ended per second by the state they ended in (success, failed, canceled).',
         queries: [{ expr: `sum by (state) (rate(${runs()}[${RATE}]))`, legend: '{{state}}' }],
         unit: 'ops',
         span: 12,
@@ -66,8 +68,14 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Steps by state and type',
-        description: 'Steps per second by final state (success, failed, canceled; or the state they had when their run ended) and step type.',
-        queries: [{ expr: `sum by (state, step_type) (rate(upstash_workflow_steps_total${sel()}[${RATE}]))`, legend: '{{state}} {{step_type}}' }],
+        description:
+          'Steps per second by final state (success, failed, canceled; or the state they had when their run ended) and step type.',
+        queries: [
+          {
+            expr: `sum by (state, step_type) (rate(upstash_workflow_steps_total${sel()}[${RATE}]))`,
+            legend: '{{state}} {{step_type}}',
+          },
+        ],
         unit: 'ops',
         span: 12,
         stack: true,
@@ -88,8 +96,11 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Step latency',
-        description: 'From the step before (or the run\'s creation) to the step\'s record: delivery, waiting and the step\'s own work; 95th percentile by step type.',
-        queries: [{ expr: quantile(0.95, 'upstash_workflow_step_duration_seconds', 'step_type'), legend: 'p95 {{step_type}}' }],
+        description:
+          "From the step before (or the run's creation) to the step's record: delivery, waiting and the step's own work; 95th percentile by step type.",
+        queries: [
+          { expr: quantile(0.95, 'upstash_workflow_step_duration_seconds', 'step_type'), legend: 'p95 {{step_type}}' },
+        ],
         unit: 's',
         span: 12,
       }),
@@ -98,7 +109,8 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Queue wait',
-        description: 'CREATED to the first attempt beyond the delay the message asked for (queueing, queue parallelism, flow control), 95th percentile by queue (recording rule; alert UpstashQueueWaitHigh above 60 s). An empty queue is a message published without one.',
+        description:
+          'CREATED to the first attempt beyond the delay the message asked for (queueing, queue parallelism, flow control), 95th percentile by queue (recording rule; alert UpstashQueueWaitHigh above 60 s). An empty queue is a message published without one.',
         queries: [
           { expr: `upstash_qstash_queue:message_queue_wait_seconds:p95_5m${sel()}`, legend: 'p95 5m {{queue}}' },
           { expr: quantile(0.5, 'upstash_qstash_message_queue_wait_seconds', 'queue'), legend: 'p50 {{queue}}' },
@@ -110,8 +122,11 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Retry lateness',
-        description: 'How late retry attempts start against the nextDeliveryTime their RETRY announced, 95th percentile by queue.',
-        queries: [{ expr: quantile(0.95, 'upstash_qstash_delivery_lateness_seconds', 'queue'), legend: 'p95 {{queue}}' }],
+        description:
+          'How late retry attempts start against the nextDeliveryTime their RETRY announced, 95th percentile by queue.',
+        queries: [
+          { expr: quantile(0.95, 'upstash_qstash_delivery_lateness_seconds', 'queue'), legend: 'p95 {{queue}}' },
+        ],
         unit: 's',
         span: 8,
       }),
@@ -119,8 +134,11 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Oldest message in flight',
-        description: 'Age of the oldest message seen in flight (created, not finished) per queue: a message waiting or hanging.',
-        queries: [{ expr: `max by (queue) (upstash_qstash_oldest_in_flight_message_age_seconds${sel()})`, legend: '{{queue}}' }],
+        description:
+          'Age of the oldest message seen in flight (created, not finished) per queue: a message waiting or hanging.',
+        queries: [
+          { expr: `max by (queue) (upstash_qstash_oldest_in_flight_message_age_seconds${sel()})`, legend: '{{queue}}' },
+        ],
         unit: 's',
         span: 8,
       }),

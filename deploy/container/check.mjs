@@ -17,7 +17,8 @@ async function metricsSum(url, name) {
   const text = await (await fetch(`${url}/metrics`)).text();
   let sum = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -43,7 +44,11 @@ switch (command) {
   case 'traffic': {
     const [emu, token, dest, stopFile] = args;
     for (let i = 0; !existsSync(stopFile); i++) {
-      await fetch(`${emu}/v2/publish/${dest}/m${i}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'Upstash-Retries': '0' }, body: 'x' }).catch(() => undefined);
+      await fetch(`${emu}/v2/publish/${dest}/m${i}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'Upstash-Retries': '0' },
+        body: 'x',
+      }).catch(() => undefined);
       await sleep(40);
     }
     break;
@@ -51,7 +56,10 @@ switch (command) {
   case 'wait-ready': {
     const deadline = Date.now() + Number(args[1]) * 1000;
     for (;;) {
-      const ok = await fetch(`${args[0]}/-/ready`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`${args[0]}/-/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) process.exit(1);
       await sleep(250);
@@ -60,7 +68,9 @@ switch (command) {
   }
   case 'collectors': {
     const text = await (await fetch(`${args[0]}/metrics`)).text();
-    const missing = args.slice(1).filter((name) => !text.includes(`upstash_exporter_collector_success{collector="${name}"} 1`));
+    const missing = args
+      .slice(1)
+      .filter((name) => !text.includes(`upstash_exporter_collector_success{collector="${name}"} 1`));
     if (missing.length > 0) {
       console.error(`collectors without a successful poll: ${missing.join(', ')}`);
       process.exit(1);
@@ -105,7 +115,12 @@ switch (command) {
         const m = /^upstash_qstash_message_events_total\{.*state="([A-Z_]+)".*\} (\S+)$/.exec(line);
         if (m) byState[m[1]] = (byState[m[1]] ?? 0) + Number(m[2]);
       }
-      console.error(`exported by state ${JSON.stringify(byState)}; late/gaps: ${text.split('\n').filter((l) => /log_(late_events|gaps)_total /.test(l)).join('; ')}`);
+      console.error(
+        `exported by state ${JSON.stringify(byState)}; late/gaps: ${text
+          .split('\n')
+          .filter((l) => /log_(late_events|gaps)_total /.test(l))
+          .join('; ')}`,
+      );
       process.exit(1);
     }
     break;

@@ -13,10 +13,23 @@ import {
   queueListSchema,
   urlGroupListSchema,
 } from './schemas/delivery-inventory.js';
-import type { DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './schemas/delivery-inventory.js';
+import type {
+  DlqPage,
+  FlowControlInfo,
+  GlobalParallelism,
+  QueueInfo,
+  UrlGroupInfo,
+} from './schemas/delivery-inventory.js';
 import type { z } from 'zod';
 
-export type { DlqMessage, DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './schemas/delivery-inventory.js';
+export type {
+  DlqMessage,
+  DlqPage,
+  FlowControlInfo,
+  GlobalParallelism,
+  QueueInfo,
+  UrlGroupInfo,
+} from './schemas/delivery-inventory.js';
 
 export const INVENTORY_ENDPOINTS = {
   queues: '/v2/queues',
@@ -63,7 +76,12 @@ export class DeliveryInventory {
   }
 
   flowControl(key: string, call: Call = {}): Promise<FlowControlInfo> {
-    return this.#get(INVENTORY_ENDPOINTS.flowControl, `/v2/flowControl/${encodeURIComponent(key)}`, flowControlSchema, call);
+    return this.#get(
+      INVENTORY_ENDPOINTS.flowControl,
+      `/v2/flowControl/${encodeURIComponent(key)}`,
+      flowControlSchema,
+      call,
+    );
   }
 
   globalParallelism(call: Call = {}): Promise<GlobalParallelism> {
@@ -71,7 +89,13 @@ export class DeliveryInventory {
     return this.#get(endpoint, endpoint, globalParallelismSchema, call);
   }
 
-  async #get<T extends z.ZodType>(endpoint: string, path: string, schema: T, call: Call, query?: URLSearchParams): Promise<z.output<T>> {
+  async #get<T extends z.ZodType>(
+    endpoint: string,
+    path: string,
+    schema: T,
+    call: Call,
+    query?: URLSearchParams,
+  ): Promise<z.output<T>> {
     const data = await this.http.request({
       method: 'GET',
       endpoint,

@@ -4,7 +4,15 @@
 // the requests.
 import type { ApiErrorDetails } from './errors.js';
 import type { HttpClient, HttpMethod } from './http.js';
-import { durationText, flowControlValue, joinList, rawTargetPath, setIfDefined, signalOf, unixSeconds } from './delivery-wire.js';
+import {
+  durationText,
+  flowControlValue,
+  joinList,
+  rawTargetPath,
+  setIfDefined,
+  signalOf,
+  unixSeconds,
+} from './delivery-wire.js';
 import type { CallOptions, FlowControl } from './delivery-wire.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';

@@ -61,7 +61,6 @@ export function logsSearchParams(query: LogsQuery): URLSearchParams {
   return params;
 }
 
-
 /**
  * `prefix` + the target exactly as the official SDK puts it in the path: not percent-encoded,
  * only normalised by WHATWG URL parsing (so `https://a/b?x=1` travels as path `.../https://a/b`
@@ -71,7 +70,6 @@ export function rawTargetPath(prefix: string, target: string): string {
   const url = new URL(`http://placeholder${prefix}${target}`);
   return url.pathname + url.search;
 }
-
 
 export function setIfDefined(headers: Record<string, string>, name: string, value: string | number | undefined): void {
   if (value !== undefined) headers[name] = String(value);

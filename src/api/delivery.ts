@@ -30,7 +30,14 @@ export type { EnqueueResult, TriggerResult } from './schemas/publish.js';
 export { logsSearchParams, MAX_LOGS_PAGE_SIZE } from './delivery-wire.js';
 export type { CallOptions, FlowControl, LogsQuery } from './delivery-wire.js';
 export type { EnqueueRequest, TriggerRequest } from './delivery-publish.js';
-export type { DlqMessage, DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
+export type {
+  DlqMessage,
+  DlqPage,
+  FlowControlInfo,
+  GlobalParallelism,
+  QueueInfo,
+  UrlGroupInfo,
+} from './delivery-inventory.js';
 export { DLQ_PAGE_SIZE, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
 
 /** Default cap of a log page's kept bytes (everything but the dropped bodies). */
@@ -43,7 +50,15 @@ export const LOGS_MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
 /** String values of log entries that are dropped while a page streams in. */
 export const LOG_BODY_KEYS: readonly string[] = ['body', 'responseBody'];
 /** Body-like values of workflow runs and steps, dropped while a page streams in. */
-export const WORKFLOW_BODY_KEYS: readonly string[] = ['out', 'callBody', 'callResponseBody', 'workflowRunResponse', 'body', 'responseBody', 'failResponse'];
+export const WORKFLOW_BODY_KEYS: readonly string[] = [
+  'out',
+  'callBody',
+  'callResponseBody',
+  'workflowRunResponse',
+  'body',
+  'responseBody',
+  'failResponse',
+];
 /** What every SDK calls; `/v2/logs` (the OpenAPI's) is the other one tried on a 404. */
 export const DEFAULT_LOGS_PATH = '/v2/events';
 /**
@@ -177,7 +192,12 @@ export class DeliveryClient {
         path,
         query: params,
         response: 'json',
-        skim: { skipKeys: LOG_BODY_KEYS, quoteNumberKeys: CURSOR_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
+        skim: {
+          skipKeys: LOG_BODY_KEYS,
+          quoteNumberKeys: CURSOR_KEYS,
+          maxKeptBytes: this.logsMaxPageBytes,
+          maxTotalBytes: LOGS_MAX_TOTAL_BYTES,
+        },
         ...signalOf(call),
       }),
     );
@@ -190,7 +210,8 @@ export class DeliveryClient {
    */
   async workflowLogsPage(query: WorkflowLogsQuery = {}, call: CallOptions = {}): Promise<WorkflowLogsPage> {
     const params = new URLSearchParams();
-    if (query.runs !== undefined) params.set('workflowRuns', query.runs.map((run) => `${run.id}@${run.createdAt}`).join(','));
+    if (query.runs !== undefined)
+      params.set('workflowRuns', query.runs.map((run) => `${run.id}@${run.createdAt}`).join(','));
     if (query.cursor !== undefined) params.set('cursor', query.cursor);
     if (query.count !== undefined) params.set('count', String(query.count));
     if (query.fromDate !== undefined) params.set('fromDate', String(query.fromDate));
@@ -206,7 +227,12 @@ export class DeliveryClient {
         path,
         query: asked,
         response: 'json',
-        skim: { skipKeys: WORKFLOW_BODY_KEYS, quoteNumberKeys: CURSOR_KEYS, maxKeptBytes: this.logsMaxPageBytes, maxTotalBytes: LOGS_MAX_TOTAL_BYTES },
+        skim: {
+          skipKeys: WORKFLOW_BODY_KEYS,
+          quoteNumberKeys: CURSOR_KEYS,
+          maxKeptBytes: this.logsMaxPageBytes,
+          maxTotalBytes: LOGS_MAX_TOTAL_BYTES,
+        },
         ...signalOf(call),
       });
     });

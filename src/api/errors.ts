@@ -167,10 +167,7 @@ export class ApiSchemaDriftError extends ApiError {
   readonly expected: string;
   readonly received: string;
 
-  constructor(
-    drift: { path: string; expected: string; received: string },
-    details: ApiErrorDetails,
-  ) {
+  constructor(drift: { path: string; expected: string; received: string }, details: ApiErrorDetails) {
     const where = drift.path === '' ? 'the response' : drift.path;
     super(
       'ERR_API_SCHEMA_DRIFT',

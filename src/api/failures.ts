@@ -84,7 +84,7 @@ export function statusFailure(
 }
 
 export function transportFailure(
-timeouts: TimeoutOptions,
+  timeouts: TimeoutOptions,
   cause: unknown,
   details: Details,
   idempotent: boolean,
@@ -119,7 +119,10 @@ timeouts: TimeoutOptions,
   }
   if (duringBody) {
     return {
-      error: new ApiUpstreamError(`truncated response body (${code === 'ERR_UNKNOWN' ? 'connection closed' : code})`, details({ cause })),
+      error: new ApiUpstreamError(
+        `truncated response body (${code === 'ERR_UNKNOWN' ? 'connection closed' : code})`,
+        details({ cause }),
+      ),
       retryable,
     };
   }

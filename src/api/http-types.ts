@@ -69,9 +69,7 @@ export interface ApiLogger {
   warn(object: object, message: string): void;
 }
 
-export type Credentials =
-  | { scheme: 'bearer'; token: string }
-  | { scheme: 'basic'; username: string; password: string };
+export type Credentials = { scheme: 'bearer'; token: string } | { scheme: 'basic'; username: string; password: string };
 
 /** Options both clients accept besides their credentials. */
 export interface CommonClientOptions {

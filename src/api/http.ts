@@ -181,7 +181,10 @@ export class HttpClient {
       const waitMs = this.budget.reserve(request.endpoint, budgetNow());
       if (waitMs <= 0 || waitMs > this.retry.maxRateLimitWaitMs) return;
       if (!held) this.#hold(request.endpoint);
-      this.options.logger?.debug({ api: this.api, endpoint: request.endpoint, delayMs: waitMs }, 'rate-limit budget spent: waiting for the window to reset');
+      this.options.logger?.debug(
+        { api: this.api, endpoint: request.endpoint, delayMs: waitMs },
+        'rate-limit budget spent: waiting for the window to reset',
+      );
       await this.wait(waitMs, signal, true, 'request aborted while waiting for the rate-limit window', details);
     }
   }
@@ -316,7 +319,10 @@ export class HttpClient {
     }
     // A daily-limit 429 is told apart in the request counter: it is not the burst limit.
     report(status === 429 && isDailyLimit(response.headers) ? 'daily_limit' : String(status), remaining);
-    return { ok: false, failure: statusFailure(status, response.headers, excerpt, details, idempotent, this.upstreamClock.now()) };
+    return {
+      ok: false,
+      failure: statusFailure(status, response.headers, excerpt, details, idempotent, this.upstreamClock.now()),
+    };
   }
   /**
    * The window's reset announced by an answer, on the budget's clock: an absolute reset is a
@@ -358,10 +364,7 @@ function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function combineSignals(
-  a: AbortSignal | undefined,
-  b: AbortSignal | undefined,
-): AbortSignal | undefined {
+function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
   if (!a) return b;
   if (!b) return a;
   return AbortSignal.any([a, b]);

@@ -15,7 +15,13 @@ export interface ApiClientSettings {
   management: { url: string; email: string | null; apiKey: string | null; accountPath: string };
   http: {
     timeouts: { connectMs: number; headersMs: number; bodyMs: number };
-    retry: { maxRetries: number; baseDelayMs: number; maxDelayMs: number; maxRateLimitWaitMs: number; rateLimitShare: number };
+    retry: {
+      maxRetries: number;
+      baseDelayMs: number;
+      maxDelayMs: number;
+      maxRateLimitWaitMs: number;
+      rateLimitShare: number;
+    };
   };
   logs: { maxPageBytes: number };
 }

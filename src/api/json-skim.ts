@@ -121,7 +121,8 @@ export class JsonSkimmer {
             if (isKey) this.#keyLength = -1; // an escaped key is never a skipped one
           }
           let quote = chunk.indexOf(QUOTE, from);
-          while (quote !== -1 && backslashesBefore(chunk, quote, from) % 2 === 1) quote = chunk.indexOf(QUOTE, quote + 1);
+          while (quote !== -1 && backslashesBefore(chunk, quote, from) % 2 === 1)
+            quote = chunk.indexOf(QUOTE, quote + 1);
           if (quote === -1) {
             if (isKey) this.#collectKey(chunk, from, length);
             // The string goes on in the next chunk; an odd run of backslashes at the end escapes its first byte.
@@ -271,7 +272,12 @@ export class JsonSkimmer {
         this.#block = Buffer.allocUnsafe(BLOCK_BYTES);
         this.#blockUsed = 0;
       }
-      const copied = chunk.copy(this.#block, this.#blockUsed, from, Math.min(to, from + this.#block.length - this.#blockUsed));
+      const copied = chunk.copy(
+        this.#block,
+        this.#blockUsed,
+        from,
+        Math.min(to, from + this.#block.length - this.#blockUsed),
+      );
       this.#blockUsed += copied;
       from += copied;
     }

@@ -18,7 +18,15 @@ import {
 import type { Account, QStashStats, SearchIndex, VectorIndex, VectorStats } from './schemas/management.js';
 import type { CallOptions } from './delivery.js';
 
-export type { Account, QStashStats, SearchIndex, UsagePoint, VectorIndex, VectorStats, VectorStatsSeriesName } from './schemas/management.js';
+export type {
+  Account,
+  QStashStats,
+  SearchIndex,
+  UsagePoint,
+  VectorIndex,
+  VectorStats,
+  VectorStatsSeriesName,
+} from './schemas/management.js';
 export { VECTOR_STATS_SERIES } from './schemas/management.js';
 
 /** The periods the search and vector stats endpoints take (the configuration offers the same). */
@@ -122,9 +130,12 @@ export class ManagementClient {
       }
       if (list !== undefined) {
         const byToken = this.qstashToken === null ? undefined : list.find((user) => user.token === this.qstashToken);
-        if (byToken !== undefined) return { account: parseWith(accountSchema, byToken, context(usersPath)), selectedBy: 'token' };
-        const byRegion = this.qstashRegion === null ? undefined : list.find((user) => user.region === this.qstashRegion);
-        if (byRegion !== undefined) return { account: parseWith(accountSchema, byRegion, context(usersPath)), selectedBy: 'region' };
+        if (byToken !== undefined)
+          return { account: parseWith(accountSchema, byToken, context(usersPath)), selectedBy: 'token' };
+        const byRegion =
+          this.qstashRegion === null ? undefined : list.find((user) => user.region === this.qstashRegion);
+        if (byRegion !== undefined)
+          return { account: parseWith(accountSchema, byRegion, context(usersPath)), selectedBy: 'region' };
       }
     }
     return { account: await this.account(call), selectedBy: 'legacy' };
@@ -136,7 +147,10 @@ export class ManagementClient {
    */
   async qstashStats(userId: string | undefined, call: CallOptions = {}): Promise<QStashUsage> {
     if (this.servicePrefix === null) {
-      throw new ApiRequestError(`the stats path cannot be derived from the account path ${this.accountPath} (it does not end in /user)`, context(this.accountPath));
+      throw new ApiRequestError(
+        `the stats path cannot be derived from the account path ${this.accountPath} (it does not end in /user)`,
+        context(this.accountPath),
+      );
     }
     const query = `?period=${QSTASH_STATS_PERIOD}`;
     const legacyPath = `${this.servicePrefix}/stats`;
@@ -157,7 +171,11 @@ export class ManagementClient {
 
   /** The account record with its plan limits (secret fields removed). */
   async account(call: CallOptions = {}): Promise<Account> {
-    return parseWith(accountSchema, await this.get(this.accountPath, this.accountPath, call), context(this.accountPath));
+    return parseWith(
+      accountSchema,
+      await this.get(this.accountPath, this.accountPath, call),
+      context(this.accountPath),
+    );
   }
 
   /** Search indexes of the account (secret fields removed). */

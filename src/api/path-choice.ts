@@ -74,7 +74,8 @@ export class PathChoice {
       const other = this.#settled ? null : this.#otherOf(this.#current);
       if (!(error instanceof ApiNotFoundError) || other === null) {
         // Any other answer of the service shows the path is routed; a network error does not.
-        if (!(error instanceof ApiNotFoundError) && (error as { status?: number }).status !== undefined) this.#settled = true;
+        if (!(error instanceof ApiNotFoundError) && (error as { status?: number }).status !== undefined)
+          this.#settled = true;
         throw error;
       }
       let value: T;
@@ -82,16 +83,22 @@ export class PathChoice {
         value = await send(other);
       } catch (second) {
         if (second instanceof ApiNotFoundError) {
-          throw new ApiEndpointAbsentError(`neither ${this.#current} nor ${other} serves ${this.#options.serves} (404 on both); ${this.#options.remedy}`, {
-            api: error.api,
-            endpoint: this.#current,
-            method: error.method,
-            status: 404,
-          });
+          throw new ApiEndpointAbsentError(
+            `neither ${this.#current} nor ${other} serves ${this.#options.serves} (404 on both); ${this.#options.remedy}`,
+            {
+              api: error.api,
+              endpoint: this.#current,
+              method: error.method,
+              status: 404,
+            },
+          );
         }
         throw second;
       }
-      this.#options.logger?.warn({ configured: this.#current, using: other }, `the path ${this.#current} answered 404; ${other} answers and is used until restart`);
+      this.#options.logger?.warn(
+        { configured: this.#current, using: other },
+        `the path ${this.#current} answered 404; ${other} answers and is used until restart`,
+      );
       this.#current = other;
       this.#settled = true;
       return value;

@@ -109,7 +109,13 @@ export class RateBudget {
    * the reset time (resetTime) and `Burst-RateLimit-Limit`. A 429 spends the window whatever `-Remaining` says; an
    * answer without both a remaining count and a reset time leaves what is known untouched.
    */
-  observe(endpoint: string, status: number, announced: number | undefined, resetAt: number | undefined, limit?: number): void {
+  observe(
+    endpoint: string,
+    status: number,
+    announced: number | undefined,
+    resetAt: number | undefined,
+    limit?: number,
+  ): void {
     if (limit !== undefined && limit > 0) this.#limits.set(endpoint, limit);
     const remaining = status === 429 ? 0 : announced;
     if (remaining === undefined || resetAt === undefined) return;

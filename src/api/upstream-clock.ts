@@ -107,5 +107,4 @@ export class UpstreamClock {
     if (bounds === null || (wall >= bounds.earliest && wall <= bounds.latest)) return wall;
     return Math.floor(bounds.earliest);
   }
-
 }

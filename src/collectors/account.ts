@@ -48,16 +48,53 @@ interface LimitSpec {
 
 /** One gauge per plan limit, in the order of the record. */
 export const PLAN_LIMITS: readonly LimitSpec[] = [
-  { name: 'upstash_qstash_plan_max_message_size_bytes', field: 'max_message_size', meaning: 'Largest message body the plan accepts, bytes' },
-  { name: 'upstash_qstash_plan_max_requests_per_day', field: 'max_requests_per_day', meaning: 'Soft daily request limit of the plan (requests still pass past it); compare with upstash_qstash_usage_daily_requests (official), else upstash_qstash_daily_messages (derived from CREATED entries)' },
-  { name: 'upstash_qstash_plan_max_requests_per_day_hard', field: 'max_requests_per_day_hard', meaning: 'Hard daily request limit of the plan, where publish, enqueue and batch are rejected until 00:00 UTC' },
-  { name: 'upstash_qstash_plan_max_endpoints_per_url_group', field: 'max_endpoints_per_topic', meaning: 'Most endpoints in one URL Group (topic)' },
-  { name: 'upstash_qstash_plan_max_requests_per_second', field: 'max_requests_per_second', meaning: 'Most requests per second the plan accepts' },
-  { name: 'upstash_qstash_plan_max_dlq_messages', field: 'max_dlq_size', meaning: 'Most messages kept in the dead-letter queue; compare with upstash_qstash_usage_dlq_messages' },
-  { name: 'upstash_qstash_plan_max_retries', field: 'max_retries', meaning: 'Most delivery retries a message may ask for' },
+  {
+    name: 'upstash_qstash_plan_max_message_size_bytes',
+    field: 'max_message_size',
+    meaning: 'Largest message body the plan accepts, bytes',
+  },
+  {
+    name: 'upstash_qstash_plan_max_requests_per_day',
+    field: 'max_requests_per_day',
+    meaning:
+      'Soft daily request limit of the plan (requests still pass past it); compare with upstash_qstash_usage_daily_requests (official), else upstash_qstash_daily_messages (derived from CREATED entries)',
+  },
+  {
+    name: 'upstash_qstash_plan_max_requests_per_day_hard',
+    field: 'max_requests_per_day_hard',
+    meaning: 'Hard daily request limit of the plan, where publish, enqueue and batch are rejected until 00:00 UTC',
+  },
+  {
+    name: 'upstash_qstash_plan_max_endpoints_per_url_group',
+    field: 'max_endpoints_per_topic',
+    meaning: 'Most endpoints in one URL Group (topic)',
+  },
+  {
+    name: 'upstash_qstash_plan_max_requests_per_second',
+    field: 'max_requests_per_second',
+    meaning: 'Most requests per second the plan accepts',
+  },
+  {
+    name: 'upstash_qstash_plan_max_dlq_messages',
+    field: 'max_dlq_size',
+    meaning: 'Most messages kept in the dead-letter queue; compare with upstash_qstash_usage_dlq_messages',
+  },
+  {
+    name: 'upstash_qstash_plan_max_retries',
+    field: 'max_retries',
+    meaning: 'Most delivery retries a message may ask for',
+  },
   { name: 'upstash_qstash_plan_max_url_groups', field: 'max_topics', meaning: 'Most URL Groups (topics)' },
-  { name: 'upstash_qstash_plan_max_schedules', field: 'max_schedules', meaning: 'Most schedules; compare with sum(upstash_qstash_schedules)' },
-  { name: 'upstash_qstash_plan_max_log_events', field: 'max_events_size', meaning: 'Most log events the service keeps' },
+  {
+    name: 'upstash_qstash_plan_max_schedules',
+    field: 'max_schedules',
+    meaning: 'Most schedules; compare with sum(upstash_qstash_schedules)',
+  },
+  {
+    name: 'upstash_qstash_plan_max_log_events',
+    field: 'max_events_size',
+    meaning: 'Most log events the service keeps',
+  },
   {
     name: 'upstash_qstash_plan_max_dlq_retention_seconds',
     field: 'max_dlq_retention_time_milis',
@@ -65,23 +102,51 @@ export const PLAN_LIMITS: readonly LimitSpec[] = [
     divisor: 1000,
     upstreamUnit: 'milliseconds',
   },
-  { name: 'upstash_qstash_plan_max_delay_seconds', field: 'max_delay', meaning: 'Longest delay a message may ask for, seconds' },
-  { name: 'upstash_qstash_plan_max_parallelism', field: 'max_parallelism', meaning: 'Most parallel deliveries of one queue or flow-control key' },
-  { name: 'upstash_qstash_plan_max_global_parallelism', field: 'max_global_parallelism', meaning: 'Most parallel deliveries across the account' },
+  {
+    name: 'upstash_qstash_plan_max_delay_seconds',
+    field: 'max_delay',
+    meaning: 'Longest delay a message may ask for, seconds',
+  },
+  {
+    name: 'upstash_qstash_plan_max_parallelism',
+    field: 'max_parallelism',
+    meaning: 'Most parallel deliveries of one queue or flow-control key',
+  },
+  {
+    name: 'upstash_qstash_plan_max_global_parallelism',
+    field: 'max_global_parallelism',
+    meaning: 'Most parallel deliveries across the account',
+  },
   { name: 'upstash_qstash_plan_max_queues', field: 'max_queues', meaning: 'Most queues' },
-  { name: 'upstash_qstash_plan_max_bandwidth_bytes_per_second', field: 'max_bandwidth_per_second', meaning: 'Most bandwidth per second, bytes (current record only)' },
-  { name: 'upstash_qstash_plan_timeout_seconds', field: 'timeout', meaning: 'Longest a delivery request may take, seconds' },
+  {
+    name: 'upstash_qstash_plan_max_bandwidth_bytes_per_second',
+    field: 'max_bandwidth_per_second',
+    meaning: 'Most bandwidth per second, bytes (current record only)',
+  },
+  {
+    name: 'upstash_qstash_plan_timeout_seconds',
+    field: 'timeout',
+    meaning: 'Longest a delivery request may take, seconds',
+  },
 ];
 
 /** Plain (unlabelled) gauges of the account record besides the limits. */
 interface ValueSpec {
   name: string;
   meaning: string;
-  field: 'active' | 'prod_pack_enabled' | 'creation_time' | 'last_plan_upgrade_time' | 'reserved_price' | 'budget' | 'prometheus_enabled';
+  field:
+    | 'active'
+    | 'prod_pack_enabled'
+    | 'creation_time'
+    | 'last_plan_upgrade_time'
+    | 'reserved_price'
+    | 'budget'
+    | 'prometheus_enabled';
   value: (account: Account) => number | undefined;
 }
 
-const positive = (value: number | undefined): number | undefined => (value !== undefined && value > 0 ? value : undefined);
+const positive = (value: number | undefined): number | undefined =>
+  value !== undefined && value > 0 ? value : undefined;
 
 export const ACCOUNT_VALUES: readonly ValueSpec[] = [
   {
@@ -116,13 +181,15 @@ export const ACCOUNT_VALUES: readonly ValueSpec[] = [
   },
   {
     name: 'upstash_qstash_account_budget',
-    meaning: 'Monthly spending budget of the user; the currency is not given by the API, 0 for none (current record only)',
+    meaning:
+      'Monthly spending budget of the user; the currency is not given by the API, 0 for none (current record only)',
     field: 'budget',
     value: (a) => a.budget,
   },
   {
     name: 'upstash_qstash_account_prometheus_enabled',
-    meaning: 'Whether Upstash\'s own Prometheus endpoint is enabled (1) or not (0); the record sends the text "true"/"false" (current record only)',
+    meaning:
+      'Whether Upstash\'s own Prometheus endpoint is enabled (1) or not (0); the record sends the text "true"/"false" (current record only)',
     field: 'prometheus_enabled',
     value: (a) => (a.prometheus_enabled === 'true' ? 1 : a.prometheus_enabled === 'false' ? 0 : undefined),
   },
@@ -146,7 +213,7 @@ export function selectionMessage(user: QStashUser): string {
     case 'region':
       return `QStash user chosen by the region of the QStash URL (region ${region}): no listed user has the configured token`;
     case 'legacy':
-      return 'QStash user read from the legacy single-user endpoint: the user list is absent, or no user has the configured token or the QStash URL\'s region';
+      return "QStash user read from the legacy single-user endpoint: the user list is absent, or no user has the configured token or the QStash URL's region";
   }
 }
 
@@ -160,7 +227,10 @@ export class AccountCollector extends SnapshotCollector<'account', QStashUser> {
     super('account', options.intervalMs, options.bounds);
     this.#client = options.client;
     const prefix = options.accountPath.endsWith('/user') ? options.accountPath.slice(0, -'/user'.length) : null;
-    this.#source = prefix === null ? `GET ${options.accountPath}` : `the QStash user of GET ${prefix}/users (else GET ${options.accountPath})`;
+    this.#source =
+      prefix === null
+        ? `GET ${options.accountPath}`
+        : `the QStash user of GET ${prefix}/users (else GET ${options.accountPath})`;
   }
 
   protected async fetch(ctx: PollContext): Promise<QStashUser> {
@@ -203,7 +273,9 @@ export class AccountCollector extends SnapshotCollector<'account', QStashUser> {
       const value = spec.value(account);
       if (value === undefined) continue;
       const source = `${spec.field} of ${this.#source}`;
-      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.families).set(value);
+      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source, labelNames: [] }, this.families).set(
+        value,
+      );
     }
 
     for (const limit of PLAN_LIMITS) {

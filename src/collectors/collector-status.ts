@@ -54,7 +54,10 @@ export const NO_POLL_YET = {
 export function describeError(error: unknown, secrets: readonly string[] = []): string {
   const code = errorCode(error);
   const raw = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
-  const message = createScrubber(secrets, '***')(raw.replace(/\s*[\r\n]+\s*/g, ' ').trim())
+  const message = createScrubber(
+    secrets,
+    '***',
+  )(raw.replace(/\s*[\r\n]+\s*/g, ' ').trim())
     .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 ***')
     .replace(/(\/\/)[^/@\s]*@/g, '$1***@')
     .replace(/([?&](?:token|api_?key|password|key)=)[^&\s]*/gi, '$1***');

@@ -5,8 +5,6 @@
 
 import { hostOf } from '../common/url.js';
 
-
-
 /**
  * The `destination` label of a schedule's destination: an http(s) URL gives its host[:port];
  * anything else is a URL Group name and is used as is.

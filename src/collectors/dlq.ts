@@ -21,25 +21,29 @@ export const DEFAULT_DLQ_MAX_PAGES = 10;
 export const DLQ_FAMILIES = {
   size: {
     name: 'upstash_qstash_dlq_size',
-    meaning: 'Messages in the dead-letter queue, all queues and URL Groups; a lower bound while upstash_qstash_dlq_complete is 0; compare with upstash_qstash_plan_max_dlq_messages',
+    meaning:
+      'Messages in the dead-letter queue, all queues and URL Groups; a lower bound while upstash_qstash_dlq_complete is 0; compare with upstash_qstash_plan_max_dlq_messages',
     source: `messages of ${SOURCE}, all pages up to the page budget`,
     labelNames: [],
   },
   messages: {
     name: 'upstash_qstash_dlq_messages',
-    meaning: 'Messages in the dead-letter queue by queue and URL Group ("" for none); a lower bound while upstash_qstash_dlq_complete is 0',
+    meaning:
+      'Messages in the dead-letter queue by queue and URL Group ("" for none); a lower bound while upstash_qstash_dlq_complete is 0',
     source: `messages of ${SOURCE} counted by queueName and topicName, all pages up to the page budget`,
     labelNames: ['queue', 'url_group'],
   },
   oldest: {
     name: 'upstash_qstash_dlq_oldest_message_timestamp_seconds',
-    meaning: 'Creation time of the oldest message in the dead-letter queue by queue and URL Group, unix seconds; among the pages read',
+    meaning:
+      'Creation time of the oldest message in the dead-letter queue by queue and URL Group, unix seconds; among the pages read',
     source: `least createdAt (unix milliseconds) of the messages of ${SOURCE}`,
     labelNames: ['queue', 'url_group'],
   },
   complete: {
     name: 'upstash_qstash_dlq_complete',
-    meaning: 'Whether the last poll read the whole dead-letter queue (1) or stopped at the page budget (0: counts are lower bounds)',
+    meaning:
+      'Whether the last poll read the whole dead-letter queue (1) or stopped at the page budget (0: counts are lower bounds)',
     source: `the cursor of ${SOURCE}`,
     labelNames: [],
   },
@@ -88,7 +92,11 @@ export class DlqCollector extends SnapshotCollector<'dlq', DlqData> {
       if (pages >= this.#maxPages) return { messages, pages, complete: false };
       if (seen.has(page.cursor)) {
         // Following it again would loop: fail the poll, keep the previous snapshot.
-        throw new ApiUpstreamError('the service returned a DLQ cursor already followed in this walk', { api: 'qstash', endpoint: '/v2/dlq', method: 'GET' });
+        throw new ApiUpstreamError('the service returned a DLQ cursor already followed in this walk', {
+          api: 'qstash',
+          endpoint: '/v2/dlq',
+          method: 'GET',
+        });
       }
       seen.add(page.cursor);
       cursor = page.cursor;
@@ -103,14 +111,18 @@ export class DlqCollector extends SnapshotCollector<'dlq', DlqData> {
     registerGauge(registry, f.complete, this.families).set(flagValue(data.complete));
     registerGauge(registry, f.pages, this.families).set(data.pages);
 
-    const groups = new Map<string, { labels: { queue: string; url_group: string }; count: number; oldestMs: number | undefined }>();
+    const groups = new Map<
+      string,
+      { labels: { queue: string; url_group: string }; count: number; oldestMs: number | undefined }
+    >();
     for (const message of data.messages) {
       const labels = { queue: message.queueName ?? '', url_group: message.topicName ?? '' };
       const key = `${labels.queue}\u0000${labels.url_group}`;
       const group = groups.get(key) ?? { labels, count: 0, oldestMs: undefined };
       group.count += 1;
       const created = message.createdAt;
-      if (created !== undefined && created > 0 && (group.oldestMs === undefined || created < group.oldestMs)) group.oldestMs = created;
+      if (created !== undefined && created > 0 && (group.oldestMs === undefined || created < group.oldestMs))
+        group.oldestMs = created;
       groups.set(key, group);
     }
     for (const group of groups.values()) {

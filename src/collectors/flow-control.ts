@@ -28,13 +28,41 @@ const perKey = (name: string, meaning: string, field: string): GaugeSpec<'flow_c
 });
 
 export const FLOW_CONTROL_FAMILIES = {
-  waitlist: perKey('upstash_qstash_flow_control_waitlist_size', 'Messages of the flow-control key waiting for its parallelism or rate', 'waitListSize'),
-  parallelismMax: perKey('upstash_qstash_flow_control_parallelism_max', 'Deliveries of the key allowed in flight at once; 0 when none is set', 'parallelismMax'),
-  parallelismInUse: perKey('upstash_qstash_flow_control_parallelism_in_use', 'Deliveries of the key in flight now', 'parallelismCount'),
-  rateMax: perKey('upstash_qstash_flow_control_rate_max', 'Deliveries of the key allowed to start per rate period; 0 when none is set', 'rateMax'),
-  rateInUse: perKey('upstash_qstash_flow_control_rate_in_use', 'Deliveries of the key started in the current rate period', 'rateCount'),
-  ratePeriod: perKey('upstash_qstash_flow_control_rate_period_seconds', 'Length of the rate period of the key, seconds', 'ratePeriod'),
-  paused: perKey('upstash_qstash_flow_control_paused', 'Whether delivery of the key is paused (1): its messages stay in the wait list', 'isPaused'),
+  waitlist: perKey(
+    'upstash_qstash_flow_control_waitlist_size',
+    'Messages of the flow-control key waiting for its parallelism or rate',
+    'waitListSize',
+  ),
+  parallelismMax: perKey(
+    'upstash_qstash_flow_control_parallelism_max',
+    'Deliveries of the key allowed in flight at once; 0 when none is set',
+    'parallelismMax',
+  ),
+  parallelismInUse: perKey(
+    'upstash_qstash_flow_control_parallelism_in_use',
+    'Deliveries of the key in flight now',
+    'parallelismCount',
+  ),
+  rateMax: perKey(
+    'upstash_qstash_flow_control_rate_max',
+    'Deliveries of the key allowed to start per rate period; 0 when none is set',
+    'rateMax',
+  ),
+  rateInUse: perKey(
+    'upstash_qstash_flow_control_rate_in_use',
+    'Deliveries of the key started in the current rate period',
+    'rateCount',
+  ),
+  ratePeriod: perKey(
+    'upstash_qstash_flow_control_rate_period_seconds',
+    'Length of the rate period of the key, seconds',
+    'ratePeriod',
+  ),
+  paused: perKey(
+    'upstash_qstash_flow_control_paused',
+    'Whether delivery of the key is paused (1): its messages stay in the wait list',
+    'isPaused',
+  ),
   pinned: {
     name: 'upstash_qstash_flow_control_pinned',
     meaning: 'Whether the setting (parallelism, rate) of the key is pinned (1): messages cannot change it',
@@ -44,13 +72,15 @@ export const FLOW_CONTROL_FAMILIES = {
   },
   listed: {
     name: 'upstash_qstash_flow_control_keys_listed',
-    meaning: 'Flow-control keys the service lists; absent where it has no list endpoint (only configured keys are read then)',
+    meaning:
+      'Flow-control keys the service lists; absent where it has no list endpoint (only configured keys are read then)',
     source: `entries of ${LIST_SOURCE}`,
     labelNames: [],
   },
   unread: {
     name: 'upstash_qstash_flow_control_keys_unread',
-    meaning: 'Flow-control keys known (listed or configured) but not read this poll: beyond flow_control.max_keys, or unknown to the service',
+    meaning:
+      'Flow-control keys known (listed or configured) but not read this poll: beyond flow_control.max_keys, or unknown to the service',
     source: `${LIST_SOURCE} and the configured keys`,
     labelNames: [],
   },
@@ -88,7 +118,11 @@ export class FlowControlCollector extends SnapshotCollector<'flow_control', Flow
     this.#client = options.client;
     this.#keys = options.keys ?? [];
     this.#maxKeys = options.maxKeys ?? DEFAULT_FLOW_CONTROL_MAX_KEYS;
-    this.#list = new OptionalEndpoint({ collector: 'flow_control', endpoint: LIST_SOURCE, gauge: options.availability });
+    this.#list = new OptionalEndpoint({
+      collector: 'flow_control',
+      endpoint: LIST_SOURCE,
+      gauge: options.availability,
+    });
   }
 
   protected async fetch(ctx: PollContext): Promise<FlowControlData> {
@@ -96,7 +130,9 @@ export class FlowControlCollector extends SnapshotCollector<'flow_control', Flow
     const list = (await this.#list.read(ctx, () => this.#client.listFlowControls(call))) ?? null;
     const listedByKey = new Map((list ?? []).map((record) => [record.flowControlKey, record]));
     const waitOf = (record: FlowControlInfo | undefined): number => record?.waitListSize ?? record?.waitlistSize ?? 0;
-    const listedKeys = [...listedByKey.keys()].filter((key) => !this.#keys.includes(key)).sort((a, b) => waitOf(listedByKey.get(b)) - waitOf(listedByKey.get(a)));
+    const listedKeys = [...listedByKey.keys()]
+      .filter((key) => !this.#keys.includes(key))
+      .sort((a, b) => waitOf(listedByKey.get(b)) - waitOf(listedByKey.get(a)));
     const known = [...this.#keys, ...listedKeys];
     const chosen = known.slice(0, this.#maxKeys);
     let unread = known.length - chosen.length;
@@ -156,7 +192,10 @@ export class FlowControlCollector extends SnapshotCollector<'flow_control', Flow
   #warnUnknown(key: string, logger: Logger): void {
     if (this.#unknownWarned.has(key)) return;
     this.#unknownWarned.add(key);
-    logger.warn({ flowControlKey: key.slice(0, 64) }, 'flow-control key unknown to the service (404); not exported until it has messages');
+    logger.warn(
+      { flowControlKey: key.slice(0, 64) },
+      'flow-control key unknown to the service (404); not exported until it has messages',
+    );
   }
 }
 

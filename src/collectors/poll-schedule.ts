@@ -53,8 +53,14 @@ export class PollSchedule {
  * without one, as in tests, plans its own from the configuration). What a collector says about
  * its cadence (HELP texts) comes from here, so it is the interval really polled.
  */
-export function polledIntervalMs(name: CollectorName, config: Pick<ExporterConfig, 'collectors'>, schedule?: PollSchedule): number {
-  return (schedule ?? new PollSchedule({ [name]: config.collectors[name] } as Record<CollectorName, CollectorConfig>)).plan(name).intervalMs;
+export function polledIntervalMs(
+  name: CollectorName,
+  config: Pick<ExporterConfig, 'collectors'>,
+  schedule?: PollSchedule,
+): number {
+  return (
+    schedule ?? new PollSchedule({ [name]: config.collectors[name] } as Record<CollectorName, CollectorConfig>)
+  ).plan(name).intervalMs;
 }
 
 export { cronForInterval, CRON_STEP_RULE, type CronPlan } from '../common/cron-step.js';

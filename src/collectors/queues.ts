@@ -20,7 +20,8 @@ const GLOBAL_SOURCE = 'GET /v2/globalParallelism';
 export const QUEUE_FAMILIES = {
   queues: {
     name: 'upstash_qstash_queues',
-    meaning: 'Number of queues by paused state; both states always present; sum it against upstash_qstash_plan_max_queues',
+    meaning:
+      'Number of queues by paused state; both states always present; sum it against upstash_qstash_plan_max_queues',
     source: `entries of ${SOURCE} counted by paused`,
     labelNames: ['paused'],
   },
@@ -38,13 +39,15 @@ export const QUEUE_FAMILIES = {
   },
   parallelism: {
     name: 'upstash_qstash_queue_parallelism',
-    meaning: "Deliveries of the queue's messages allowed in flight at once; compare with upstash_qstash_plan_max_parallelism",
+    meaning:
+      "Deliveries of the queue's messages allowed in flight at once; compare with upstash_qstash_plan_max_parallelism",
     source: `parallelism of ${SOURCE}`,
     labelNames: ['queue'],
   },
   globalParallelismMax: {
     name: 'upstash_qstash_global_parallelism_max',
-    meaning: 'Most deliveries in flight at once across the account, as the service applies it; the plan figure is upstash_qstash_plan_max_global_parallelism',
+    meaning:
+      'Most deliveries in flight at once across the account, as the service applies it; the plan figure is upstash_qstash_plan_max_global_parallelism',
     source: `parallelismMax of ${GLOBAL_SOURCE}`,
     labelNames: [],
   },
@@ -83,7 +86,10 @@ export class QueuesCollector extends SnapshotCollector<'queues', QueuesData> {
 
   protected async fetch(ctx: PollContext): Promise<QueuesData> {
     const call = { signal: ctx.signal };
-    const [queues, global] = await Promise.all([this.#client.listQueues(call), this.#global.read(ctx, () => this.#client.globalParallelism(call))]);
+    const [queues, global] = await Promise.all([
+      this.#client.listQueues(call),
+      this.#global.read(ctx, () => this.#client.globalParallelism(call)),
+    ]);
     return { queues, global };
   }
 

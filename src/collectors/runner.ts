@@ -161,7 +161,10 @@ export class CollectorRunner {
   #checkWallClock(): void {
     const jumpMs = this.#wallClock.check();
     if (jumpMs === 0) return;
-    this.#logger.warn({ jumpSeconds: Math.round(jumpMs) / 1000 }, 'the wall clock jumped: polls rescheduled on the new time');
+    this.#logger.warn(
+      { jumpSeconds: Math.round(jumpMs) / 1000 },
+      'the wall clock jumped: polls rescheduled on the new time',
+    );
     // After the scheduler's own handling of the tick in progress (a missed-run report comes from inside it).
     queueMicrotask(() => {
       if (this.#stopping !== undefined) return;
@@ -181,7 +184,8 @@ export class CollectorRunner {
   status(): CollectorStatus[] {
     return COLLECTOR_NAMES.map((name) => {
       const slot = this.#slots.get(name);
-      if (slot !== undefined) return { ...slot.status, running: slot.inFlight !== undefined, summary: slot.collector.summary?.() ?? null };
+      if (slot !== undefined)
+        return { ...slot.status, running: slot.inFlight !== undefined, summary: slot.collector.summary?.() ?? null };
       return {
         ...NO_POLL_YET,
         name,
@@ -221,11 +225,21 @@ export class CollectorRunner {
     const inFlight = (): InFlight[] =>
       [...this.#slots.values()].flatMap((slot) => (slot.inFlight === undefined ? [] : [slot.inFlight]));
 
-    if (!(await settleWithin(inFlight().map((f) => f.promise), deadlineMs))) {
+    if (
+      !(await settleWithin(
+        inFlight().map((f) => f.promise),
+        deadlineMs,
+      ))
+    ) {
       const late = [...this.#slots.values()].filter((s) => s.inFlight !== undefined).map((s) => s.collector.name);
       this.#logger.warn({ collectors: late, deadlineMs }, 'polls still running at the stop deadline: aborting them');
       for (const flight of inFlight()) flight.controller.abort(new Error('exporter is stopping'));
-      if (!(await settleWithin(inFlight().map((f) => f.promise), ABORT_GRACE_MS))) {
+      if (
+        !(await settleWithin(
+          inFlight().map((f) => f.promise),
+          ABORT_GRACE_MS,
+        ))
+      ) {
         this.#logger.warn({ collectors: late }, 'polls ignored the abort; closing the collectors anyway');
       }
     }
@@ -326,8 +340,7 @@ export class CollectorRunner {
       info: (message) => logger.debug({ source: 'node-cron' }, message),
       warn: (message) => logger.debug({ source: 'node-cron' }, message),
       debug: (message) => logger.debug({ source: 'node-cron' }, describeError(message, this.#secrets)),
-      error: (message, error) =>
-        logger.error({ source: 'node-cron' }, describeError(error ?? message, this.#secrets)),
+      error: (message, error) => logger.error({ source: 'node-cron' }, describeError(error ?? message, this.#secrets)),
     };
   }
 }

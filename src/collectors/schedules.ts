@@ -149,4 +149,8 @@ export class SchedulesCollector extends SnapshotCollector<'schedules', readonly 
 export const createSchedulesCollector: CollectorFactory = (config, deps) =>
   deps.delivery === null
     ? null
-    : new SchedulesCollector({ client: deps.delivery, intervalMs: polledIntervalMs('schedules', config, deps.schedule), bounds: deps.selfMetrics.seriesCounters });
+    : new SchedulesCollector({
+        client: deps.delivery,
+        intervalMs: polledIntervalMs('schedules', config, deps.schedule),
+        bounds: deps.selfMetrics.seriesCounters,
+      });

@@ -11,7 +11,13 @@ import type { ManagementClient, SearchIndex, VectorStats } from '../api/manageme
 import type { Logger } from '../logging/index.js';
 import type { PollContext } from './collector.js';
 import type { CollectorFactory } from './collector.js';
-import { flagValue, registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFieldSpec } from './inventory/gauges.js';
+import {
+  flagValue,
+  registerGauge,
+  registerIndexFieldGauges,
+  type GaugeSpec,
+  type IndexFieldSpec,
+} from './inventory/gauges.js';
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { mapConcurrently, VECTOR_STATS_CONCURRENCY, VECTOR_STATS_VALUES } from './vector.js';
@@ -21,11 +27,12 @@ const SOURCE = 'GET /v2/search';
 const STATS_SOURCE = 'GET /v2/search/{id}/stats?period=1h';
 
 /** Usage of a search index: the vector stats counters, named for search (documents are vectors). */
-export const SEARCH_STATS_VALUES: readonly IndexFieldSpec<(typeof VECTOR_STATS_VALUES)[number]['field']>[] = VECTOR_STATS_VALUES.map((spec) => ({
-  ...spec,
-  name: spec.name.replace('upstash_vector_index_', 'upstash_search_index_'),
-  meaning: spec.meaning.replaceAll('upstash_vector_index_', 'upstash_search_index_'),
-}));
+export const SEARCH_STATS_VALUES: readonly IndexFieldSpec<(typeof VECTOR_STATS_VALUES)[number]['field']>[] =
+  VECTOR_STATS_VALUES.map((spec) => ({
+    ...spec,
+    name: spec.name.replace('upstash_vector_index_', 'upstash_search_index_'),
+    meaning: spec.meaning.replaceAll('upstash_vector_index_', 'upstash_search_index_'),
+  }));
 const ID = ['index_id'] as const;
 
 type LimitField =
@@ -41,15 +48,39 @@ type LimitField =
 
 /** One gauge per limit of a search index, labelled by index_id only (to divide usage by it). */
 export const SEARCH_LIMITS: readonly IndexFieldSpec<LimitField>[] = [
-  { name: 'upstash_search_index_max_vectors', field: 'max_vector_count', meaning: 'Most documents (vectors) the index holds' },
+  {
+    name: 'upstash_search_index_max_vectors',
+    field: 'max_vector_count',
+    meaning: 'Most documents (vectors) the index holds',
+  },
   { name: 'upstash_search_index_max_monthly_reranks', field: 'max_monthly_reranks', meaning: 'Most reranks per month' },
   { name: 'upstash_search_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
   { name: 'upstash_search_index_max_daily_queries', field: 'max_daily_queries', meaning: 'Most queries per day' },
-  { name: 'upstash_search_index_max_monthly_bandwidth_bytes', field: 'max_monthly_bandwidth', meaning: 'Most bandwidth per month, bytes' },
-  { name: 'upstash_search_index_max_writes_per_second', field: 'max_writes_per_second', meaning: 'Most writes per second' },
-  { name: 'upstash_search_index_max_queries_per_second', field: 'max_query_per_second', meaning: 'Most queries per second' },
-  { name: 'upstash_search_index_max_reads_per_request', field: 'max_reads_per_request', meaning: 'Most documents read by one request' },
-  { name: 'upstash_search_index_max_writes_per_request', field: 'max_writes_per_request', meaning: 'Most documents written by one request' },
+  {
+    name: 'upstash_search_index_max_monthly_bandwidth_bytes',
+    field: 'max_monthly_bandwidth',
+    meaning: 'Most bandwidth per month, bytes',
+  },
+  {
+    name: 'upstash_search_index_max_writes_per_second',
+    field: 'max_writes_per_second',
+    meaning: 'Most writes per second',
+  },
+  {
+    name: 'upstash_search_index_max_queries_per_second',
+    field: 'max_query_per_second',
+    meaning: 'Most queries per second',
+  },
+  {
+    name: 'upstash_search_index_max_reads_per_request',
+    field: 'max_reads_per_request',
+    meaning: 'Most documents read by one request',
+  },
+  {
+    name: 'upstash_search_index_max_writes_per_request',
+    field: 'max_writes_per_request',
+    meaning: 'Most documents written by one request',
+  },
 ];
 
 export const SEARCH_FAMILIES = {
@@ -115,7 +146,8 @@ export class SearchCollector extends SnapshotCollector<'search', PollResult> {
     indexes.forEach((index, i) => {
       const answer = answers[i];
       if (answer !== undefined) stats.set(index.id, answer);
-      else ctx.logger.debug({ indexId: index.id }, 'listed search index vanished before its stats were read (deleted?)');
+      else
+        ctx.logger.debug({ indexId: index.id }, 'listed search index vanished before its stats were read (deleted?)');
     });
     return { indexes, stats };
   }
@@ -126,8 +158,16 @@ export class SearchCollector extends SnapshotCollector<'search', PollResult> {
     const created = registerGauge(registry, f.created, this.families);
     const enrichment = registerGauge(registry, f.enrichment, this.families);
     const throughput = registerGauge(registry, f.throughput, this.families);
-    const setLimits = registerIndexFieldGauges(registry, SEARCH_LIMITS, { endpoint: SOURCE, families: this.families, kind: 'limit' });
-    const setUsage = registerIndexFieldGauges(registry, SEARCH_STATS_VALUES, { endpoint: STATS_SOURCE, families: this.families, kind: 'value' });
+    const setLimits = registerIndexFieldGauges(registry, SEARCH_LIMITS, {
+      endpoint: SOURCE,
+      families: this.families,
+      kind: 'limit',
+    });
+    const setUsage = registerIndexFieldGauges(registry, SEARCH_STATS_VALUES, {
+      endpoint: STATS_SOURCE,
+      families: this.families,
+      kind: 'value',
+    });
 
     for (const index of indexes) {
       const id = { index_id: index.id };
@@ -146,4 +186,8 @@ export class SearchCollector extends SnapshotCollector<'search', PollResult> {
 export const createSearchCollector: CollectorFactory = (config, deps) =>
   deps.management === null
     ? null
-    : new SearchCollector({ client: deps.management, intervalMs: polledIntervalMs('search', config, deps.schedule), bounds: deps.selfMetrics.seriesCounters });
+    : new SearchCollector({
+        client: deps.management,
+        intervalMs: polledIntervalMs('search', config, deps.schedule),
+        bounds: deps.selfMetrics.seriesCounters,
+      });

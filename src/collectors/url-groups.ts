@@ -58,4 +58,8 @@ export class UrlGroupsCollector extends SnapshotCollector<'url_groups', UrlGroup
 export const createUrlGroupsCollector: CollectorFactory = (config, deps) =>
   deps.delivery === null
     ? null
-    : new UrlGroupsCollector({ client: deps.delivery, intervalMs: polledIntervalMs('url_groups', config, deps.schedule), bounds: deps.selfMetrics.seriesCounters });
+    : new UrlGroupsCollector({
+        client: deps.delivery,
+        intervalMs: polledIntervalMs('url_groups', config, deps.schedule),
+        bounds: deps.selfMetrics.seriesCounters,
+      });

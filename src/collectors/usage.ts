@@ -46,7 +46,8 @@ export function pointOfDay(points: readonly SeriesPoint[] | undefined, dayStartM
   let value: number | undefined;
   for (const point of points ?? []) {
     const timeMs = parseSeriesTimestamp(point.x);
-    if (timeMs !== undefined && timeMs >= dayStartMs && timeMs < dayStartMs + DAY_MS && Number.isFinite(point.y)) value = point.y;
+    if (timeMs !== undefined && timeMs >= dayStartMs && timeMs < dayStartMs + DAY_MS && Number.isFinite(point.y))
+      value = point.y;
   }
   return value;
 }
@@ -117,7 +118,11 @@ export class UsageCollector extends SnapshotCollector<'usage', PollResult> {
     super('usage', options.intervalMs, options.bounds);
     this.#client = options.client;
     this.#prefix = options.accountPath.endsWith('/user') ? options.accountPath.slice(0, -'/user'.length) : '/v2/qstash';
-    this.#stats = new OptionalEndpoint({ collector: 'usage', endpoint: `GET ${this.#prefix}/stats[/{id}]`, gauge: options.availability });
+    this.#stats = new OptionalEndpoint({
+      collector: 'usage',
+      endpoint: `GET ${this.#prefix}/stats[/{id}]`,
+      gauge: options.availability,
+    });
   }
 
   /** Unsupported when the service has no statistics. */
@@ -135,7 +140,9 @@ export class UsageCollector extends SnapshotCollector<'usage', PollResult> {
       this.#lastPath = path;
       ctx.logger.info(
         { statsPath: path, region: user.account.region ?? '' },
-        path === 'id' ? 'official usage read from the stats of the QStash user (by id)' : 'official usage read from the older stats path without a user id',
+        path === 'id'
+          ? 'official usage read from the stats of the QStash user (by id)'
+          : 'official usage read from the older stats path without a user id',
       );
     }
     return { stats, path, todayMs: Math.floor(ctx.now() / DAY_MS) * DAY_MS };
@@ -149,7 +156,11 @@ export class UsageCollector extends SnapshotCollector<'usage', PollResult> {
       const value = spec.value(stats, todayMs);
       if (value === undefined) continue;
       const field = spec.field.startsWith('daily_') ? `today's point of ${spec.field}` : spec.field;
-      registerGauge(registry, { name: spec.name, meaning: spec.meaning, source: `${field} of ${endpoint}`, labelNames: [] }, this.families).set(value);
+      registerGauge(
+        registry,
+        { name: spec.name, meaning: spec.meaning, source: `${field} of ${endpoint}`, labelNames: [] },
+        this.families,
+      ).set(value);
     }
   }
 }

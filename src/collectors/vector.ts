@@ -63,27 +63,68 @@ type StatsScalarField =
 
 /** Counters of the stats answer, one gauge each. */
 export const VECTOR_STATS_VALUES: readonly IndexFieldSpec<StatsScalarField>[] = [
-  { name: 'upstash_vector_index_vectors', field: 'current_vector_count', meaning: 'Vectors in the index; compare with upstash_vector_index_max_vectors' },
-  { name: 'upstash_vector_index_pending_vectors', field: 'pending_index_count', meaning: 'Vectors written but not indexed yet' },
-  { name: 'upstash_vector_index_daily_queries', field: 'daily_query_count', meaning: 'Queries today (resets daily); compare with upstash_vector_index_max_daily_queries' },
-  { name: 'upstash_vector_index_daily_updates', field: 'daily_update_count', meaning: 'Updates today (resets daily); compare with upstash_vector_index_max_daily_updates' },
+  {
+    name: 'upstash_vector_index_vectors',
+    field: 'current_vector_count',
+    meaning: 'Vectors in the index; compare with upstash_vector_index_max_vectors',
+  },
+  {
+    name: 'upstash_vector_index_pending_vectors',
+    field: 'pending_index_count',
+    meaning: 'Vectors written but not indexed yet',
+  },
+  {
+    name: 'upstash_vector_index_daily_queries',
+    field: 'daily_query_count',
+    meaning: 'Queries today (resets daily); compare with upstash_vector_index_max_daily_queries',
+  },
+  {
+    name: 'upstash_vector_index_daily_updates',
+    field: 'daily_update_count',
+    meaning: 'Updates today (resets daily); compare with upstash_vector_index_max_daily_updates',
+  },
   { name: 'upstash_vector_index_daily_reranks', field: 'daily_rerank_count', meaning: 'Reranks today (resets daily)' },
-  { name: 'upstash_vector_index_monthly_queries', field: 'monthly_query_count', meaning: 'Queries this month (resets monthly)' },
-  { name: 'upstash_vector_index_monthly_updates', field: 'monthly_update_count', meaning: 'Updates this month (resets monthly)' },
-  { name: 'upstash_vector_index_monthly_reranks', field: 'monthly_rerank_count', meaning: 'Reranks this month (resets monthly); compare with upstash_vector_index_max_monthly_reranks' },
-  { name: 'upstash_vector_index_monthly_bandwidth_bytes', field: 'monthly_bandwidth_usage', meaning: 'Bandwidth used this month, bytes; compare with upstash_vector_index_max_monthly_bandwidth_bytes' },
+  {
+    name: 'upstash_vector_index_monthly_queries',
+    field: 'monthly_query_count',
+    meaning: 'Queries this month (resets monthly)',
+  },
+  {
+    name: 'upstash_vector_index_monthly_updates',
+    field: 'monthly_update_count',
+    meaning: 'Updates this month (resets monthly)',
+  },
+  {
+    name: 'upstash_vector_index_monthly_reranks',
+    field: 'monthly_rerank_count',
+    meaning: 'Reranks this month (resets monthly); compare with upstash_vector_index_max_monthly_reranks',
+  },
+  {
+    name: 'upstash_vector_index_monthly_bandwidth_bytes',
+    field: 'monthly_bandwidth_usage',
+    meaning: 'Bandwidth used this month, bytes; compare with upstash_vector_index_max_monthly_bandwidth_bytes',
+  },
   { name: 'upstash_vector_index_storage_bytes', field: 'storage_usage', meaning: 'Storage used by the index, bytes' },
-  { name: 'upstash_vector_index_monthly_cost', field: 'monthly_cost', meaning: 'Cost of the index this month; the currency is not given by the API' },
+  {
+    name: 'upstash_vector_index_monthly_cost',
+    field: 'monthly_cost',
+    meaning: 'Cost of the index this month; the currency is not given by the API',
+  },
 ];
 
-type LimitField = 'max_vector_count' | 'max_daily_queries' | 'max_daily_updates' | 'max_monthly_bandwidth' | 'max_monthly_reranks';
+type LimitField =
+  'max_vector_count' | 'max_daily_queries' | 'max_daily_updates' | 'max_monthly_bandwidth' | 'max_monthly_reranks';
 
 /** Limits of the index list, labelled by index_id only so that usage / limit matches. */
 export const VECTOR_LIMITS: readonly IndexFieldSpec<LimitField>[] = [
   { name: 'upstash_vector_index_max_vectors', field: 'max_vector_count', meaning: 'Most vectors the index holds' },
   { name: 'upstash_vector_index_max_daily_queries', field: 'max_daily_queries', meaning: 'Most queries per day' },
   { name: 'upstash_vector_index_max_daily_updates', field: 'max_daily_updates', meaning: 'Most updates per day' },
-  { name: 'upstash_vector_index_max_monthly_bandwidth_bytes', field: 'max_monthly_bandwidth', meaning: 'Most bandwidth per month, bytes' },
+  {
+    name: 'upstash_vector_index_max_monthly_bandwidth_bytes',
+    field: 'max_monthly_bandwidth',
+    meaning: 'Most bandwidth per month, bytes',
+  },
   { name: 'upstash_vector_index_max_monthly_reranks', field: 'max_monthly_reranks', meaning: 'Most reranks per month' },
 ];
 
@@ -184,12 +225,19 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       },
       families,
     );
-    const setValues = registerIndexFieldGauges(registry, VECTOR_STATS_VALUES, { endpoint: this.#statsSource, families, kind: 'value' });
+    const setValues = registerIndexFieldGauges(registry, VECTOR_STATS_VALUES, {
+      endpoint: this.#statsSource,
+      families,
+      kind: 'value',
+    });
     const latencyMean = registerGauge(
       registry,
       {
         name: 'upstash_vector_index_latency_mean',
-        ...newestOf('<operation>_latency_mean', 'Mean latency by operation; the unit is not documented by the API, exported as served'),
+        ...newestOf(
+          '<operation>_latency_mean',
+          'Mean latency by operation; the unit is not documented by the API, exported as served',
+        ),
         labelNames: ['index_id', 'operation'],
       },
       families,
@@ -198,7 +246,10 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       registry,
       {
         name: 'upstash_vector_index_latency_p99',
-        ...newestOf('<operation>_latency_99', '99th percentile latency by operation; the unit is not documented by the API, exported as served'),
+        ...newestOf(
+          '<operation>_latency_99',
+          '99th percentile latency by operation; the unit is not documented by the API, exported as served',
+        ),
         labelNames: ['index_id', 'operation'],
       },
       families,
@@ -207,7 +258,10 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       registry,
       {
         name: 'upstash_vector_index_throughput',
-        ...newestOf('<operation>_throughput', 'Request throughput by operation; the unit is not documented by the API, exported as served'),
+        ...newestOf(
+          '<operation>_throughput',
+          'Request throughput by operation; the unit is not documented by the API, exported as served',
+        ),
         labelNames: ['index_id', 'operation'],
       },
       families,
@@ -221,7 +275,11 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
       },
       families,
     );
-    const setLimits = registerIndexFieldGauges(registry, VECTOR_LIMITS, { endpoint: LIST_SOURCE, families, kind: 'limit' });
+    const setLimits = registerIndexFieldGauges(registry, VECTOR_LIMITS, {
+      endpoint: LIST_SOURCE,
+      families,
+      kind: 'limit',
+    });
 
     const setNewest = <L extends string>(
       gauge: Gauge<L>,
@@ -257,7 +315,11 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
  * `work` over `items` with at most `limit` in flight; results in the order of `items`. After the
  * first failure no new item starts; the in-flight ones finish, then the first error is thrown.
  */
-export async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed = false;

@@ -30,9 +30,15 @@ export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];
 /** Collector names in the canonical order (polls, metrics, docs). */
 export const COLLECTOR_NAMES: readonly CollectorName[] = COLLECTOR_CATALOGUE.map((entry) => entry.name);
 
-export const DEFAULT_POLL_INTERVALS = Object.fromEntries(COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.defaultInterval])) as Record<CollectorName, string>;
+export const DEFAULT_POLL_INTERVALS = Object.fromEntries(
+  COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.defaultInterval]),
+) as Record<CollectorName, string>;
 
-export const COLLECTOR_NEEDS = Object.fromEntries(COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.needs])) as Record<CollectorName, CollectorNeeds>;
+export const COLLECTOR_NEEDS = Object.fromEntries(
+  COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.needs]),
+) as Record<CollectorName, CollectorNeeds>;
 
 /** The collectors that checkpoint their counters in the state file. */
-export const COLLECTORS_KEEPING_STATE: readonly CollectorName[] = COLLECTOR_CATALOGUE.filter((entry) => 'keepsState' in entry && entry.keepsState).map((entry) => entry.name);
+export const COLLECTORS_KEEPING_STATE: readonly CollectorName[] = COLLECTOR_CATALOGUE.filter(
+  (entry) => 'keepsState' in entry && entry.keepsState,
+).map((entry) => entry.name);

@@ -9,12 +9,18 @@ export function settingsTableMarkdown(): string {
   const lines = ['| flag | environment | YAML key | default | meaning |', '|---|---|---|---|---|'];
   for (const row of SETTINGS) {
     const file = row.secretFile === true;
-    const flags = [`--${row.flag}`, ...(file ? [`--${row.flag}-file`] : []), ...(row.switch === true ? [`--no-${row.flag}`] : [])];
+    const flags = [
+      `--${row.flag}`,
+      ...(file ? [`--${row.flag}-file`] : []),
+      ...(row.switch === true ? [`--no-${row.flag}`] : []),
+    ];
     const variables = [row.env, ...(file ? [`${row.env}_FILE`] : [])];
     const keys = row.notInYaml === true ? '–' : [row.key, ...(file ? [`${row.key}_file`] : [])].map(code).join(', ');
     const defaultText = row.defaultText === 'none' ? 'none' : code(row.defaultText);
     const meaning = `${row.help}${row.repeatable === true ? ' (repeatable)' : ''}`;
-    lines.push(`| ${flags.map(code).join(', ')} | ${variables.map(code).join(', ')} | ${keys} | ${defaultText} | ${meaning} |`);
+    lines.push(
+      `| ${flags.map(code).join(', ')} | ${variables.map(code).join(', ')} | ${keys} | ${defaultText} | ${meaning} |`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -48,7 +48,11 @@ const same = <T>(value: T): T => value;
 const unlessNull = <T>(value: T | null): T | undefined => value ?? undefined;
 
 /** A kind whose value is the given one (or the default) through one parser. */
-function parsed<T>(check: z.ZodType<T>, parse: (key: string, raw: RawValue, spec: SettingSpec) => T, render: (value: T) => unknown = same): Kind<T> {
+function parsed<T>(
+  check: z.ZodType<T>,
+  parse: (key: string, raw: RawValue, spec: SettingSpec) => T,
+  render: (value: T) => unknown = same,
+): Kind<T> {
   return { read: (spec, sources) => parse(spec.key, sources.givenOrDefault(spec), spec), check, render };
 }
 
@@ -66,7 +70,14 @@ function optional<T>(check: z.ZodType<T>, parse: (key: string, raw: RawValue) =>
 
 /** A whole number in [min, max]. */
 export function count(min: number, max?: number): Kind<number> {
-  const kind = parsed(z.number().int().min(min).max(max ?? Number.MAX_SAFE_INTEGER), (key, raw) => asInteger(key, raw, min, max));
+  const kind = parsed(
+    z
+      .number()
+      .int()
+      .min(min)
+      .max(max ?? Number.MAX_SAFE_INTEGER),
+    (key, raw) => asInteger(key, raw, min, max),
+  );
   return max === undefined ? kind : { ...kind, range: `${min}-${max}` };
 }
 
@@ -75,7 +86,11 @@ const MIB = 1024 * 1024;
 /** A whole number of MiB in [min, max], held in bytes. */
 export function mebibytes(min: number, max: number): Kind<number> {
   return parsed(
-    z.number().int().min(min * MIB).max(max * MIB),
+    z
+      .number()
+      .int()
+      .min(min * MIB)
+      .max(max * MIB),
     (key, raw) => asInteger(key, raw, min, max) * MIB,
     (bytes) => bytes / MIB,
   );
@@ -83,7 +98,11 @@ export function mebibytes(min: number, max: number): Kind<number> {
 
 /** A duration of at least `minMs`, at most the longest timer; held in ms. */
 export function duration(minMs = 0): Kind<number> {
-  return parsed(z.number().int().min(minMs).max(MAX_TIMER_MS), (key, raw) => asDuration(key, raw, { minMs, maxMs: MAX_TIMER_MS }), formatDuration);
+  return parsed(
+    z.number().int().min(minMs).max(MAX_TIMER_MS),
+    (key, raw) => asDuration(key, raw, { minMs, maxMs: MAX_TIMER_MS }),
+    formatDuration,
+  );
 }
 
 export const share: Kind<number> = parsed(z.number().gt(0).max(1), asShare);
@@ -104,10 +123,14 @@ export function matching(what: string, pattern: RegExp, complaint: string): Kind
 }
 
 /** An http(s) base URL; the default is the example the messages give. */
-export const httpUrl: Kind<string> = parsed(z.string().regex(/^https?:\/\/[^\s]+$/), (key, raw, spec) => asHttpUrl(key, raw, spec.defaultText));
+export const httpUrl: Kind<string> = parsed(z.string().regex(/^https?:\/\/[^\s]+$/), (key, raw, spec) =>
+  asHttpUrl(key, raw, spec.defaultText),
+);
 
 /** A URL path such as /v2/logs; the default is the example the messages give. */
-export const urlPath: Kind<string> = parsed(z.string().regex(/^\/[^\s?#]*$/), (key, raw, spec) => asUrlPath(key, raw, spec.defaultText));
+export const urlPath: Kind<string> = parsed(z.string().regex(/^\/[^\s?#]*$/), (key, raw, spec) =>
+  asUrlPath(key, raw, spec.defaultText),
+);
 
 /** A URL the service will call (query allowed, no fragment); null when not given. */
 export const targetUrl: Kind<string | null> = optional(z.string().regex(/^https?:\/\/[^\s#]+$/), (key, raw) =>
@@ -121,7 +144,11 @@ export const listenAddress: Kind<ListenAddress> = parsed(
 );
 
 /** A list setting, each item checked by `item`, duplicates dropped; empty when not given. */
-export function list<T extends string>(what: string, check: z.ZodType<T>, item: (key: string, text: string, raw: RawValue) => T): Kind<T[]> {
+export function list<T extends string>(
+  what: string,
+  check: z.ZodType<T>,
+  item: (key: string, text: string, raw: RawValue) => T,
+): Kind<T[]> {
   return {
     read: (spec, sources) => {
       const raw = sources.get(spec.key);
@@ -169,7 +196,8 @@ export const stateFile: Kind<string | null> = parsed(
   z.string().nullable(),
   (key, raw) => {
     const text = asText(key, raw, 'a file path or none').trim();
-    if (text === '') throw new ConfigError(key, `${raw.origin} is empty; give a file path, or none to disable the state file`);
+    if (text === '')
+      throw new ConfigError(key, `${raw.origin} is empty; give a file path, or none to disable the state file`);
     if (text.toLowerCase() === 'none') return null;
     const path = resolvePath(raw, text);
     const directory = dirname(path);
@@ -180,7 +208,10 @@ export const stateFile: Kind<string | null> = parsed(
       // Reported below.
     }
     if (!isDirectory) {
-      throw new ConfigError(key, `${raw.origin}: the directory ${directory} does not exist; create it, choose another path, or write none to disable the state file`);
+      throw new ConfigError(
+        key,
+        `${raw.origin}: the directory ${directory} does not exist; create it, choose another path, or write none to disable the state file`,
+      );
     }
     return path;
   },

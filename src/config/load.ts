@@ -22,7 +22,8 @@ function readSources(argv: readonly string[], env: NodeJS.ProcessEnv): Sources {
   const environment = readEnv(env);
   const path = configFile.read(settingByKey('config'), new Sources([flags, environment]));
   const configRaw = flags.get('config') ?? environment.get('config');
-  const yaml: Layer = path === null || configRaw === undefined ? new Map<string, RawValue>() : readYamlFile(path, configRaw.origin);
+  const yaml: Layer =
+    path === null || configRaw === undefined ? new Map<string, RawValue>() : readYamlFile(path, configRaw.origin);
   return new Sources([flags, environment, yaml]);
 }
 
@@ -39,20 +40,31 @@ function readSettings(sources: Sources): { candidate: Record<string, unknown>; u
 }
 
 /** Two secrets that only work together, as [key, value] pairs: both or neither, else `why`. */
-function requireBoth(sources: Sources, pair: readonly [[string, string | null], [string, string | null]], why: string): void {
+function requireBoth(
+  sources: Sources,
+  pair: readonly [[string, string | null], [string, string | null]],
+  why: string,
+): void {
   const [[firstKey, first], [secondKey, second]] = pair;
   if ((first === null) === (second === null)) return;
   const [given, missing] = first === null ? [secondKey, firstKey] : [firstKey, secondKey];
   const { env, flag } = settingByKey(missing);
-  throw new ConfigError(missing, `${originOf(sources, given)} is set but ${env} is not: ${why}; set ${env} (or ${env}_FILE, --${flag})`);
+  throw new ConfigError(
+    missing,
+    `${originOf(sources, given)} is set but ${env} is not: ${why}; set ${env} (or ${env}_FILE, --${flag})`,
+  );
 }
 
 /** The checks that span settings, in the order their messages are most useful. */
 function checkAcross(sources: Sources, config: Omit<ExporterConfig, 'collectors'>): void {
   const { retry } = config.http;
   if (retry.baseDelayMs > retry.maxDelayMs) {
-    const origin = sources.get('http.retry_base_delay')?.origin ?? sources.get('http.retry_max_delay')?.origin ?? 'http';
-    throw new ConfigError('http.retry_base_delay', `${origin}: the retry base delay is longer than the retry max delay; make the base delay shorter or the max delay longer`);
+    const origin =
+      sources.get('http.retry_base_delay')?.origin ?? sources.get('http.retry_max_delay')?.origin ?? 'http';
+    throw new ConfigError(
+      'http.retry_base_delay',
+      `${origin}: the retry base delay is longer than the retry max delay; make the base delay shorter or the max delay longer`,
+    );
   }
   const { qstash, management } = config;
   requireBoth(
@@ -85,7 +97,10 @@ function checkStateFile(sources: Sources, config: ExporterConfig): void {
   const problem = stateFileProblem(config.stateFile);
   if (problem === null) return;
   const origin = sources.givenOrDefault(settingByKey('state_file')).origin;
-  throw new ConfigError('state_file', `${origin}: ${problem}; give the exporter's user read and write access, choose another path, or write none to disable the state file`);
+  throw new ConfigError(
+    'state_file',
+    `${origin}: ${problem}; give the exporter's user read and write access, choose another path, or write none to disable the state file`,
+  );
 }
 
 /**

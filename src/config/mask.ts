@@ -33,7 +33,11 @@ export function configSecrets(config: ExporterConfig): string[] {
     secrets.push(apiKey);
     if (email !== null) secrets.push(Buffer.from(`${email}:${apiKey}`).toString('base64'));
   }
-  for (const secret of [config.qstash.currentSigningKey, config.qstash.nextSigningKey, config.remediation.bearerToken]) {
+  for (const secret of [
+    config.qstash.currentSigningKey,
+    config.qstash.nextSigningKey,
+    config.remediation.bearerToken,
+  ]) {
     if (secret !== null) secrets.push(secret);
   }
   return secrets;

@@ -23,27 +23,50 @@ function isReservedServerPath(path: string): boolean {
 }
 
 /** Checks of the active checks that need the whole configuration (credentials, keys). */
-export function checkActiveChecks(sources: Sources, config: Pick<ExporterConfig, 'qstash' | 'probe' | 'remediation'>): void {
+export function checkActiveChecks(
+  sources: Sources,
+  config: Pick<ExporterConfig, 'qstash' | 'probe' | 'remediation'>,
+): void {
   const { qstash, probe, remediation } = config;
   const tokenHint = 'set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)';
   if (probe.enabled) {
     const origin = originOf(sources, 'probe.enabled');
-    if (qstash.token === null) throw new ConfigError('probe.enabled', `${origin} turns the probe on, but enqueueing needs the QStash token; ${tokenHint} or turn the probe off`);
+    if (qstash.token === null)
+      throw new ConfigError(
+        'probe.enabled',
+        `${origin} turns the probe on, but enqueueing needs the QStash token; ${tokenHint} or turn the probe off`,
+      );
     if (probe.receiverUrl === null) {
-      throw new ConfigError('probe.receiver_url', `${origin} turns the probe on without PROBE_RECEIVER_URL; set it (or --probe-receiver-url) to the public URL at which the service reaches this exporter's ${probe.receiverPath}`);
+      throw new ConfigError(
+        'probe.receiver_url',
+        `${origin} turns the probe on without PROBE_RECEIVER_URL; set it (or --probe-receiver-url) to the public URL at which the service reaches this exporter's ${probe.receiverPath}`,
+      );
     }
     if (qstash.currentSigningKey === null && !probe.insecureReceiver) {
-      throw new ConfigError('qstash_current_signing_key', `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`);
+      throw new ConfigError(
+        'qstash_current_signing_key',
+        `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`,
+      );
     }
     if (isReservedServerPath(probe.receiverPath)) {
-      throw new ConfigError('probe.receiver_path', `${originOf(sources, 'probe.receiver_path')}: ${quoteValue(probe.receiverPath)} is one of the exporter's own paths; choose another, e.g. /probe/receive`);
+      throw new ConfigError(
+        'probe.receiver_path',
+        `${originOf(sources, 'probe.receiver_path')}: ${quoteValue(probe.receiverPath)} is one of the exporter's own paths; choose another, e.g. /probe/receive`,
+      );
     }
   }
   if (remediation.enabled) {
     const origin = originOf(sources, 'remediation.enabled');
-    if (qstash.token === null) throw new ConfigError('remediation.enabled', `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`);
+    if (qstash.token === null)
+      throw new ConfigError(
+        'remediation.enabled',
+        `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`,
+      );
     if (remediation.bearerToken === null) {
-      throw new ConfigError('remediation.bearer_token', `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`);
+      throw new ConfigError(
+        'remediation.bearer_token',
+        `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`,
+      );
     }
     // The webhook is reachable without basic auth: a short token falls to guessing.
     if ([...remediation.bearerToken].length < MIN_BEARER_TOKEN_CHARS) {
@@ -61,10 +84,18 @@ export const remediationAlerts: Kind<string[]> = {
     const { key } = spec;
     const raw = sources.givenOrDefault(spec);
     const alerts = asUniqueList(key, raw, 'a list of alert names', (name) => {
-      if (!ALERT_NAME.test(name)) throw new ConfigError(key, `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+      if (!ALERT_NAME.test(name))
+        throw new ConfigError(
+          key,
+          `${raw.origin}: ${quoteValue(name)} is not an alert name; alert names use letters, digits, _ and :, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`,
+        );
       return name;
     });
-    if (alerts.length === 0) throw new ConfigError(key, `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`);
+    if (alerts.length === 0)
+      throw new ConfigError(
+        key,
+        `${raw.origin} is empty; list the alert names remediation acts on, e.g. ${DEFAULT_REMEDIATION_ALERTS[0]}`,
+      );
     return alerts;
   },
   check: z.array(z.string().regex(ALERT_NAME)).min(1),

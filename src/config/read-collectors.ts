@@ -28,13 +28,20 @@ function readPollIntervals(sources: Sources): Record<CollectorName, number> {
     if (typeof raw.value === 'object' && raw.value !== null && !Array.isArray(raw.value)) {
       for (const [name, value] of Object.entries(raw.value as Record<string, unknown>)) {
         const collector = collectorName(name, raw.origin);
-        intervals[collector] = asDuration(`${KEY}.${collector}`, { ...raw, value, origin: raw.origin.replace(KEY, `${KEY}.${name}`) }, bounds);
+        intervals[collector] = asDuration(
+          `${KEY}.${collector}`,
+          { ...raw, value, origin: raw.origin.replace(KEY, `${KEY}.${name}`) },
+          bounds,
+        );
       }
       continue;
     }
     const parts = asList(KEY, raw, 'a duration or name=duration pairs');
     if (parts.length === 0) {
-      throw new ConfigError(KEY, `${raw.origin} is empty; write one duration (e.g. 30s) or name=duration pairs (e.g. logs=15s,account=5m)`);
+      throw new ConfigError(
+        KEY,
+        `${raw.origin} is empty; write one duration (e.g. 30s) or name=duration pairs (e.g. logs=15s,account=5m)`,
+      );
     }
     for (const part of parts) {
       const equals = part.indexOf('=');
@@ -43,7 +50,12 @@ function readPollIntervals(sources: Sources): Record<CollectorName, number> {
         for (const name of COLLECTOR_NAMES) intervals[name] = ms;
       } else {
         const collector = collectorName(part.slice(0, equals), raw.origin);
-        intervals[collector] = parseDurationText(`${KEY}.${collector}`, part.slice(equals + 1).trim(), raw.origin, bounds);
+        intervals[collector] = parseDurationText(
+          `${KEY}.${collector}`,
+          part.slice(equals + 1).trim(),
+          raw.origin,
+          bounds,
+        );
       }
     }
   }
@@ -57,14 +69,23 @@ function readPollIntervals(sources: Sources): Record<CollectorName, number> {
 export function scheduledInterval(requestedMs: number): { effective: string; note: string | null } {
   const plan = cronForInterval(requestedMs);
   const effective = formatDuration(plan.intervalMs);
-  return { effective, note: plan.exact ? null : `${formatDuration(requestedMs)} asked, rounded to ${effective}: ${CRON_STEP_RULE}` };
+  return {
+    effective,
+    note: plan.exact ? null : `${formatDuration(requestedMs)} asked, rounded to ${effective}: ${CRON_STEP_RULE}`,
+  };
 }
 
 /** poll_interval: every collector's interval, ms; printed as the intervals the runner uses. */
 export const pollIntervals: Kind<Record<CollectorName, number>> = {
   read: (_spec, sources) => readPollIntervals(sources),
-  check: z.record(z.enum(COLLECTOR_NAMES as [CollectorName, ...CollectorName[]]), z.number().int().min(MIN_POLL_INTERVAL_MS).max(MAX_TIMER_MS)),
-  render: (_intervals, config) => Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, scheduledInterval(config.collectors[name].intervalMs).effective])),
+  check: z.record(
+    z.enum(COLLECTOR_NAMES as [CollectorName, ...CollectorName[]]),
+    z.number().int().min(MIN_POLL_INTERVAL_MS).max(MAX_TIMER_MS),
+  ),
+  render: (_intervals, config) =>
+    Object.fromEntries(
+      COLLECTOR_NAMES.map((name) => [name, scheduledInterval(config.collectors[name].intervalMs).effective]),
+    ),
 };
 
 const SWITCHED_OFF = 'switched off by';
@@ -75,10 +96,13 @@ export const disabledCollectors: Kind<CollectorName[]> = {
     const raw = sources.get(spec.key);
     return raw === undefined
       ? []
-      : asList(spec.key, raw, 'a list of collector names').map((name) => enumItem(spec.key, name, raw.origin, COLLECTOR_NAMES, 'collector'));
+      : asList(spec.key, raw, 'a list of collector names').map((name) =>
+          enumItem(spec.key, name, raw.origin, COLLECTOR_NAMES, 'collector'),
+        );
   },
   check: z.array(z.enum(COLLECTOR_NAMES as [CollectorName, ...CollectorName[]])),
-  render: (_names, config) => COLLECTOR_NAMES.filter((name) => config.collectors[name].disabledReason?.startsWith(SWITCHED_OFF) === true),
+  render: (_names, config) =>
+    COLLECTOR_NAMES.filter((name) => config.collectors[name].disabledReason?.startsWith(SWITCHED_OFF) === true),
 };
 
 export function readCollectors(
@@ -101,7 +125,10 @@ export function readCollectors(
   ) as ExporterConfig['collectors'];
 
   if (!COLLECTOR_NAMES.some((name) => collectors[name].enabled)) {
-    throw new ConfigError('disabled_collectors', `${disabledRaw?.origin ?? 'disabled_collectors'} switches off every collector the credentials enable; leave at least one on`);
+    throw new ConfigError(
+      'disabled_collectors',
+      `${disabledRaw?.origin ?? 'disabled_collectors'} switches off every collector the credentials enable; leave at least one on`,
+    );
   }
   return collectors;
 }
@@ -113,7 +140,8 @@ function listNames(names: readonly string[]): string {
 
 /** No credentials at all: which credential enables which collectors (from the catalogue). */
 export function noCredentialsError(): ConfigError {
-  const enabledBy = (needs: 'qstash' | 'management'): string => listNames(COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === needs));
+  const enabledBy = (needs: 'qstash' | 'management'): string =>
+    listNames(COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === needs));
   return new ConfigError(
     'credentials',
     `no credentials: set QSTASH_TOKEN (${enabledBy('qstash')} collectors) or UPSTASH_EMAIL + UPSTASH_API_KEY (${enabledBy('management')} collectors), as variables, *_FILE variables or flags; to try the exporter without an account run: upstash-exporter demo`,

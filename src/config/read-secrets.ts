@@ -20,13 +20,17 @@ export function readSecret(sources: Sources, key: string, what: string): string 
   if (file !== undefined) {
     const path = resolvePath(file, asText(fileKey, file, 'a file path').trim());
     origin = `${file.origin} (${path})`;
-    if (path === '') throw new ConfigError(fileKey, `${file.origin} is empty; give the path of the file holding the ${what}`);
+    if (path === '')
+      throw new ConfigError(fileKey, `${file.origin} is empty; give the path of the file holding the ${what}`);
     try {
       // Docker and Kubernetes secrets usually end with a newline: it is not part of the secret.
       secret = readFileSync(path, 'utf8').replace(/[\r\n]+$/, '');
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new ConfigError(fileKey, `${file.origin}: cannot read ${path} (${reason}); check the path and that the exporter may read it`);
+      throw new ConfigError(
+        fileKey,
+        `${file.origin}: cannot read ${path} (${reason}); check the path and that the exporter may read it`,
+      );
     }
   } else if (direct !== undefined) {
     if (direct.value === null || typeof direct.value !== 'string') {
@@ -43,7 +47,10 @@ export function readSecret(sources: Sources, key: string, what: string): string 
   }
   // Stray whitespace or control characters break the Authorization header in confusing ways.
   if (/[\s\p{Cc}]/u.test(secret)) {
-    throw new ConfigError(key, `${origin} contains whitespace or control characters (value not shown); check that the ${what} was copied whole`);
+    throw new ConfigError(
+      key,
+      `${origin} contains whitespace or control characters (value not shown); check that the ${what} was copied whole`,
+    );
   }
   return secret;
 }

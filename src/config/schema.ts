@@ -64,7 +64,13 @@ export interface ExporterConfig {
   collectors: Record<CollectorName, CollectorConfig>;
   http: {
     timeouts: { connectMs: number; headersMs: number; bodyMs: number };
-    retry: { maxRetries: number; baseDelayMs: number; maxDelayMs: number; maxRateLimitWaitMs: number; rateLimitShare: number };
+    retry: {
+      maxRetries: number;
+      baseDelayMs: number;
+      maxDelayMs: number;
+      maxRateLimitWaitMs: number;
+      rateLimitShare: number;
+    };
   };
   logs: {
     ingestionDelayMs: number;
@@ -88,7 +94,8 @@ export interface ExporterConfig {
 type Leaf = string | number | boolean | null | readonly unknown[];
 
 /** Every dotted path into T (`logs.pageSize`, `listen`, `listen.port`). */
-export type PathOf<T> = { [K in keyof T & string]: T[K] extends Leaf ? K : K | `${K}.${PathOf<T[K]>}` }[keyof T & string];
+export type PathOf<T> = { [K in keyof T & string]: T[K] extends Leaf ? K : K | `${K}.${PathOf<T[K]>}` }[keyof T &
+  string];
 
 /** The type found at a dotted path of T. */
 export type ValueAt<T, P extends string> = P extends `${infer Head}.${infer Rest}`

@@ -35,5 +35,4 @@ export interface SettingSpec {
   notInYaml?: boolean;
 }
 
-
 export const DURATION = '<duration>';

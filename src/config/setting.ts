@@ -18,7 +18,9 @@ export interface Setting extends SettingSpec {
 }
 
 /** A row whose kind's value type is the type of its field (checked when compiling). */
-export function setting<P extends ConfigPath>(row: SettingSpec & { field: P; kind: Kind<ValueAt<ExporterConfig, P>>; yamlAfter?: string }): Setting {
+export function setting<P extends ConfigPath>(
+  row: SettingSpec & { field: P; kind: Kind<ValueAt<ExporterConfig, P>>; yamlAfter?: string },
+): Setting {
   return row;
 }
 

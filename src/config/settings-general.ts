@@ -1,7 +1,18 @@
 // Settings rows of the top level: config file, listen address, upstream URLs and credentials,
 // collectors, state, web config, logging, header prefix, account path.
 import { COLLECTOR_NAMES, COLLECTOR_NEEDS, DEFAULT_POLL_INTERVALS } from './collector-catalogue.js';
-import { boolean, configFile, httpUrl, listenAddress, matching, oneOf, secret, stateFile, urlPath, webConfigFile } from './kinds.js';
+import {
+  boolean,
+  configFile,
+  httpUrl,
+  listenAddress,
+  matching,
+  oneOf,
+  secret,
+  stateFile,
+  urlPath,
+  webConfigFile,
+} from './kinds.js';
 import { disabledCollectors, pollIntervals } from './read-collectors.js';
 import { collectorsSetting, setting, type Setting } from './setting.js';
 import { LOG_FORMATS, LOG_LEVELS } from './setting-spec.js';
@@ -185,7 +196,11 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     defaultText: 'Upstash-',
     help: 'prefix of the service-specific HTTP headers',
     field: 'qstash.headerPrefix',
-    kind: matching('a header name prefix', HEADER_TOKEN, 'is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-'),
+    kind: matching(
+      'a header name prefix',
+      HEADER_TOKEN,
+      'is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-',
+    ),
   }),
   setting({
     key: 'account_path',

@@ -12,7 +12,10 @@ const QUEUE_NAME = /^[A-Za-z0-9._-]+$/;
 
 const VECTOR_INDEX_IDS = list('a list of index ids', z.string().regex(VECTOR_INDEX_ID), (key, id, raw) => {
   if (!VECTOR_INDEX_ID.test(id)) {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(id)} is not a vector index id; ids use letters, digits, dots, dashes and underscores`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(id)} is not a vector index id; ids use letters, digits, dots, dashes and underscores`,
+    );
   }
   return id;
 });
@@ -123,7 +126,11 @@ export const SECTION_SETTINGS: readonly Setting[] = [
     defaultText: 'upstash-exporter-probe',
     help: 'queue the probe messages are enqueued into (created by the service on first use)',
     field: 'probe.queue',
-    kind: matching('a queue name', QUEUE_NAME, 'is not a queue name; use letters, digits, dots, dashes and underscores'),
+    kind: matching(
+      'a queue name',
+      QUEUE_NAME,
+      'is not a queue name; use letters, digits, dots, dashes and underscores',
+    ),
   }),
   setting({
     key: 'probe.receiver_url',

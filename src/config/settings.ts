@@ -9,8 +9,22 @@ import { HTTP_AND_LOGS_SETTINGS } from './settings-http-logs.js';
 import { SECTION_SETTINGS } from './settings-sections.js';
 import type { Setting } from './setting.js';
 
-export { COLLECTOR_NAMES, COLLECTOR_NEEDS, COLLECTORS_KEEPING_STATE, DEFAULT_POLL_INTERVALS, type CollectorName } from './collector-catalogue.js';
-export { DEFAULT_REMEDIATION_ALERTS, LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS, YAML_SECTIONS, type SettingSpec } from './setting-spec.js';
+export {
+  COLLECTOR_NAMES,
+  COLLECTOR_NEEDS,
+  COLLECTORS_KEEPING_STATE,
+  DEFAULT_POLL_INTERVALS,
+  type CollectorName,
+} from './collector-catalogue.js';
+export {
+  DEFAULT_REMEDIATION_ALERTS,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  OPT_IN_LOG_LABELS,
+  VECTOR_STATS_PERIODS,
+  YAML_SECTIONS,
+  type SettingSpec,
+} from './setting-spec.js';
 export type { Setting } from './setting.js';
 
 export const SETTINGS: readonly Setting[] = [...GENERAL_SETTINGS, ...HTTP_AND_LOGS_SETTINGS, ...SECTION_SETTINGS];

@@ -39,7 +39,10 @@ export function stateFileProblem(path: string): string | null {
   if (stats !== undefined) {
     if (stats.isDirectory()) return `the state file ${path} is a directory`;
     if (!stats.isFile()) return `the state file ${path} is not a regular file`;
-    for (const [flags, what] of [['r', 'read'], ['r+', 'written']] as const) {
+    for (const [flags, what] of [
+      ['r', 'read'],
+      ['r+', 'written'],
+    ] as const) {
       try {
         // Opening neither reads nor changes the file; it asks the kernel for the access.
         closeSync(openSync(path, flags));
@@ -64,7 +67,6 @@ export function stateFileProblem(path: string): string | null {
   return null;
 }
 
-
 /** Whether `error` is a Node system error with this errno code. */
 export function isErrno(error: unknown, code: string): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
@@ -72,6 +74,7 @@ export function isErrno(error: unknown, code: string): boolean {
 
 /** The errno code of a system error, else its message. */
 export function errnoText(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string')
+    return error.code;
   return errorMessage(error);
 }

@@ -33,7 +33,9 @@ function leafPaths(object: Record<string, unknown>, prefix = ''): string[] {
   return Object.entries(object).flatMap(([name, value]) => {
     const path = `${prefix}${name}`;
     const nested = typeof value === 'object' && value !== null && !Array.isArray(value);
-    return nested && !SETTINGS.some((row) => row.field === path) ? leafPaths(value as Record<string, unknown>, `${path}.`) : [path];
+    return nested && !SETTINGS.some((row) => row.field === path)
+      ? leafPaths(value as Record<string, unknown>, `${path}.`)
+      : [path];
   });
 }
 
@@ -49,14 +51,17 @@ function internalError(path: string, message: string): ConfigError {
 export function validateConfig(candidate: Record<string, unknown>): ExporterConfig {
   const fields = SETTINGS.flatMap((row) => (row.field === undefined ? [] : [row.field]));
   for (const path of leafPaths(candidate)) {
-    if (!fields.includes(path as ConfigPath) && !ASSEMBLED.some((top) => path.startsWith(`${top}.`))) throw internalError(path, 'no setting holds it');
+    if (!fields.includes(path as ConfigPath) && !ASSEMBLED.some((top) => path.startsWith(`${top}.`)))
+      throw internalError(path, 'no setting holds it');
   }
   for (const row of SETTINGS) {
     if (row.field === undefined) continue;
     const checked = row.kind.check.safeParse(valueAt(candidate, row.field));
     if (!checked.success) throw internalError(row.field, checked.error.issues[0]?.message ?? 'invalid');
   }
-  const collectors = z.strictObject(Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, CollectorSchema]))).safeParse(candidate.collectors);
+  const collectors = z
+    .strictObject(Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, CollectorSchema])))
+    .safeParse(candidate.collectors);
   if (!collectors.success) {
     const issue = collectors.error.issues[0];
     throw internalError(['collectors', ...(issue?.path ?? [])].join('.'), issue?.message ?? 'invalid');

@@ -37,7 +37,12 @@ export function asList(key: string, raw: RawValue, what: string): string[] {
 }
 
 /** Items of a list setting, each checked (and possibly converted) by `check`, duplicates dropped. */
-export function asUniqueList<T extends string>(key: string, raw: RawValue, what: string, check: (item: string) => T): T[] {
+export function asUniqueList<T extends string>(
+  key: string,
+  raw: RawValue,
+  what: string,
+  check: (item: string) => T,
+): T[] {
   return [...new Set(asList(key, raw, what).map(check))];
 }
 
@@ -52,7 +57,10 @@ export function parseDurationText(key: string, text: string, origin: string, bou
     ms = parseDuration(text);
   } catch (error) {
     if (!(error instanceof DurationError)) throw error;
-    throw new ConfigError(key, `${origin}: ${quoteValue(text)} is not a duration (${error.reason}); write a number and a unit, ${DURATION_EXAMPLES}`);
+    throw new ConfigError(
+      key,
+      `${origin}: ${quoteValue(text)} is not a duration (${error.reason}); write a number and a unit, ${DURATION_EXAMPLES}`,
+    );
   }
   const { minMs = 0, maxMs = Number.MAX_SAFE_INTEGER } = bounds;
   if (ms < minMs) {
@@ -66,7 +74,10 @@ export function parseDurationText(key: string, text: string, origin: string, bou
 
 export function asDuration(key: string, raw: RawValue, bounds: DurationBounds = {}): number {
   if (typeof raw.value === 'number' && raw.value !== 0) {
-    throw new ConfigError(key, `${raw.origin}: ${raw.value} has no unit; write a number and a unit, e.g. ${raw.value}s`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${raw.value} has no unit; write a number and a unit, e.g. ${raw.value}s`,
+    );
   }
   return parseDurationText(key, asText(key, raw, `a duration (${DURATION_EXAMPLES})`), raw.origin, bounds);
 }
@@ -112,7 +123,13 @@ export function asEnum<T extends string>(key: string, raw: RawValue, allowed: re
   return enumItem(key, text, raw.origin, allowed, what);
 }
 
-export function enumItem<T extends string>(key: string, text: string, origin: string, allowed: readonly T[], what: string): T {
+export function enumItem<T extends string>(
+  key: string,
+  text: string,
+  origin: string,
+  allowed: readonly T[],
+  what: string,
+): T {
   const found = allowed.find((value) => value === text.toLowerCase());
   if (found !== undefined) return found;
   const hint = didYouMean(text, allowed, `use one of ${allowed.join(', ')}`);
@@ -136,9 +153,15 @@ function parseHttpUrl(
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not a URL; write an http:// or https:// URL, e.g. ${example}`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(text)} is not a URL; write an http:// or https:// URL, e.g. ${example}`,
+    );
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (options.literalScheme && !/^https?:\/\//i.test(text))) {
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    (options.literalScheme && !/^https?:\/\//i.test(text))
+  ) {
     throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not an http or https URL; write e.g. ${example}`);
   }
   if (url.username !== '' || url.password !== '') {
@@ -154,7 +177,10 @@ export function asHttpUrl(key: string, raw: RawValue, example: string): string {
     credentialsHint: 'remove them and use the credential settings',
   });
   if (url.search !== '' || url.hash !== '') {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} has a query or fragment; give the base URL only, e.g. ${example}`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(text)} has a query or fragment; give the base URL only, e.g. ${example}`,
+    );
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
@@ -167,7 +193,10 @@ export function asHttpUrl(key: string, raw: RawValue, example: string): string {
 export function asTargetUrl(key: string, raw: RawValue, example: string): string {
   const { text } = parseHttpUrl(key, raw, example, { literalScheme: true, credentialsHint: 'remove them' });
   if (text.includes('#') || /\s/.test(text)) {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} has a fragment or whitespace; write the URL the service should call, e.g. ${example}`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(text)} has a fragment or whitespace; write the URL the service should call, e.g. ${example}`,
+    );
   }
   return text;
 }
@@ -176,7 +205,10 @@ export function asTargetUrl(key: string, raw: RawValue, example: string): string
 export function asUrlPath(key: string, raw: RawValue, example: string): string {
   const text = asText(key, raw, 'a URL path').trim();
   if (!/^\/[^\s?#]*$/.test(text)) {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not a URL path; write a path starting with /, e.g. ${example}`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(text)} is not a URL path; write a path starting with /, e.g. ${example}`,
+    );
   }
   return text;
 }
@@ -192,7 +224,10 @@ export function asListenAddress(key: string, raw: RawValue): ListenAddress {
   const match = /^(?:\[([0-9A-Fa-f:.%\w]*)\]|([^\s:[\]]*)):(\d{1,5})$/.exec(text);
   const port = match === null ? NaN : Number(match[3]);
   if (match === null || port > 65_535) {
-    throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)`);
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(text)} is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)`,
+    );
   }
   const host = match[1] ?? match[2] ?? '';
   return { host: host === '' ? '0.0.0.0' : host, port };

@@ -56,9 +56,14 @@ const TlsSchema = z
     if ((tls.key_file === undefined) === (tls.key === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'give exactly one of key_file or key' });
     }
-    const verifies = tls.client_auth_type === 'VerifyClientCertIfGiven' || tls.client_auth_type === 'RequireAndVerifyClientCert';
+    const verifies =
+      tls.client_auth_type === 'VerifyClientCertIfGiven' || tls.client_auth_type === 'RequireAndVerifyClientCert';
     if (verifies && tls.client_ca_file === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['client_ca_file'], message: `is required with client_auth_type ${tls.client_auth_type}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['client_ca_file'],
+        message: `is required with client_auth_type ${tls.client_auth_type}`,
+      });
     }
   });
 
@@ -70,7 +75,13 @@ const WebConfigSchema = z.strictObject({
     })
     .nullish(),
   basic_auth_users: z
-    .record(z.string().min(1).regex(/^[^:]+$/, 'a user name cannot contain ":"'), z.string().regex(BCRYPT_HASH, 'must be a bcrypt hash ($2a$, $2b$ or $2y$)'))
+    .record(
+      z
+        .string()
+        .min(1)
+        .regex(/^[^:]+$/, 'a user name cannot contain ":"'),
+      z.string().regex(BCRYPT_HASH, 'must be a bcrypt hash ($2a$, $2b$ or $2y$)'),
+    )
     .nullish(),
 });
 
@@ -110,7 +121,10 @@ export function loadWebConfig(path: string): WebConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
-    throw new ConfigError(CONFIG_KEY, `web config file ${path}: ${where}${issue === undefined ? 'invalid' : issueMessage(issue)}`);
+    throw new ConfigError(
+      CONFIG_KEY,
+      `web config file ${path}: ${where}${issue === undefined ? 'invalid' : issueMessage(issue)}`,
+    );
   }
   const config = parsed.data;
   const baseDir = dirname(absolute);
@@ -188,4 +202,3 @@ export function clientCertificateProblem(
       return peer.hasCertificate && peer.authorized ? null : 'a trusted client certificate is required';
   }
 }
-

@@ -42,13 +42,16 @@ function workflowStep(req: IncomingMessage, res: ServerResponse): void {
     reply(res, 200, { result: 'done' });
     return;
   }
-  reply(res, 200, { step: { name: `step-${step}`, type: WORKFLOW_STEP_TYPES[(step - 1) % WORKFLOW_STEP_TYPES.length] } });
+  reply(res, 200, {
+    step: { name: `step-${step}`, type: WORKFLOW_STEP_TYPES[(step - 1) % WORKFLOW_STEP_TYPES.length] },
+  });
 }
 
 function handlers(seed: number): Record<DestinationKind, Handler> {
   const random = new SeededRandom(seed);
   return {
-    healthy: (req, res) => ((req.url ?? '').startsWith('/workflow/') ? workflowStep(req, res) : reply(res, 200, { ok: true })),
+    healthy: (req, res) =>
+      (req.url ?? '').startsWith('/workflow/') ? workflowStep(req, res) : reply(res, 200, { ok: true }),
     flaky: (_req, res) => {
       if (random.chance(FLAKY_ERROR_RATIO)) reply(res, 500, { error: 'demo: flaky destination failed this time' });
       else reply(res, 200, { ok: true });

@@ -31,16 +31,26 @@ export interface DemoSettings {
 const FLAGS = {
   'listen-address': { type: 'string', help: `exporter HTTP server host:port (default ${DEMO_DEFAULTS.listenAddress})` },
   'emulator-address': { type: 'string', help: `emulator host:port (default ${DEMO_DEFAULTS.emulatorAddress})` },
-  'time-scale': { type: 'string', help: `emulator waits (retries, delays, crons) run this many times faster (default ${DEMO_DEFAULTS.timeScale})` },
+  'time-scale': {
+    type: 'string',
+    help: `emulator waits (retries, delays, crons) run this many times faster (default ${DEMO_DEFAULTS.timeScale})`,
+  },
   'state-file': { type: 'string', help: 'exporter state file, or none (default: a temporary file removed at exit)' },
   'log-level': { type: 'string', help: 'fatal, error, warn, info, debug, trace, silent (env LOG_LEVEL; default info)' },
   'log-format': { type: 'string', help: 'pretty or json (env LOG_FORMAT; default pretty)' },
-  seed: { type: 'string', help: `seed of the random draws of emulator and destinations (default ${DEMO_DEFAULTS.seed})` },
+  seed: {
+    type: 'string',
+    help: `seed of the random draws of emulator and destinations (default ${DEMO_DEFAULTS.seed})`,
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const;
 
 export function demoHelpText(): string {
-  const lines = ['Usage: upstash-exporter demo [flags]', '', 'Emulator + generated traffic + exporter in one process. Flags:'];
+  const lines = [
+    'Usage: upstash-exporter demo [flags]',
+    '',
+    'Emulator + generated traffic + exporter in one process. Flags:',
+  ];
   for (const [name, spec] of Object.entries(FLAGS)) {
     const short = 'short' in spec ? `-${spec.short}, ` : '';
     lines.push(`  ${short}--${name}${spec.type === 'string' ? ' <value>' : ''}`, `      ${spec.help}`);
@@ -63,7 +73,12 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
     values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (error) {
     const message = errorMessage(error).split('\n')[0]!;
-    throw new ConfigError('demo', `demo: ${message}; flags are ${Object.keys(FLAGS).map((name) => `--${name}`).join(', ')}`);
+    throw new ConfigError(
+      'demo',
+      `demo: ${message}; flags are ${Object.keys(FLAGS)
+        .map((name) => `--${name}`)
+        .join(', ')}`,
+    );
   }
   const text = (name: keyof typeof FLAGS): string | undefined => {
     const value = values[name];
@@ -75,13 +90,19 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   try {
     emulator = parseListenAddress(emulatorText);
   } catch {
-    throw new ConfigError('emulator_address', `--emulator-address: expected host:port, got ${JSON.stringify(emulatorText)}`);
+    throw new ConfigError(
+      'emulator_address',
+      `--emulator-address: expected host:port, got ${JSON.stringify(emulatorText)}`,
+    );
   }
 
   const scaleText = text('time-scale');
   const timeScale = scaleText === undefined ? DEMO_DEFAULTS.timeScale : Number(scaleText.trim());
   if (!Number.isFinite(timeScale) || timeScale <= 0 || timeScale > 1_000_000 || scaleText?.trim() === '') {
-    throw new ConfigError('time_scale', `--time-scale: expected a number above 0 and at most 1000000, got ${JSON.stringify(scaleText)}`);
+    throw new ConfigError(
+      'time_scale',
+      `--time-scale: expected a number above 0 and at most 1000000, got ${JSON.stringify(scaleText)}`,
+    );
   }
   const seedText = text('seed');
   const seed = seedText === undefined ? DEMO_DEFAULTS.seed : Number(seedText.trim());

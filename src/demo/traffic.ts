@@ -57,10 +57,25 @@ interface ScheduleSpec {
 /** Crons run on the emulator's virtual clock: `* * * * *` fires every second at time scale 60. */
 function schedules(urls: Record<DestinationKind, string>): ScheduleSpec[] {
   return [
-    { scheduleId: 'demo-heartbeat', cron: '* * * * *', destination: `${urls.healthy}/heartbeat`, headers: { Label: 'heartbeat' } },
-    { scheduleId: 'demo-digest', cron: '*/2 * * * *', destination: DEMO_URL_GROUP, headers: { Label: 'digest', 'Retry-Delay': RETRY_DELAY } },
+    {
+      scheduleId: 'demo-heartbeat',
+      cron: '* * * * *',
+      destination: `${urls.healthy}/heartbeat`,
+      headers: { Label: 'heartbeat' },
+    },
+    {
+      scheduleId: 'demo-digest',
+      cron: '*/2 * * * *',
+      destination: DEMO_URL_GROUP,
+      headers: { Label: 'digest', 'Retry-Delay': RETRY_DELAY },
+    },
     // The failing one: its destination always answers 500 and it has no retries, so every run FAILs.
-    { scheduleId: 'demo-partner-sync', cron: '*/3 * * * *', destination: `${urls.failing}/sync`, headers: { Label: 'partner-sync', Retries: '0' } },
+    {
+      scheduleId: 'demo-partner-sync',
+      cron: '*/3 * * * *',
+      destination: `${urls.failing}/sync`,
+      headers: { Label: 'partner-sync', Retries: '0' },
+    },
   ];
 }
 
@@ -78,26 +93,54 @@ function publications(urls: Record<DestinationKind, string>): Publication[] {
   return [
     { path: `/v2/publish/${urls.healthy}/signup`, headers: { Label: 'signup' }, everyRounds: 1 },
     { path: `/v2/enqueue/emails/${urls.healthy}/welcome-email`, headers: { Label: 'email' }, everyRounds: 1 },
-    { path: `/v2/enqueue/orders/${urls.flaky}/orders`, headers: { Label: 'checkout', Retries: '3', 'Retry-Delay': RETRY_DELAY }, everyRounds: 1 },
-    { path: `/v2/enqueue/orders/${urls.flaky}/refunds`, headers: { Label: 'checkout', Retries: '3', 'Retry-Delay': RETRY_DELAY }, everyRounds: 1 },
+    {
+      path: `/v2/enqueue/orders/${urls.flaky}/orders`,
+      headers: { Label: 'checkout', Retries: '3', 'Retry-Delay': RETRY_DELAY },
+      everyRounds: 1,
+    },
+    {
+      path: `/v2/enqueue/orders/${urls.flaky}/refunds`,
+      headers: { Label: 'checkout', Retries: '3', 'Retry-Delay': RETRY_DELAY },
+      everyRounds: 1,
+    },
     {
       path: `/v2/publish/${urls.slow}/report`,
       headers: { Label: 'reports', Timeout: `${SLOW_TIMEOUT_MS / 1000}s`, Retries: '2', 'Retry-Delay': RETRY_DELAY },
       everyRounds: 1,
     },
-    { path: `/v2/publish/${urls.failing}/webhook`, headers: { Label: 'partner-webhook', Retries: '1', 'Retry-Delay': RETRY_DELAY }, everyRounds: 1 },
-    { path: `/v2/publish/${DEMO_URL_GROUP}`, headers: { Label: 'broadcast', 'Retry-Delay': RETRY_DELAY }, everyRounds: 2 },
+    {
+      path: `/v2/publish/${urls.failing}/webhook`,
+      headers: { Label: 'partner-webhook', Retries: '1', 'Retry-Delay': RETRY_DELAY },
+      everyRounds: 1,
+    },
+    {
+      path: `/v2/publish/${DEMO_URL_GROUP}`,
+      headers: { Label: 'broadcast', 'Retry-Delay': RETRY_DELAY },
+      everyRounds: 2,
+    },
     { path: `/v2/enqueue/invoices/${urls.healthy}/invoice`, headers: { Label: 'invoice' }, everyRounds: 5 },
     ...[1, 2].map(() => ({
       path: `/v2/publish/${urls.healthy}/tenant-sync`,
-      headers: { Label: 'tenant-sync', 'Flow-Control-Key': DEMO_FLOW_CONTROL_KEY, 'Flow-Control-Value': 'parallelism=1, rate=20, period=1s' },
+      headers: {
+        Label: 'tenant-sync',
+        'Flow-Control-Key': DEMO_FLOW_CONTROL_KEY,
+        'Flow-Control-Value': 'parallelism=1, rate=20, period=1s',
+      },
       everyRounds: 1,
     })),
     // Workflows (Upstash Workflow): the healthy destination runs their steps; the one on the
     // failing destination fails its first step after a retry, so its runs end RUN_FAILED.
-    { path: `/v2/trigger/${urls.healthy}/workflow/onboarding/steps-3`, headers: { Label: 'onboarding' }, everyRounds: 2 },
+    {
+      path: `/v2/trigger/${urls.healthy}/workflow/onboarding/steps-3`,
+      headers: { Label: 'onboarding' },
+      everyRounds: 2,
+    },
     { path: `/v2/trigger/${urls.healthy}/workflow/report/steps-5`, headers: { Label: 'report' }, everyRounds: 3 },
-    { path: `/v2/trigger/${urls.failing}/workflow/sync`, headers: { Label: 'partner-sync-workflow', Retries: '1', 'Retry-Delay': RETRY_DELAY }, everyRounds: 4 },
+    {
+      path: `/v2/trigger/${urls.failing}/workflow/sync`,
+      headers: { Label: 'partner-sync-workflow', Retries: '1', 'Retry-Delay': RETRY_DELAY },
+      everyRounds: 4,
+    },
   ];
 }
 
@@ -138,10 +181,20 @@ export class DemoTraffic {
     for (const queue of DEMO_QUEUES) {
       await this.send('POST', '/v2/queues', { 'content-type': 'application/json' }, JSON.stringify(queue));
     }
-    await this.send('POST', `/v2/topics/${DEMO_URL_GROUP}/endpoints`, { 'content-type': 'application/json' }, JSON.stringify({ endpoints: urlGroupEndpoints(urls) }));
+    await this.send(
+      'POST',
+      `/v2/topics/${DEMO_URL_GROUP}/endpoints`,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ endpoints: urlGroupEndpoints(urls) }),
+    );
     for (const schedule of schedules(urls)) {
       const headers = prefixed({ ...schedule.headers, Cron: schedule.cron, 'Schedule-Id': schedule.scheduleId });
-      await this.send('POST', `/v2/schedules/${schedule.destination}`, { ...headers, 'content-type': 'application/json' }, JSON.stringify({ schedule: schedule.scheduleId }));
+      await this.send(
+        'POST',
+        `/v2/schedules/${schedule.destination}`,
+        { ...headers, 'content-type': 'application/json' },
+        JSON.stringify({ schedule: schedule.scheduleId }),
+      );
     }
   }
 
@@ -176,7 +229,10 @@ export class DemoTraffic {
         (error: unknown) => {
           if (this.stopping.signal.aborted) return;
           this.failures += 1;
-          this.options.logger.warn({ err: error, path: publication.path.split('/').slice(0, 3).join('/') }, 'demo traffic: publishing failed');
+          this.options.logger.warn(
+            { err: error, path: publication.path.split('/').slice(0, 3).join('/') },
+            'demo traffic: publishing failed',
+          );
         },
       );
       this.inFlight.add(pending);
@@ -194,7 +250,9 @@ export class DemoTraffic {
     });
     const text = await response.body.text();
     if (response.statusCode >= 300) {
-      throw new TrafficError(`${method} ${path.split('/').slice(0, 3).join('/')} answered ${response.statusCode}: ${text.slice(0, 200)}`);
+      throw new TrafficError(
+        `${method} ${path.split('/').slice(0, 3).join('/')} answered ${response.statusCode}: ${text.slice(0, 200)}`,
+      );
     }
   }
 }

@@ -73,7 +73,12 @@ export function createApp(service: DeliveryService, management: Management, repo
   const logFaults = faultInjector(service, 'logs');
   app.get('/v2/logs', logFaults, auth, logsHandler(service, 'logs'));
   app.get('/v2/events', logFaults, auth, logsHandler(service, 'events'));
-  app.use('/v2/schedules', onlyWhen((req) => req.method === 'GET', faultInjector(service, 'schedules')), auth, schedulesHandler(service));
+  app.use(
+    '/v2/schedules',
+    onlyWhen((req) => req.method === 'GET', faultInjector(service, 'schedules')),
+    auth,
+    schedulesHandler(service),
+  );
   // Writes are faulted only when the `publish` scope is asked for (not by default).
   const publishFaults = faultInjector(service, 'publish');
   app.use('/v2/enqueue', publishFaults, auth, enqueueHandler(service));
@@ -95,7 +100,11 @@ export function createApp(service: DeliveryService, management: Management, repo
   app.use(['/v2/flowControl', '/v2/globalParallelism'], auth);
   app.use(flowControlRouter(service));
   // Workflow logs are faulted only when the `workflows` scope is asked for (not by default).
-  app.use('/v2/workflows', onlyWhen((req) => req.method === 'GET', faultInjector(service, 'workflows')), auth);
+  app.use(
+    '/v2/workflows',
+    onlyWhen((req) => req.method === 'GET', faultInjector(service, 'workflows')),
+    auth,
+  );
   app.use(workflowsRouter(service));
 
   const managementPaths = managementPathPattern(service.options.serviceNames);
@@ -108,7 +117,8 @@ export function createApp(service: DeliveryService, management: Management, repo
 
   const errorHandler: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
     const { status, message } = describeError(error);
-    if (status >= 500) report(`emulator: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (status >= 500)
+      report(`emulator: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     sendError(res, status, message);
   };
   app.use(errorHandler);

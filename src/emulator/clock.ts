@@ -7,7 +7,10 @@ export class ScaledClock {
   private anchorVirtual: number;
   private scale: number;
 
-  constructor(scale = 1, private readonly realNow: () => number = Date.now) {
+  constructor(
+    scale = 1,
+    private readonly realNow: () => number = Date.now,
+  ) {
     this.anchorReal = realNow();
     this.anchorVirtual = this.anchorReal;
     this.scale = scale;
@@ -75,7 +78,11 @@ export class TimerQueue {
     const item: TimerItem = { due: dueVirtual, seq: this.seq++, run, cancelled: false };
     this.push(item);
     if (this.heap[0] === item) this.arm();
-    return { cancel: () => { item.cancelled = true; } };
+    return {
+      cancel: () => {
+        item.cancelled = true;
+      },
+    };
   }
 
   /** Runs `run` after `delayMs` of virtual time. */

@@ -37,7 +37,9 @@ export async function readJsonBody(req: Request, res: Response, limit: number): 
 /** Where a schema issue points, as the client wrote it: `body`, `queueName`, `endpoints[0].url`. */
 function issueField(issue: z.core.$ZodIssue | undefined): string {
   if (!issue || issue.path.length === 0) return 'body';
-  return issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index > 0 ? '.' : ''}${String(part)}`)).join('');
+  return issue.path
+    .map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index > 0 ? '.' : ''}${String(part)}`))
+    .join('');
 }
 
 /** The JSON body checked against `schema`; a 400 naming the first offending field. */
@@ -74,10 +76,16 @@ interface HttpishError {
 export function describeError(error: unknown): { status: number; message: string } {
   if (error instanceof EmulatorError) return { status: error.status, message: error.message };
   const candidate = (typeof error === 'object' && error !== null ? error : {}) as HttpishError;
-  const status = typeof candidate.status === 'number' ? candidate.status : typeof candidate.statusCode === 'number' ? candidate.statusCode : 500;
+  const status =
+    typeof candidate.status === 'number'
+      ? candidate.status
+      : typeof candidate.statusCode === 'number'
+        ? candidate.statusCode
+        : 500;
   if (candidate.type === 'entity.too.large') return { status: 413, message: 'request body too large' };
   if (status >= 400 && status < 500) {
-    const message = typeof candidate.message === 'string' && candidate.expose !== false ? candidate.message : 'bad request';
+    const message =
+      typeof candidate.message === 'string' && candidate.expose !== false ? candidate.message : 'bad request';
     return { status, message };
   }
   return { status: 500, message: 'internal emulator error' };

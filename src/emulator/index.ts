@@ -44,7 +44,10 @@ export interface CreateEmulatorExtras {
   report?: (line: string) => void;
 }
 
-export async function createEmulator(options: Partial<EmulatorOptions> = {}, extras: CreateEmulatorExtras = {}): Promise<EmulatorHandle> {
+export async function createEmulator(
+  options: Partial<EmulatorOptions> = {},
+  extras: CreateEmulatorExtras = {},
+): Promise<EmulatorHandle> {
   const resolved = resolveOptions(options);
   const report = extras.report ?? (() => undefined);
   const service = new DeliveryService(resolved, report);
@@ -57,7 +60,11 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
     serviceNames: resolved.serviceNames,
     // Billed requests from the log; the DLQ count is the dead-letter queue itself (user messages
     // that failed for good and were not deleted, at most max_dlq_size).
-    traffic: { between: (fromMs, toMs) => service.log.usage.between(fromMs, toMs), day: (ms) => service.log.usage.day(ms), dlqMessages: () => service.dlq.size },
+    traffic: {
+      between: (fromMs, toMs) => service.log.usage.between(fromMs, toMs),
+      day: (ms) => service.log.usage.day(ms),
+      dlqMessages: () => service.dlq.size,
+    },
     apiVersion: () => service.knobs.managementApi,
   });
   // The delivery side's plan defaults follow the account's plan (it can change at run time).
@@ -66,7 +73,9 @@ export async function createEmulator(options: Partial<EmulatorOptions> = {}, ext
   const server = createServer(app);
   server.on('clientError', (_error, socket) => {
     if (socket.writable && !socket.destroyed) {
-      socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 23\r\n\r\n{"error":"bad request"}');
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 23\r\n\r\n{"error":"bad request"}',
+      );
     } else {
       socket.destroy();
     }

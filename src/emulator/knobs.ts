@@ -37,7 +37,11 @@ export const CURSOR_FORMS = ['text', 'digits', 'number'] as const;
 export const SCHEDULE_VERBS = ['both', 'patch', 'post'] as const;
 
 /** Retention by age of the plans, in milliseconds (pricing table: 3, 7, 14 days). */
-export const PLAN_LOG_RETENTION_MS = Object.freeze({ free: 3 * 86_400_000, payg: 7 * 86_400_000, fixed: 14 * 86_400_000 });
+export const PLAN_LOG_RETENTION_MS = Object.freeze({
+  free: 3 * 86_400_000,
+  payg: 7 * 86_400_000,
+  fixed: 14 * 86_400_000,
+});
 
 export interface Knobs {
   /** Every wait the emulator imposes (retry delays, Delay/Not-Before, cron, dedup window) runs this many times faster. */
@@ -153,14 +157,23 @@ const knobsPatchSchema = z
     repeatCursorNext: count,
     omitState: z.boolean(),
     faultScope: z.array(z.enum(FAULT_SCOPES)),
-    logRetentionAgeMs: z.number().int().min(1).max(366 * 86_400_000).nullable(),
+    logRetentionAgeMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(366 * 86_400_000)
+      .nullable(),
     logVisibilityLagMaxMs: z.number().int().min(0).max(86_400_000),
     logsPaths: z.enum(LOGS_PATHS),
     logsShape: z.enum(LOGS_SHAPES),
     maxPageSize: z.number().int().min(1).max(100_000),
     honourTrimBody: z.boolean(),
     largeBodyRatio: ratio,
-    largeBodyBytes: z.number().int().min(0).max(50 * 1_048_576),
+    largeBodyBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(50 * 1_048_576),
     scheduleVerbs: z.enum(SCHEDULE_VERBS),
     dailyLimitNext: count,
     numericCursor: z.union([z.enum(CURSOR_FORMS), z.boolean().transform((on) => (on ? 'number' : 'text'))]),

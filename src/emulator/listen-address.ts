@@ -10,7 +10,8 @@ export const DEFAULT_LISTEN_ADDRESS = '127.0.0.1:8787';
 export function parseListenAddress(text: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
   const port = match ? Number(match[3]) : Number.NaN;
-  if (!match || port > 65_535) throw new EmulatorUsageError('--listen-address', `expected host:port, got ${JSON.stringify(text)}`);
+  if (!match || port > 65_535)
+    throw new EmulatorUsageError('--listen-address', `expected host:port, got ${JSON.stringify(text)}`);
   const host = match[1] ?? match[2] ?? '';
   return { host: host === '' ? '0.0.0.0' : host, port };
 }

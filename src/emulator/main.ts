@@ -7,7 +7,14 @@ import { DurationError, parseDuration } from '../common/duration.js';
 import { EmulatorKnobError, EmulatorUsageError } from './errors.js';
 import { createEmulator, type EmulatorHandle } from './index.js';
 import { DEFAULT_LISTEN_ADDRESS, isListenError, parseListenAddress } from './listen-address.js';
-import { DEFAULT_FAULT_SCOPES, FAULT_SCOPES, parseKnobsPatch, PLAN_LOG_RETENTION_MS, type FaultScope, type Knobs } from './knobs.js';
+import {
+  DEFAULT_FAULT_SCOPES,
+  FAULT_SCOPES,
+  parseKnobsPatch,
+  PLAN_LOG_RETENTION_MS,
+  type FaultScope,
+  type Knobs,
+} from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
 import { DEV_SIGNING_KEYS } from './delivery/signing.js';
 import { emulatorAccessLines } from './usage-text.js';
@@ -20,25 +27,55 @@ const FLAGS = {
   'upstash-email': { type: 'string', help: 'management user (env UPSTASH_EMAIL)' },
   'upstash-api-key': { type: 'string', help: 'management API key (env UPSTASH_API_KEY, UPSTASH_API_KEY_FILE)' },
   'upstash-api-key-file': { type: 'string', help: 'file holding the management API key' },
-  'current-signing-key': { type: 'string', help: 'key deliveries are signed with (Upstash-Signature; env QSTASH_CURRENT_SIGNING_KEY; default: the public development key)' },
-  'next-signing-key': { type: 'string', help: 'key that becomes current on POST /v2/keys/rotate (env QSTASH_NEXT_SIGNING_KEY; default: the public development key)' },
-  'time-scale': { type: 'string', help: 'waits (retry delays, Delay/Not-Before, cron, dedup window) run this many times faster (default 1)' },
+  'current-signing-key': {
+    type: 'string',
+    help: 'key deliveries are signed with (Upstash-Signature; env QSTASH_CURRENT_SIGNING_KEY; default: the public development key)',
+  },
+  'next-signing-key': {
+    type: 'string',
+    help: 'key that becomes current on POST /v2/keys/rotate (env QSTASH_NEXT_SIGNING_KEY; default: the public development key)',
+  },
+  'time-scale': {
+    type: 'string',
+    help: 'waits (retry delays, Delay/Not-Before, cron, dedup window) run this many times faster (default 1)',
+  },
   'log-retention': { type: 'string', help: 'log entries kept, newest first (default 10000)' },
   'log-visibility-delay': { type: 'string', help: 'hide log entries younger than this duration, e.g. 2s (default 0)' },
-  'log-retention-age': { type: 'string', help: 'also drop log entries older than this: a duration or a plan free|payg|fixed (3, 7, 14 days; default off)' },
-  'log-visibility-lag': { type: 'string', help: 'each log entry appears after a random extra lag up to this, out of time order (default 0)' },
-  'max-page-size': { type: 'string', help: 'most entries a log page holds (default 1000, as the SDK documents; the OpenAPI says 100)' },
-  'large-body-ratio': { type: 'string', help: 'share of messages whose log entries carry a large body, 0..1 (default 0)' },
+  'log-retention-age': {
+    type: 'string',
+    help: 'also drop log entries older than this: a duration or a plan free|payg|fixed (3, 7, 14 days; default off)',
+  },
+  'log-visibility-lag': {
+    type: 'string',
+    help: 'each log entry appears after a random extra lag up to this, out of time order (default 0)',
+  },
+  'max-page-size': {
+    type: 'string',
+    help: 'most entries a log page holds (default 1000, as the SDK documents; the OpenAPI says 100)',
+  },
+  'large-body-ratio': {
+    type: 'string',
+    help: 'share of messages whose log entries carry a large body, 0..1 (default 0)',
+  },
   'large-body-bytes': { type: 'string', help: 'size of a large body in bytes (default 1048576)' },
   latency: { type: 'string', help: 'added latency on the faulted read endpoints, e.g. 200ms (default 0)' },
-  'rate-limit': { type: 'string', help: 'requests per second on the faulted read endpoints, 429 above (default 0 = off)' },
+  'rate-limit': {
+    type: 'string',
+    help: 'requests per second on the faulted read endpoints, 429 above (default 0 = off)',
+  },
   'error-ratio': { type: 'string', help: 'share of faulted requests answered 5xx, 0..1 (default 0)' },
   'malformed-ratio': { type: 'string', help: 'share answered with a body that is not JSON, 0..1 (default 0)' },
   'truncated-ratio': { type: 'string', help: 'share answered with a body cut halfway, 0..1 (default 0)' },
   'omit-state': { type: 'boolean', help: 'serve log entries without their state field' },
-  'fault-scope': { type: 'string', help: `endpoint groups the faults apply to, comma list of ${FAULT_SCOPES.join(', ')} (default ${DEFAULT_FAULT_SCOPES.join(',')})` },
+  'fault-scope': {
+    type: 'string',
+    help: `endpoint groups the faults apply to, comma list of ${FAULT_SCOPES.join(', ')} (default ${DEFAULT_FAULT_SCOPES.join(',')})`,
+  },
   'header-prefix': { type: 'string', help: 'prefix of the service headers (default Upstash-; e.g. Svc-)' },
-  plan: { type: 'string', help: 'plan profile free|payg|fixed: default retries, timeout, account record (default payg)' },
+  plan: {
+    type: 'string',
+    help: 'plan profile free|payg|fixed: default retries, timeout, account record (default payg)',
+  },
   seed: { type: 'string', help: 'seed of the fault PRNG (default 1)' },
   'allow-remote-destinations': { type: 'boolean', help: 'deliver to non-loopback hosts too (off: such messages fail)' },
   'max-body-bytes': { type: 'string', help: 'request body limit in bytes (default 1048576)' },
@@ -51,7 +88,10 @@ export function emulatorHelpText(): string {
   for (const [name, spec] of Object.entries(FLAGS)) {
     lines.push(`  --${name}${spec.type === 'string' ? ' <value>' : ''}`, `      ${spec.help}`);
   }
-  lines.push('', 'Admin API (no auth, loopback use): GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, POST /__emulator/reset');
+  lines.push(
+    '',
+    'Admin API (no auth, loopback use): GET|PATCH /__emulator/knobs, GET /__emulator/ground-truth, POST /__emulator/reset',
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -125,10 +165,12 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   options.port = port;
 
   const tokenFile = text('qstash-token-file') ?? env.QSTASH_TOKEN_FILE;
-  const token = text('qstash-token') ?? (tokenFile ? readSecretFile('--qstash-token-file', tokenFile) : env.QSTASH_TOKEN);
+  const token =
+    text('qstash-token') ?? (tokenFile ? readSecretFile('--qstash-token-file', tokenFile) : env.QSTASH_TOKEN);
   const email = text('upstash-email') ?? env.UPSTASH_EMAIL;
   const keyFile = text('upstash-api-key-file') ?? env.UPSTASH_API_KEY_FILE;
-  const apiKey = text('upstash-api-key') ?? (keyFile ? readSecretFile('--upstash-api-key-file', keyFile) : env.UPSTASH_API_KEY);
+  const apiKey =
+    text('upstash-api-key') ?? (keyFile ? readSecretFile('--upstash-api-key-file', keyFile) : env.UPSTASH_API_KEY);
   if (token !== undefined && token.trim() === '') throw new EmulatorUsageError('--qstash-token', 'is empty');
   if (email !== undefined && email.trim() === '') throw new EmulatorUsageError('--upstash-email', 'is empty');
   if (apiKey !== undefined && apiKey.trim() === '') throw new EmulatorUsageError('--upstash-api-key', 'is empty');
@@ -137,24 +179,34 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   options.apiKey = apiKey?.trim() ?? DEV_CREDENTIALS.apiKey;
   const currentSigningKey = text('current-signing-key') ?? env.QSTASH_CURRENT_SIGNING_KEY;
   const nextSigningKey = text('next-signing-key') ?? env.QSTASH_NEXT_SIGNING_KEY;
-  if (currentSigningKey !== undefined && currentSigningKey.trim() === '') throw new EmulatorUsageError('--current-signing-key', 'is empty');
-  if (nextSigningKey !== undefined && nextSigningKey.trim() === '') throw new EmulatorUsageError('--next-signing-key', 'is empty');
+  if (currentSigningKey !== undefined && currentSigningKey.trim() === '')
+    throw new EmulatorUsageError('--current-signing-key', 'is empty');
+  if (nextSigningKey !== undefined && nextSigningKey.trim() === '')
+    throw new EmulatorUsageError('--next-signing-key', 'is empty');
   // Both or neither: a receiver verifies with the pair, so half a custom pair is a mistake.
   if ((currentSigningKey === undefined) !== (nextSigningKey === undefined)) {
-    throw new EmulatorUsageError(currentSigningKey === undefined ? '--current-signing-key' : '--next-signing-key', 'give both signing keys (--current-signing-key and --next-signing-key) or neither');
+    throw new EmulatorUsageError(
+      currentSigningKey === undefined ? '--current-signing-key' : '--next-signing-key',
+      'give both signing keys (--current-signing-key and --next-signing-key) or neither',
+    );
   }
   options.currentSigningKey = currentSigningKey?.trim() ?? DEV_SIGNING_KEYS.current;
   options.nextSigningKey = nextSigningKey?.trim() ?? DEV_SIGNING_KEYS.next;
 
   const plan = text('plan');
   if (plan !== undefined) {
-    if (!['free', 'payg', 'fixed'].includes(plan)) throw new EmulatorUsageError('--plan', `expected free, payg or fixed, got ${JSON.stringify(plan)}`);
+    if (!['free', 'payg', 'fixed'].includes(plan))
+      throw new EmulatorUsageError('--plan', `expected free, payg or fixed, got ${JSON.stringify(plan)}`);
     options.plan = plan as PlanProfile;
   }
   const prefix = text('header-prefix');
   if (prefix !== undefined) {
     const withDash = prefix.endsWith('-') ? prefix : `${prefix}-`;
-    if (!/^[A-Za-z][A-Za-z0-9]*-$/.test(withDash)) throw new EmulatorUsageError('--header-prefix', `expected letters and digits such as Upstash- or Svc-, got ${JSON.stringify(prefix)}`);
+    if (!/^[A-Za-z][A-Za-z0-9]*-$/.test(withDash))
+      throw new EmulatorUsageError(
+        '--header-prefix',
+        `expected letters and digits such as Upstash- or Svc-, got ${JSON.stringify(prefix)}`,
+      );
     options.headerPrefix = withDash;
   }
   const seed = text('seed');
@@ -181,7 +233,8 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   const retentionAge = text('log-retention-age');
   if (retentionAge !== undefined) {
     const plan = retentionAge.trim() as keyof typeof PLAN_LOG_RETENTION_MS;
-    knobs.logRetentionAgeMs = plan in PLAN_LOG_RETENTION_MS ? PLAN_LOG_RETENTION_MS[plan] : durationFlag('--log-retention-age', retentionAge);
+    knobs.logRetentionAgeMs =
+      plan in PLAN_LOG_RETENTION_MS ? PLAN_LOG_RETENTION_MS[plan] : durationFlag('--log-retention-age', retentionAge);
   }
   const lag = text('log-visibility-lag');
   if (lag !== undefined) knobs.logVisibilityLagMaxMs = durationFlag('--log-visibility-lag', lag);
@@ -203,7 +256,11 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   if (truncatedRatio !== undefined) knobs.truncatedRatio = numberFlag('--truncated-ratio', truncatedRatio, false);
   if (values['omit-state'] === true) knobs.omitState = true;
   const scope = text('fault-scope');
-  if (scope !== undefined) knobs.faultScope = scope.split(',').map((item) => item.trim()).filter((item) => item !== '') as FaultScope[];
+  if (scope !== undefined)
+    knobs.faultScope = scope
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '') as FaultScope[];
   try {
     options.knobs = parseKnobsPatch(knobs);
   } catch (error) {
@@ -228,17 +285,25 @@ function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): str
   const lines = [
     `upstash-exporter emulator listening on ${handle.url}`,
     `  delivery (QStash) and management interfaces: ${handle.url}`,
-    ...emulatorAccessLines({ url: handle.url, credentials: handle.credentials, public: defaults }, EXPORTER_LISTEN_ADDRESS),
+    ...emulatorAccessLines(
+      { url: handle.url, credentials: handle.credentials, public: defaults },
+      EXPORTER_LISTEN_ADDRESS,
+    ),
   ];
   // The development keys are public, so they are printed whoever chose them; other keys never are.
   const keys = handle.signingKeys();
   const devKeys = keys.current === DEV_SIGNING_KEYS.current && keys.next === DEV_SIGNING_KEYS.next;
   if (devKeys) {
-    lines.push('  deliveries are signed (Upstash-Signature) with the public development signing keys (set --current-signing-key/QSTASH_CURRENT_SIGNING_KEY and --next-signing-key/QSTASH_NEXT_SIGNING_KEY to change):');
+    lines.push(
+      '  deliveries are signed (Upstash-Signature) with the public development signing keys (set --current-signing-key/QSTASH_CURRENT_SIGNING_KEY and --next-signing-key/QSTASH_NEXT_SIGNING_KEY to change):',
+    );
     lines.push(`    QSTASH_CURRENT_SIGNING_KEY=${keys.current}`, `    QSTASH_NEXT_SIGNING_KEY=${keys.next}`);
   }
-  if (!defaults.token || !defaults.email || !defaults.apiKey || !devKeys) lines.push('  credentials given by flags or environment are in use (not printed)');
-  lines.push(`  admin (no auth): ${handle.url}/__emulator/knobs, ${handle.url}/__emulator/ground-truth, POST ${handle.url}/__emulator/reset`);
+  if (!defaults.token || !defaults.email || !defaults.apiKey || !devKeys)
+    lines.push('  credentials given by flags or environment are in use (not printed)');
+  lines.push(
+    `  admin (no auth): ${handle.url}/__emulator/knobs, ${handle.url}/__emulator/ground-truth, POST ${handle.url}/__emulator/reset`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -258,7 +323,10 @@ export async function runEmulatorCli(argv: readonly string[], env: NodeJS.Proces
   } catch (error) {
     if (isListenError(error)) {
       const code = String((error as { code: unknown }).code);
-      throw new EmulatorUsageError('--listen-address', `cannot listen on ${settings.options.host}:${settings.options.port} (${code})`);
+      throw new EmulatorUsageError(
+        '--listen-address',
+        `cannot listen on ${settings.options.host}:${settings.options.port} (${code})`,
+      );
     }
     throw error;
   }

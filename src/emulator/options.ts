@@ -99,7 +99,8 @@ export function resolveOptions(partial: Partial<EmulatorOptions>): ResolvedOptio
     throw new TypeError('maxBodyBytes must be a positive integer');
   }
   for (const key of ['currentSigningKey', 'nextSigningKey'] as const) {
-    if (typeof merged[key] !== 'string' || merged[key].trim() === '') throw new TypeError(`${key} must be a non-empty string`);
+    if (typeof merged[key] !== 'string' || merged[key].trim() === '')
+      throw new TypeError(`${key} must be a non-empty string`);
   }
   return {
     ...merged,

@@ -14,7 +14,9 @@ export function emulatorAccessLines(access: EmulatorAccess, exporterListenAddres
   const shown = access.public;
   const lines = [`  point the exporter at it: --qstash-url ${url} --management-url ${url}`];
   if (shown.token || shown.email || shown.apiKey) {
-    lines.push('  public development credentials (set --qstash-token/QSTASH_TOKEN, --upstash-email/UPSTASH_EMAIL, --upstash-api-key/UPSTASH_API_KEY to change):');
+    lines.push(
+      '  public development credentials (set --qstash-token/QSTASH_TOKEN, --upstash-email/UPSTASH_EMAIL, --upstash-api-key/UPSTASH_API_KEY to change):',
+    );
     lines.push(`    URL=${url}`);
     if (shown.token) lines.push(`    QSTASH_TOKEN=${credentials.token}`);
     if (shown.email) lines.push(`    UPSTASH_EMAIL=${credentials.email}`);

@@ -17,7 +17,12 @@ function escapeRegExp(text: string): string {
  */
 function caseFreeForms(secret: string): string[] {
   const hex = Buffer.from(secret, 'utf8').toString('hex');
-  return [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), ...(hex.length >= MIN_ENCODED_CHARS ? [hex] : [])];
+  return [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    encodeURIComponent(secret),
+    ...(hex.length >= MIN_ENCODED_CHARS ? [hex] : []),
+  ];
 }
 
 /**
@@ -27,7 +32,9 @@ function caseFreeForms(secret: string): string[] {
  */
 function base64Forms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
-  const forms = [bytes.toString('base64'), bytes.toString('base64url')].filter((form) => form.length >= MIN_ENCODED_CHARS);
+  const forms = [bytes.toString('base64'), bytes.toString('base64url')].filter(
+    (form) => form.length >= MIN_ENCODED_CHARS,
+  );
   for (let offset = 0; offset < 3; offset++) {
     const shifted = Buffer.concat([Buffer.alloc(offset), bytes]);
     const first = Math.ceil((8 * offset) / 6);
@@ -50,5 +57,7 @@ export function createScrubber(secrets: readonly string[], marker = REDACTED): (
   const encoded = alternation(kept.flatMap(base64Forms), 'g');
   const plain = alternation(kept.flatMap(caseFreeForms), 'gi');
   if (plain === null) return (line) => line;
-  return encoded === null ? (line) => line.replace(plain, marker) : (line) => line.replace(encoded, marker).replace(plain, marker);
+  return encoded === null
+    ? (line) => line.replace(plain, marker)
+    : (line) => line.replace(encoded, marker).replace(plain, marker);
 }

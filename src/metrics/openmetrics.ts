@@ -73,12 +73,18 @@ export const EXEMPLAR_LABELS_MAX_CHARS = 128;
 export const OPENMETRICS_EOF = '# EOF\n';
 
 /** Renders the registries as one OpenMetrics exposition; `onError` gets each registry that failed (left out). */
-export async function renderOpenMetrics(sources: readonly OpenMetricsRegistry[], onError: (name: string, error: unknown) => void): Promise<string> {
+export async function renderOpenMetrics(
+  sources: readonly OpenMetricsRegistry[],
+  onError: (name: string, error: unknown) => void,
+): Promise<string> {
   return (await renderOpenMetricsFamilies(sources, onError)) + OPENMETRICS_EOF;
 }
 
 /** The registries' families in OpenMetrics, without the closing `# EOF`: a part of an exposition. */
-export async function renderOpenMetricsFamilies(sources: readonly OpenMetricsRegistry[], onError: (name: string, error: unknown) => void): Promise<string> {
+export async function renderOpenMetricsFamilies(
+  sources: readonly OpenMetricsRegistry[],
+  onError: (name: string, error: unknown) => void,
+): Promise<string> {
   const parts = await Promise.all(
     sources.map(async (source) => {
       try {
@@ -128,7 +134,8 @@ export function renderFamily(family: OpenMetricsFamily, createdOf?: (family: str
     const created = value.created ?? fallback;
     if (created === undefined) continue;
     if (type === 'counter') out += `${familyName}_created${labels} ${numberText(created)}\n`;
-    else if (type === 'histogram' && name === countName) out += `${family.name}_created${labels} ${numberText(created)}\n`;
+    else if (type === 'histogram' && name === countName)
+      out += `${family.name}_created${labels} ${numberText(created)}\n`;
   }
   return out;
 }
@@ -138,7 +145,8 @@ function labelsText(labels: Readonly<Record<string, string | number>>): string {
   for (const name in labels) {
     const value = labels[name]!;
     let text: string;
-    if (typeof value === 'number') text = name === 'le' || name === 'quantile' ? canonicalNumber(value) : numberText(value);
+    if (typeof value === 'number')
+      text = name === 'le' || name === 'quantile' ? canonicalNumber(value) : numberText(value);
     else text = escapeText(value);
     out += `${out === '' ? '{' : ','}${name}="${text}"`;
   }

@@ -12,11 +12,15 @@ export class SampleRing<C extends string> {
   #size = 0;
 
   constructor(capacity: number, columns: readonly C[]) {
-    if (!Number.isInteger(capacity) || capacity < 2) throw new RangeError(`ring capacity must be an integer of at least 2, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 2)
+      throw new RangeError(`ring capacity must be an integer of at least 2, got ${capacity}`);
     this.capacity = capacity;
     this.columns = columns;
     this.#times = new Float64Array(capacity);
-    this.#values = Object.fromEntries(columns.map((column) => [column, new Float64Array(capacity)])) as Record<C, Float64Array>;
+    this.#values = Object.fromEntries(columns.map((column) => [column, new Float64Array(capacity)])) as Record<
+      C,
+      Float64Array
+    >;
   }
 
   /** Bytes held by the arrays (what the ring costs, whatever it holds). */

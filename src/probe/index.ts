@@ -43,8 +43,13 @@ export function createProbe(config: ExporterConfig, deps: ProbeDeps): ProbeHandl
   const pending = new PendingProbes();
   const logger = deps.logger.child({ component: 'probe' });
   const keys =
-    qstash.currentSigningKey !== null && qstash.nextSigningKey !== null ? { current: qstash.currentSigningKey, next: qstash.nextSigningKey } : null;
-  if (keys === null) logger.warn('probe receiver runs WITHOUT signature verification (--probe-insecure-receiver): anyone reaching it can post probe results');
+    qstash.currentSigningKey !== null && qstash.nextSigningKey !== null
+      ? { current: qstash.currentSigningKey, next: qstash.nextSigningKey }
+      : null;
+  if (keys === null)
+    logger.warn(
+      'probe receiver runs WITHOUT signature verification (--probe-insecure-receiver): anyone reaching it can post probe results',
+    );
 
   const probe = new CanaryProbe({
     delivery: deps.delivery,
@@ -74,7 +79,16 @@ export function createProbe(config: ExporterConfig, deps: ProbeDeps): ProbeHandl
     probe,
     start: () => {
       probe.start();
-      logger.info({ queue: settings.queue, kinds, intervalMs: settings.intervalMs, timeoutMs: settings.timeoutMs, receiverPath: settings.receiverPath }, 'canary probe started');
+      logger.info(
+        {
+          queue: settings.queue,
+          kinds,
+          intervalMs: settings.intervalMs,
+          timeoutMs: settings.timeoutMs,
+          receiverPath: settings.receiverPath,
+        },
+        'canary probe started',
+      );
     },
     close: () => probe.stop(),
   };

@@ -10,7 +10,14 @@ export const PROBE_RUN_RESULTS = ['success', 'enqueue_error', 'timeout'] as cons
 export type ProbeRunResult = (typeof PROBE_RUN_RESULTS)[number];
 
 /** What the receiver did with one delivery. */
-export const RECEIPT_RESULTS = ['accepted', 'late', 'duplicate', 'unknown', 'invalid_signature', 'invalid_body'] as const;
+export const RECEIPT_RESULTS = [
+  'accepted',
+  'late',
+  'duplicate',
+  'unknown',
+  'invalid_signature',
+  'invalid_body',
+] as const;
 export type ReceiptResult = (typeof RECEIPT_RESULTS)[number];
 
 export class ProbeMetrics {

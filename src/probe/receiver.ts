@@ -35,12 +35,21 @@ export function probeReceiverRouter(options: ReceiverOptions): Router {
   const signatureHeader = `${options.headerPrefix}Signature`;
   let lastWarnAt = Number.NEGATIVE_INFINITY;
   const count = (result: ReceiptResult): void => metrics.receipts.inc({ result });
-  const refuse = (res: Response, status: number, result: ReceiptResult, error: string, fields: Record<string, unknown> = {}): void => {
+  const refuse = (
+    res: Response,
+    status: number,
+    result: ReceiptResult,
+    error: string,
+    fields: Record<string, unknown> = {},
+  ): void => {
     count(result);
     const at = now();
     if (at - lastWarnAt >= WARN_INTERVAL_MS) {
       lastWarnAt = at;
-      logger.warn({ result, ...fields }, `probe receiver refused a request: ${error} (further refusals for a minute are only counted)`);
+      logger.warn(
+        { result, ...fields },
+        `probe receiver refused a request: ${error} (further refusals for a minute are only counted)`,
+      );
     } else {
       logger.debug({ result, ...fields }, `probe receiver refused a request: ${error}`);
     }

@@ -62,7 +62,9 @@ export class CanaryProbe {
 
   /** One probe of every target, concurrently. Never rejects. */
   async runOnce(signal: AbortSignal = this.#stopping.signal): Promise<ProbeRunOutcome> {
-    const results = await Promise.all(this.#options.targets.map(async (target) => [target.kind, await this.#probe(target, signal)] as const));
+    const results = await Promise.all(
+      this.#options.targets.map(async (target) => [target.kind, await this.#probe(target, signal)] as const),
+    );
     const outcome: ProbeRunOutcome = {};
     for (const [kind, result] of results) if (result !== undefined) outcome[kind] = result;
     return outcome;
@@ -109,7 +111,10 @@ export class CanaryProbe {
           { signal },
         );
       } else {
-        await delivery.triggerWorkflow({ workflowUrl: url, body, runId: id, labels: [PROBE_MARK], retries: 0 }, { signal });
+        await delivery.triggerWorkflow(
+          { workflowUrl: url, body, runId: id, labels: [PROBE_MARK], retries: 0 },
+          { signal },
+        );
       }
     } catch (error) {
       pending.abandon(id);
@@ -136,7 +141,10 @@ export class CanaryProbe {
     }
     metrics.success.set({ kind }, 0);
     metrics.runs.inc({ kind, result: 'timeout' });
-    logger.warn({ kind, probeId: id, timeoutMs }, `probe: the ${kind} probe did not arrive (signature verified) within the timeout`);
+    logger.warn(
+      { kind, probeId: id, timeoutMs },
+      `probe: the ${kind} probe did not arrive (signature verified) within the timeout`,
+    );
     return 'timeout';
   }
 
@@ -149,7 +157,10 @@ export class CanaryProbe {
     const until = this.#now() + waitMs;
     if (until <= this.#pausedUntil) return;
     this.#pausedUntil = until;
-    this.#options.logger.warn({ until: new Date(until).toISOString() }, 'probe: the daily request limit is reached; no probe until it resets');
+    this.#options.logger.warn(
+      { until: new Date(until).toISOString() },
+      'probe: the daily request limit is reached; no probe until it resets',
+    );
   }
 }
 

@@ -20,7 +20,10 @@ export type SignatureProblem =
 export class SignatureError extends Error {
   readonly code = 'ERR_PROBE_SIGNATURE';
 
-  constructor(readonly problem: SignatureProblem, message: string) {
+  constructor(
+    readonly problem: SignatureProblem,
+    message: string,
+  ) {
     super(message);
     this.name = 'SignatureError';
   }
@@ -59,7 +62,9 @@ function decodeJson(part: string): Record<string, unknown> | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(part)) return undefined;
   try {
     const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -107,7 +112,10 @@ export function verifySignature(request: VerifyRequest, keys: SigningKeys): Veri
   if (typeof claims.exp !== 'number' || claims.exp <= nowSeconds - CLOCK_TOLERANCE_SECONDS) {
     throw new SignatureError('expired', 'the token has expired');
   }
-  if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || claims.nbf > nowSeconds + CLOCK_TOLERANCE_SECONDS)) {
+  if (
+    claims.nbf !== undefined &&
+    (typeof claims.nbf !== 'number' || claims.nbf > nowSeconds + CLOCK_TOLERANCE_SECONDS)
+  ) {
     throw new SignatureError('not_yet_valid', 'the token is not valid yet');
   }
   if (typeof claims.sub !== 'string' || !request.allowedSubjects.includes(claims.sub)) {

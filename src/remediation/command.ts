@@ -24,7 +24,10 @@ export async function pauseScheduleCommand(argv: readonly string[], env: NodeJS.
   const config = loadConfig(flags, env);
   const delivery = createDeliveryClient(config);
   if (delivery === null) {
-    throw new ConfigError('qstash_token', 'pause-schedule needs the QStash token: set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)');
+    throw new ConfigError(
+      'qstash_token',
+      'pause-schedule needs the QStash token: set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)',
+    );
   }
   try {
     const [outcome] = await pauseSchedules(delivery, [scheduleId]);
@@ -37,7 +40,13 @@ export async function pauseScheduleCommand(argv: readonly string[], env: NodeJS.
         return { status: 1, stream: 'stderr', line: `schedule ${scheduleId} not found` };
       default:
         // API errors carry no secrets; the scrub is the same second line of defence the logs have.
-        return { status: 1, stream: 'stderr', line: createScrubber(configSecrets(config))(`cannot pause schedule ${scheduleId}: ${outcome?.error ?? 'unknown error'}`) };
+        return {
+          status: 1,
+          stream: 'stderr',
+          line: createScrubber(configSecrets(config))(
+            `cannot pause schedule ${scheduleId}: ${outcome?.error ?? 'unknown error'}`,
+          ),
+        };
     }
   } finally {
     await delivery.close();

@@ -37,7 +37,8 @@ export class RemediationMetrics {
       registers,
     });
     for (const result of WEBHOOK_RESULTS) this.webhooks.inc({ result }, 0);
-    for (const action of REMEDIATION_ACTIONS) for (const result of PAUSE_RESULTS) this.actions.inc({ action, result }, 0);
+    for (const action of REMEDIATION_ACTIONS)
+      for (const result of PAUSE_RESULTS) this.actions.inc({ action, result }, 0);
     for (const reason of IGNORED_REASONS) this.ignored.inc({ reason }, 0);
   }
 }

@@ -114,7 +114,10 @@ export class FailureThrottle {
 }
 
 /** The alerts to act on, and why each other alert is left alone. */
-export function selectTargets(alerts: readonly WebhookAlert[], allowlist: ReadonlySet<string>): { targets: Target[]; ignored: IgnoredReason[] } {
+export function selectTargets(
+  alerts: readonly WebhookAlert[],
+  allowlist: ReadonlySet<string>,
+): { targets: Target[]; ignored: IgnoredReason[] } {
   const targets: Target[] = [];
   const ignored: IgnoredReason[] = [];
   for (const alert of alerts) {
@@ -145,7 +148,10 @@ export function remediationRouter(options: WebhookOptions): Router {
   };
   const invalid = (res: Response, status: number, problem: string): void => {
     metrics.webhooks.inc({ result: 'invalid' });
-    warnThrottled({ problem }, 'remediation webhook: refused a request that is not an Alertmanager version 4 notification');
+    warnThrottled(
+      { problem },
+      'remediation webhook: refused a request that is not an Alertmanager version 4 notification',
+    );
     res.status(status).json({ error: `not an Alertmanager webhook notification (version 4): ${problem}` });
   };
 
@@ -156,7 +162,10 @@ export function remediationRouter(options: WebhookOptions): Router {
     const waitMs = throttle.waitMs(address);
     if (waitMs > 0) {
       metrics.webhooks.inc({ result: 'throttled' });
-      warnThrottled({ remoteAddress: address }, 'remediation webhook: refused a request from an address that sent too many wrong bearer tokens');
+      warnThrottled(
+        { remoteAddress: address },
+        'remediation webhook: refused a request from an address that sent too many wrong bearer tokens',
+      );
       res.setHeader('Retry-After', String(Math.ceil(waitMs / 1000)));
       res.status(429).json({ error: 'too many failed attempts; retry later' });
       return;
@@ -173,26 +182,38 @@ export function remediationRouter(options: WebhookOptions): Router {
     res.status(401).json({ error: 'unauthorized' });
   };
 
-  router.post(REMEDIATION_WEBHOOK_PATH, authenticate, express.json({ limit: MAX_BODY, type: () => true }), async (req: Request, res: Response) => {
-    res.setHeader('Cache-Control', 'no-store');
-    const parsed = parseWebhook(req.body);
-    if ('problem' in parsed) {
-      invalid(res, 400, parsed.problem);
-      return;
-    }
-    metrics.webhooks.inc({ result: 'accepted' });
-    const { targets, ignored } = selectTargets(parsed.payload.alerts, allowlist);
-    for (const reason of ignored) metrics.ignored.inc({ reason });
-    const outcomes = targets.length === 0 ? [] : await pauseSchedules(options.delivery, targets.map((t) => t.scheduleId), { dryRun: options.dryRun });
-    const actions = outcomes.map((outcome) => {
-      const alertname = targets.find((t) => t.scheduleId === outcome.scheduleId)?.alertname ?? '';
-      record(outcome, alertname);
-      return { action: 'pause_schedule', scheduleId: outcome.scheduleId, alertname, result: outcome.result };
-    });
-    // Pausing is idempotent: a failed call answers 503 so Alertmanager sends the notification again.
-    const failed = outcomes.some((outcome) => outcome.result === 'error');
-    res.status(failed ? 503 : 200).json({ dryRun: options.dryRun, actions, ignored: ignored.length });
-  });
+  router.post(
+    REMEDIATION_WEBHOOK_PATH,
+    authenticate,
+    express.json({ limit: MAX_BODY, type: () => true }),
+    async (req: Request, res: Response) => {
+      res.setHeader('Cache-Control', 'no-store');
+      const parsed = parseWebhook(req.body);
+      if ('problem' in parsed) {
+        invalid(res, 400, parsed.problem);
+        return;
+      }
+      metrics.webhooks.inc({ result: 'accepted' });
+      const { targets, ignored } = selectTargets(parsed.payload.alerts, allowlist);
+      for (const reason of ignored) metrics.ignored.inc({ reason });
+      const outcomes =
+        targets.length === 0
+          ? []
+          : await pauseSchedules(
+              options.delivery,
+              targets.map((t) => t.scheduleId),
+              { dryRun: options.dryRun },
+            );
+      const actions = outcomes.map((outcome) => {
+        const alertname = targets.find((t) => t.scheduleId === outcome.scheduleId)?.alertname ?? '';
+        record(outcome, alertname);
+        return { action: 'pause_schedule', scheduleId: outcome.scheduleId, alertname, result: outcome.result };
+      });
+      // Pausing is idempotent: a failed call answers 503 so Alertmanager sends the notification again.
+      const failed = outcomes.some((outcome) => outcome.result === 'error');
+      res.status(failed ? 503 : 200).json({ dryRun: options.dryRun, actions, ignored: ignored.length });
+    },
+  );
   router.all(REMEDIATION_WEBHOOK_PATH, (req: Request, res: Response) => {
     res.setHeader('Allow', 'POST');
     res.status(405).json({ error: `method ${req.method} not allowed: the remediation webhook answers POST` });
@@ -209,7 +230,13 @@ export function remediationRouter(options: WebhookOptions): Router {
 
   function record(outcome: PauseOutcome, alertname: string): void {
     metrics.actions.inc({ action: 'pause_schedule', result: outcome.result });
-    const fields = { action: 'pause_schedule', scheduleId: outcome.scheduleId, alertname, result: outcome.result, dryRun: options.dryRun };
+    const fields = {
+      action: 'pause_schedule',
+      scheduleId: outcome.scheduleId,
+      alertname,
+      result: outcome.result,
+      dryRun: options.dryRun,
+    };
     switch (outcome.result) {
       case 'paused':
         logger.info(fields, `remediation: paused schedule ${outcome.scheduleId} (alert ${alertname})`);

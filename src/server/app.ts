@@ -61,7 +61,14 @@ export interface AppOptions {
 
 const READY_RETRY_AFTER_MAX_S = 60;
 /** The server's own paths (GET and HEAD); another method on them is 405 with `Allow`. */
-const READ_ONLY_PATHS: ReadonlySet<string> = new Set(['/', '/metrics', '/-/healthy', '/healthz', '/-/ready', '/readyz']);
+const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
+  '/',
+  '/metrics',
+  '/-/healthy',
+  '/healthz',
+  '/-/ready',
+  '/readyz',
+]);
 
 export function createApp(options: AppOptions): Express {
   const { view, logger, webConfig } = options;
@@ -100,7 +107,10 @@ export function createApp(options: AppOptions): Express {
     }
     const waiting = view.waitingFor();
     res.setHeader('Retry-After', String(retryAfterSeconds(view.status(), waiting)));
-    res.status(503).type('text/plain').send(`Not ready: waiting for the first successful poll of ${waiting.join(', ')}.\n`);
+    res
+      .status(503)
+      .type('text/plain')
+      .send(`Not ready: waiting for the first successful poll of ${waiting.join(', ')}.\n`);
   };
   app.get(['/-/ready', '/readyz'], ready);
 
@@ -110,8 +120,15 @@ export function createApp(options: AppOptions): Express {
       res.setHeader('Cache-Control', 'no-store');
       // Added to a policy of the web config file, if any: a browser enforces both.
       const configured = res.getHeader('Content-Security-Policy');
-      res.setHeader('Content-Security-Policy', configured === undefined ? LANDING_CSP : [String(configured), LANDING_CSP]);
-      res.type('html').send(renderLanding({ version: view.version, statuses: view.status(), ready: view.ready(), now: at, overview }));
+      res.setHeader(
+        'Content-Security-Policy',
+        configured === undefined ? LANDING_CSP : [String(configured), LANDING_CSP],
+      );
+      res
+        .type('html')
+        .send(
+          renderLanding({ version: view.version, statuses: view.status(), ready: view.ready(), now: at, overview }),
+        );
     }, next);
   });
 
@@ -168,7 +185,8 @@ async function guard(
 
   if (config.users.size === 0) return true;
   const credentials = parseBasicAuthorization(req.headers.authorization);
-  const verdict = credentials === null ? 'refused' : await checker.check(config.users, credentials.user, credentials.password);
+  const verdict =
+    credentials === null ? 'refused' : await checker.check(config.users, credentials.user, credentials.password);
   if (verdict === 'ok') return true;
   if (verdict === 'busy') {
     // Too many password checks wait already (a flood of new passwords): no queue without end.

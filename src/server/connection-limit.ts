@@ -72,13 +72,16 @@ export function limitConnections(server: Server, options: ConnectionLimitOptions
   };
 
   // Waiters past their wait are closed even when no slot frees up (every slot held by slow clients).
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    while (waiters.length > 0 && now - waiters[0]!.since > options.maxWaitMs) {
-      state.dropped += 1;
-      waiters.shift()!.socket.destroy();
-    }
-  }, Math.max(100, Math.min(options.maxWaitMs, 1_000)));
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      while (waiters.length > 0 && now - waiters[0]!.since > options.maxWaitMs) {
+        state.dropped += 1;
+        waiters.shift()!.socket.destroy();
+      }
+    },
+    Math.max(100, Math.min(options.maxWaitMs, 1_000)),
+  );
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
 

@@ -94,8 +94,18 @@ export class ExpositionCache {
     const renderer: Renderer = format === 'text-0.0.4' ? 'text' : 'openmetrics';
     const all = this.#sources.registries();
     const generation = this.#sources.generation?.();
-    const head = this.#part(`${renderer} polled`, renderer, all.filter((source) => source.live !== true), { generation, maxAgeMs: MAX_AGE_MS });
-    const tail = this.#part(`${renderer} live`, renderer, all.filter((source) => source.live === true), { generation: 0, maxAgeMs: LIVE_MAX_AGE_MS });
+    const head = this.#part(
+      `${renderer} polled`,
+      renderer,
+      all.filter((source) => source.live !== true),
+      { generation, maxAgeMs: MAX_AGE_MS },
+    );
+    const tail = this.#part(
+      `${renderer} live`,
+      renderer,
+      all.filter((source) => source.live === true),
+      { generation: 0, maxAgeMs: LIVE_MAX_AGE_MS },
+    );
     const [headText, tailText] = await Promise.all([head.text, tail.text]);
     if (!gzip) return { chunks: [headText, tailText], length: headText.length + tailText.length };
     head.gzip ??= head.text.then(gzipPrefix);
@@ -105,14 +115,22 @@ export class ExpositionCache {
     // crc32 of an empty buffer without backing store answers 0, not the value passed in.
     trailer.writeUInt32LE(tailText.length === 0 ? prefix.crc : crc32(tailText, prefix.crc), 0);
     trailer.writeUInt32LE((prefix.length + tailText.length) % 2 ** 32, 4);
-    return { chunks: [prefix.bytes, end.bytes, trailer], length: prefix.bytes.length + end.bytes.length + trailer.length };
+    return {
+      chunks: [prefix.bytes, end.bytes, trailer],
+      length: prefix.bytes.length + end.bytes.length + trailer.length,
+    };
   }
 
   /**
    * The rendered part of `sources` under `key`: the kept one while the generation (undefined:
    * never the same), the registries and the age allow, otherwise a new render.
    */
-  #part(key: string, renderer: Renderer, sources: readonly NamedRegistry[], validity: { generation: number | undefined; maxAgeMs: number }): CachedPart {
+  #part(
+    key: string,
+    renderer: Renderer,
+    sources: readonly NamedRegistry[],
+    validity: { generation: number | undefined; maxAgeMs: number },
+  ): CachedPart {
     const registries = sources.map((source) => source.registry);
     const now = this.#now();
     const previous = this.#parts.get(key);
@@ -142,11 +160,16 @@ export class ExpositionCache {
 
   #render(renderer: Renderer, sources: readonly NamedRegistry[]): Promise<string> {
     if (sources.length === 0) return Promise.resolve('');
-    return renderer === 'text' ? renderText(sources, this.#logger) : renderOpenMetricsFamilies(sources, (name, error) => this.#logFailure(name, error));
+    return renderer === 'text'
+      ? renderText(sources, this.#logger)
+      : renderOpenMetricsFamilies(sources, (name, error) => this.#logFailure(name, error));
   }
 
   #logFailure(name: string, error: unknown): void {
-    this.#logger.error({ registry: name, err: errorMessage(error) }, 'a registry failed to render; left out of this scrape');
+    this.#logger.error(
+      { registry: name, err: errorMessage(error) },
+      'a registry failed to render; left out of this scrape',
+    );
   }
 }
 
@@ -157,7 +180,10 @@ export async function renderText(sources: readonly NamedRegistry[], logger: Logg
       try {
         return await registry.metrics();
       } catch (error) {
-        logger.error({ registry: name, err: errorMessage(error) }, 'a registry failed to render; left out of this scrape');
+        logger.error(
+          { registry: name, err: errorMessage(error) },
+          'a registry failed to render; left out of this scrape',
+        );
         return '';
       }
     }),

@@ -31,4 +31,3 @@ export function formatDuration(seconds: number): string {
   const d = Math.floor(s / 86_400);
   return `${d} d ${Math.round((s - d * 86_400) / 3600)} h`;
 }
-

@@ -94,7 +94,13 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
           onTlsChange: (tls) => httpsServer?.setSecureContext(tls.options),
         });
 
-  const app = createApp({ view: options.view, logger, webConfig, extraRouters: options.extraRouters ?? [], openMetrics: options.openMetrics ?? true });
+  const app = createApp({
+    view: options.view,
+    logger,
+    webConfig,
+    extraRouters: options.extraRouters ?? [],
+    openMetrics: options.openMetrics ?? true,
+  });
   const timeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
   const serverOptions = {
     headersTimeout: timeouts.headersMs,
@@ -103,10 +109,18 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, timeouts.headersMs),
   };
   const tls = webConfig?.current.tls ?? null;
-  if (tls !== null) httpsServer = createHttpsServer({ ...tls.options, ...serverOptions, handshakeTimeout: timeouts.tlsHandshakeMs }, app);
+  if (tls !== null)
+    httpsServer = createHttpsServer(
+      { ...tls.options, ...serverOptions, handshakeTimeout: timeouts.tlsHandshakeMs },
+      app,
+    );
   const server: Server = httpsServer ?? createHttpServer(serverOptions, app);
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  const connections = limitConnections(server, { maxConnections, maxWaiting: maxConnections, maxWaitMs: timeouts.waitForSlotMs });
+  const connections = limitConnections(server, {
+    maxConnections,
+    maxWaiting: maxConnections,
+    maxWaitMs: timeouts.waitForSlotMs,
+  });
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => reject(error);

@@ -38,7 +38,6 @@ function interval(status: CollectorStatus): string {
   return status.intervalMs === null ? '' : `${status.intervalMs / 1000} s`;
 }
 
-
 const STYLESHEET = `
 :root { color-scheme: light dark; --fg: #1d1f23; --muted: #5c6370; --bg: #fff; --card: #f5f6f8; --line: #d0d4da;
   --ok: #186a1e; --warn: #8a5a00; --bad: #b00020; --s0: #1f6feb; --s1: #c62828; }
@@ -102,7 +101,13 @@ export function renderLanding(input: LandingInput): string {
         s.lastError === null ? '' : `${s.lastError} (${when(s.lastErrorAt, input.now)})`,
         s.summary ?? '',
       ];
-      const cls = !s.enabled ? 'off' : s.lastOutcome === 'failure' ? 'bad' : s.lastOutcome === 'success' ? 'ok' : 'wait';
+      const cls = !s.enabled
+        ? 'off'
+        : s.lastOutcome === 'failure'
+          ? 'bad'
+          : s.lastOutcome === 'success'
+            ? 'ok'
+            : 'wait';
       return `<tr class="${cls}">${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`;
     })
     .join('\n');

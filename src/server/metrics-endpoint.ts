@@ -15,7 +15,11 @@ export type { NamedRegistry } from './exposition.js';
 export const METRICS_CONTENT_TYPE = CONTENT_TYPES['text-0.0.4'];
 
 /** The whole exposition rendered now, nothing cached (tests, benchmarks). */
-export async function renderMetrics(sources: readonly NamedRegistry[], logger: Logger, format: ExpositionFormat = 'text-0.0.4'): Promise<string> {
+export async function renderMetrics(
+  sources: readonly NamedRegistry[],
+  logger: Logger,
+  format: ExpositionFormat = 'text-0.0.4',
+): Promise<string> {
   if (format === 'text-0.0.4') return renderText(sources, logger);
   return renderOpenMetrics(sources, (name, error) => {
     logger.error({ registry: name, err: errorMessage(error) }, 'a registry failed to render; left out of this scrape');
@@ -51,7 +55,11 @@ export interface MetricsHandlerOptions {
 }
 
 /** Serves /metrics from an ExpositionCache (rendered once per poll, see exposition.ts). */
-export function metricsHandler(sources: ExpositionSources, logger: Logger, options: MetricsHandlerOptions = {}): RequestHandler {
+export function metricsHandler(
+  sources: ExpositionSources,
+  logger: Logger,
+  options: MetricsHandlerOptions = {},
+): RequestHandler {
   const openMetrics = options.openMetrics ?? true;
   const cache = new ExpositionCache(sources, logger);
   return (req: Request, res, next) => {

@@ -65,7 +65,10 @@ export function parseAccept(header: string): MediaRange[] {
       const eq = param.indexOf('=');
       if (eq < 0) continue;
       const name = param.slice(0, eq).trim().toLowerCase();
-      const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+      const value = param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
       if (name === 'q') {
         const parsed = Number(value);
         q = value !== '' && Number.isFinite(parsed) && parsed >= 0 && parsed <= 1 ? parsed : 0;

@@ -11,7 +11,8 @@ import { renderPlot } from './sparkline.js';
 /** Which collector feeds each overview card, to say why a card is empty. */
 function absence(statuses: readonly CollectorStatus[], name: CollectorName): string {
   const status = statuses.find((s) => s.name === name);
-  if (status === undefined || !status.enabled) return `No data: the ${name} collector is disabled${status?.disabledReason ? ` (${status.disabledReason})` : ''}.`;
+  if (status === undefined || !status.enabled)
+    return `No data: the ${name} collector is disabled${status?.disabledReason ? ` (${status.disabledReason})` : ''}.`;
   if (!status.everSucceeded) return `No data yet: waiting for the first successful poll of the ${name} collector.`;
   return `No data from the ${name} collector.`;
 }
@@ -54,7 +55,9 @@ function windowLabel(w: WindowedCount): string {
 /** The window in a sentence. */
 function windowText(w: WindowedCount): string {
   if (w.windowMs === 0) return 'all counted so far';
-  return w.sinceStart ? `since the exporter started ${formatDuration(w.windowMs / 1000)} ago` : `in the last ${formatDuration(OVERVIEW_WINDOW_MS / 1000)}`;
+  return w.sinceStart
+    ? `since the exporter started ${formatDuration(w.windowMs / 1000)} ago`
+    : `in the last ${formatDuration(OVERVIEW_WINDOW_MS / 1000)}`;
 }
 
 function count(id: string, label: string, value: number | null, metric?: string, tone?: Figure['tone']): Figure {
@@ -72,7 +75,8 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
   const cards: string[] = [];
   const nowSeconds = o.now / 1000;
 
-  if (o.deliveries === null) cards.push(card('Deliveries', `<p class="muted">${escapeHtml(absence(statuses, 'logs'))}</p>`));
+  if (o.deliveries === null)
+    cards.push(card('Deliveries', `<p class="muted">${escapeHtml(absence(statuses, 'logs'))}</p>`));
   else {
     const d = o.deliveries;
     const ratio = d.failureRatio;
@@ -105,19 +109,47 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
         'Log walk',
         `<p class="muted">How far behind the delivery log the counts are, and entries that showed up late.</p>` +
           figures([
-            { id: 'logs.lag_seconds', label: 'lag', value: lag, text: lag === null ? 'n/a' : formatDuration(lag), metric: m.logLag, tone: lag !== null && lag > 300 ? 'bad' : undefined },
-            count('logs.late_events', 'late entries (counted)', w.lateEvents, m.lateEvents, (w.lateEvents ?? 0) > 0 ? 'warn' : undefined),
-            count('logs.missed_late_events', 'late entries missed', w.missedLateEvents, m.missedLateEvents, (w.missedLateEvents ?? 0) > 0 ? 'bad' : 'ok'),
+            {
+              id: 'logs.lag_seconds',
+              label: 'lag',
+              value: lag,
+              text: lag === null ? 'n/a' : formatDuration(lag),
+              metric: m.logLag,
+              tone: lag !== null && lag > 300 ? 'bad' : undefined,
+            },
+            count(
+              'logs.late_events',
+              'late entries (counted)',
+              w.lateEvents,
+              m.lateEvents,
+              (w.lateEvents ?? 0) > 0 ? 'warn' : undefined,
+            ),
+            count(
+              'logs.missed_late_events',
+              'late entries missed',
+              w.missedLateEvents,
+              m.missedLateEvents,
+              (w.missedLateEvents ?? 0) > 0 ? 'bad' : 'ok',
+            ),
           ]),
       ),
     );
   }
 
-  if (o.daily === null) cards.push(card('Daily requests', `<p class="muted">${escapeHtml(absence(statuses, 'usage'))}</p>`));
+  if (o.daily === null)
+    cards.push(card('Daily requests', `<p class="muted">${escapeHtml(absence(statuses, 'usage'))}</p>`));
   else {
     const d = o.daily;
-    const tone = d.hardLimit !== null && d.requests >= d.hardLimit ? 'bad' : d.softLimit !== null && d.requests >= d.softLimit ? 'warn' : undefined;
-    const source = d.metric === m.usageDailyRequests ? 'requests billed today (UTC)' : 'messages accepted today (UTC), from the delivery log';
+    const tone =
+      d.hardLimit !== null && d.requests >= d.hardLimit
+        ? 'bad'
+        : d.softLimit !== null && d.requests >= d.softLimit
+          ? 'warn'
+          : undefined;
+    const source =
+      d.metric === m.usageDailyRequests
+        ? 'requests billed today (UTC)'
+        : 'messages accepted today (UTC), from the delivery log';
     const limit = (id: string, label: string, value: number | null, metric: string): Figure => ({
       id,
       label,
@@ -139,7 +171,8 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
-  if (o.dlq === null) cards.push(card('Dead-letter queue', `<p class="muted">${escapeHtml(absence(statuses, 'dlq'))}</p>`));
+  if (o.dlq === null)
+    cards.push(card('Dead-letter queue', `<p class="muted">${escapeHtml(absence(statuses, 'dlq'))}</p>`));
   else {
     const oldest = o.dlq.oldestTimestampSeconds;
     cards.push(
@@ -147,7 +180,13 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
         'Dead-letter queue',
         figures([
           count('dlq.size', 'messages', o.dlq.size, m.dlqSize, o.dlq.size > 0 ? 'warn' : 'ok'),
-          { id: 'dlq.oldest', label: 'oldest', value: oldest, text: oldest === null ? 'none' : `${formatDuration(nowSeconds - oldest)} old`, metric: m.dlqOldest },
+          {
+            id: 'dlq.oldest',
+            label: 'oldest',
+            value: oldest,
+            text: oldest === null ? 'none' : `${formatDuration(nowSeconds - oldest)} old`,
+            metric: m.dlqOldest,
+          },
         ]),
       ),
     );
@@ -157,27 +196,54 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
   else {
     const q = o.queues;
     const rows = q.largest
-      .map((l) => `<tr><td>${escapeHtml(l.queue)}${l.paused ? ' <span class="warn">(paused)</span>' : ''}</td><td data-figure="queues.backlog" data-queue="${escapeHtml(l.queue)}" data-value="${l.backlog}" data-metric="${m.queueLag}">${formatNumber(l.backlog)}</td></tr>`)
+      .map(
+        (l) =>
+          `<tr><td>${escapeHtml(l.queue)}${l.paused ? ' <span class="warn">(paused)</span>' : ''}</td><td data-figure="queues.backlog" data-queue="${escapeHtml(l.queue)}" data-value="${l.backlog}" data-metric="${m.queueLag}">${formatNumber(l.backlog)}</td></tr>`,
+      )
       .join('');
     cards.push(
       card(
         'Queues',
         `<p class="muted">${q.largest.length === 0 ? `No backlog in ${q.count} queue${q.count === 1 ? '' : 's'}.` : `Largest backlog of ${q.count} queue${q.count === 1 ? '' : 's'}:`}</p>` +
-          (rows === '' ? '' : `<table><thead><tr><th scope="col">queue</th><th scope="col">waiting</th></tr></thead><tbody>${rows}</tbody></table>`),
+          (rows === ''
+            ? ''
+            : `<table><thead><tr><th scope="col">queue</th><th scope="col">waiting</th></tr></thead><tbody>${rows}</tbody></table>`),
       ),
     );
   }
 
-  if (o.workflows === null) cards.push(card('Workflow runs', `<p class="muted">${escapeHtml(absence(statuses, 'workflows'))}</p>`));
+  if (o.workflows === null)
+    cards.push(card('Workflow runs', `<p class="muted">${escapeHtml(absence(statuses, 'workflows'))}</p>`));
   else {
     const w = o.workflows;
     const list: Figure[] = [
       count('workflows.in_progress', 'in progress', w.inProgress, m.workflowsInProgress),
-      count('workflows.failed_total', 'failed (counted in all)', w.failedTotal, m.workflowRuns, (w.failedTotal ?? 0) > 0 ? 'warn' : undefined),
+      count(
+        'workflows.failed_total',
+        'failed (counted in all)',
+        w.failedTotal,
+        m.workflowRuns,
+        (w.failedTotal ?? 0) > 0 ? 'warn' : undefined,
+      ),
     ];
-    if (w.failed !== null) list.push(count('workflows.failed_window', `failed, ${windowLabel(w.failed)}`, w.failed.value, m.workflowRuns, w.failed.value > 0 ? 'bad' : 'ok'));
+    if (w.failed !== null)
+      list.push(
+        count(
+          'workflows.failed_window',
+          `failed, ${windowLabel(w.failed)}`,
+          w.failed.value,
+          m.workflowRuns,
+          w.failed.value > 0 ? 'bad' : 'ok',
+        ),
+      );
     if (w.oldestRunAgeSeconds !== null && w.oldestRunAgeSeconds > 0) {
-      list.push({ id: 'workflows.oldest_run_age', label: 'oldest in progress', value: w.oldestRunAgeSeconds, text: formatDuration(w.oldestRunAgeSeconds), metric: m.workflowOldestRunAge });
+      list.push({
+        id: 'workflows.oldest_run_age',
+        label: 'oldest in progress',
+        value: w.oldestRunAgeSeconds,
+        text: formatDuration(w.oldestRunAgeSeconds),
+        metric: m.workflowOldestRunAge,
+      });
     }
     cards.push(card('Workflow runs', figures(list)));
   }
@@ -190,9 +256,27 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
       const last = p.lastSuccessSeconds;
       return (
         `<tr><th scope="row">${escapeHtml(p.kind)}</th>` +
-        cell(`probe.${p.kind}.success`, p.success ? 1 : 0, p.success ? 'arrived' : 'failing', m.probeSuccess, p.success ? 'ok' : 'bad') +
-        cell(`probe.${p.kind}.last_success`, last ?? 0, last === null ? 'never' : `${formatDuration(nowSeconds - last)} ago`, m.probeLastSuccess) +
-        (p.deliverySeconds === null ? '<td></td>' : cell(`probe.${p.kind}.delivery_seconds`, p.deliverySeconds, formatDuration(p.deliverySeconds), m.probeDeliveryDuration)) +
+        cell(
+          `probe.${p.kind}.success`,
+          p.success ? 1 : 0,
+          p.success ? 'arrived' : 'failing',
+          m.probeSuccess,
+          p.success ? 'ok' : 'bad',
+        ) +
+        cell(
+          `probe.${p.kind}.last_success`,
+          last ?? 0,
+          last === null ? 'never' : `${formatDuration(nowSeconds - last)} ago`,
+          m.probeLastSuccess,
+        ) +
+        (p.deliverySeconds === null
+          ? '<td></td>'
+          : cell(
+              `probe.${p.kind}.delivery_seconds`,
+              p.deliverySeconds,
+              formatDuration(p.deliverySeconds),
+              m.probeDeliveryDuration,
+            )) +
         '</tr>'
       );
     });

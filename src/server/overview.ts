@@ -7,7 +7,15 @@
 // for an hour): the windowed counts ("last 5 min") and the page's plots come from it.
 
 import { SampleRing } from '../metrics/ring-buffer.js';
-import { OVERVIEW_METRICS, readFamilies, single, sum, type Families, type RegistrySource, type Sample } from './overview-families.js';
+import {
+  OVERVIEW_METRICS,
+  readFamilies,
+  single,
+  sum,
+  type Families,
+  type RegistrySource,
+  type Sample,
+} from './overview-families.js';
 
 /** The counters and gauges the history keeps, one column each. */
 const HISTORY_COLUMNS = ['delivered', 'failed', 'cancelled', 'workflowFailed', 'logLag', 'dailyRequests'] as const;
@@ -133,7 +141,12 @@ export interface Overview {
   } | null;
   dlq: { size: number; oldestTimestampSeconds: number | null } | null;
   queues: { count: number; largest: { queue: string; backlog: number; paused: boolean }[] } | null;
-  workflows: { inProgress: number | null; oldestRunAgeSeconds: number | null; failedTotal: number | null; failed: WindowedCount | null } | null;
+  workflows: {
+    inProgress: number | null;
+    oldestRunAgeSeconds: number | null;
+    failedTotal: number | null;
+    failed: WindowedCount | null;
+  } | null;
   probe: { kind: string; success: boolean; lastSuccessSeconds: number | null; deliverySeconds: number | null }[] | null;
   plots: Plot[];
 }
@@ -177,7 +190,11 @@ function windowed(points: readonly Point[], column: HistoryColumn, now: number):
   const sinceStart = points.length < 2 || first.t > now - OVERVIEW_WINDOW_MS;
   // A family absent at the base sample had not counted anything yet.
   const before = points.length < 2 ? 0 : (first.values[column] ?? 0);
-  return { value: current >= before ? current - before : current, windowMs: points.length < 2 ? 0 : now - first.t, sinceStart };
+  return {
+    value: current >= before ? current - before : current,
+    windowMs: points.length < 2 ? 0 : now - first.t,
+    sinceStart,
+  };
 }
 
 /** Per-minute rate of a counter at each point, over the minute before it (or what there is of it). */
@@ -202,7 +219,11 @@ function gaugePoints(points: readonly Point[], column: HistoryColumn): PlotPoint
 }
 
 /** Reads the overview from the registries (and the history for windows and plots). */
-export async function readOverview(sources: readonly RegistrySource[], history: OverviewHistory | null, now: number): Promise<Overview> {
+export async function readOverview(
+  sources: readonly RegistrySource[],
+  history: OverviewHistory | null,
+  now: number,
+): Promise<Overview> {
   const m = OVERVIEW_METRICS;
   const got = await readFamilies(sources, Object.values(m));
   const live = movingOf(got);
@@ -214,12 +235,20 @@ export async function readOverview(sources: readonly RegistrySource[], history: 
   const deliveries =
     delivered === null || failed === null || cancelled === null
       ? null
-      : { delivered, failed, cancelled, failureRatio: delivered.value + failed.value > 0 ? failed.value / (delivered.value + failed.value) : null };
+      : {
+          delivered,
+          failed,
+          cancelled,
+          failureRatio: delivered.value + failed.value > 0 ? failed.value / (delivered.value + failed.value) : null,
+        };
 
   const lag = got[m.logLag] ?? null;
   const late = got[m.lateEvents] ?? null;
   const missed = got[m.missedLateEvents] ?? null;
-  const logWalk = lag === null && late === null && missed === null ? null : { lagSeconds: single(lag), lateEvents: single(late), missedLateEvents: single(missed) };
+  const logWalk =
+    lag === null && late === null && missed === null
+      ? null
+      : { lagSeconds: single(lag), lateEvents: single(late), missedLateEvents: single(missed) };
 
   const usage = single(got[m.usageDailyRequests] ?? null);
   const logged = single(got[m.dailyMessages] ?? null);
@@ -237,7 +266,10 @@ export async function readOverview(sources: readonly RegistrySource[], history: 
 
   const dlqSize = single(got[m.dlqSize] ?? null);
   const oldest = (got[m.dlqOldest] ?? []).map((s) => s.value).filter((v) => Number.isFinite(v) && v > 0);
-  const dlq = dlqSize === null ? null : { size: dlqSize, oldestTimestampSeconds: oldest.length === 0 ? null : Math.min(...oldest) };
+  const dlq =
+    dlqSize === null
+      ? null
+      : { size: dlqSize, oldestTimestampSeconds: oldest.length === 0 ? null : Math.min(...oldest) };
 
   const lags = got[m.queueLag];
   const paused = new Set((got[m.queuePaused] ?? []).filter((s) => s.value === 1).map((s) => String(s.labels.queue)));
@@ -248,7 +280,11 @@ export async function readOverview(sources: readonly RegistrySource[], history: 
           count: lags.length,
           largest: lags
             .filter((s) => s.value > 0)
-            .map((s) => ({ queue: String(s.labels.queue), backlog: s.value, paused: paused.has(String(s.labels.queue)) }))
+            .map((s) => ({
+              queue: String(s.labels.queue),
+              backlog: s.value,
+              paused: paused.has(String(s.labels.queue)),
+            }))
             .sort((a, b) => b.backlog - a.backlog || a.queue.localeCompare(b.queue))
             .slice(0, LARGEST_QUEUES),
         };
@@ -268,14 +304,20 @@ export async function readOverview(sources: readonly RegistrySource[], history: 
   const success = got[m.probeSuccess] ?? null;
   const lastSuccess = got[m.probeLastSuccess] ?? [];
   const duration = got[m.probeDeliveryDuration] ?? [];
-  const byKind = (samples: readonly Sample[], kind: string): number | null => samples.find((s) => s.labels.kind === kind)?.value ?? null;
+  const byKind = (samples: readonly Sample[], kind: string): number | null =>
+    samples.find((s) => s.labels.kind === kind)?.value ?? null;
   const probe =
     success === null
       ? null
       : success.map((s) => {
           const kind = String(s.labels.kind);
           const last = byKind(lastSuccess, kind);
-          return { kind, success: s.value === 1, lastSuccessSeconds: last === null || last <= 0 ? null : last, deliverySeconds: byKind(duration, kind) };
+          return {
+            kind,
+            success: s.value === 1,
+            lastSuccessSeconds: last === null || last <= 0 ? null : last,
+            deliverySeconds: byKind(duration, kind),
+          };
         });
 
   const plots: Plot[] = [];
@@ -291,10 +333,20 @@ export async function readOverview(sources: readonly RegistrySource[], history: 
     });
   }
   if (logWalk?.lagSeconds !== null && logWalk !== null) {
-    plots.push({ id: 'log-lag', title: 'Log walk lag', unit: 's', series: [{ name: 'lag', points: gaugePoints(points, 'logLag') }] });
+    plots.push({
+      id: 'log-lag',
+      title: 'Log walk lag',
+      unit: 's',
+      series: [{ name: 'lag', points: gaugePoints(points, 'logLag') }],
+    });
   }
   if (daily !== null) {
-    plots.push({ id: 'daily-requests', title: 'Requests today', unit: 'requests', series: [{ name: 'requests', points: gaugePoints(points, 'dailyRequests') }] });
+    plots.push({
+      id: 'daily-requests',
+      title: 'Requests today',
+      unit: 'requests',
+      series: [{ name: 'requests', points: gaugePoints(points, 'dailyRequests') }],
+    });
   }
 
   return { now, deliveries, logWalk, daily, dlq, queues, workflows, probe, plots };

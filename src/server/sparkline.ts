@@ -51,12 +51,16 @@ export function renderPlot(plot: Plot): string {
     .map((s) => {
       const last = s.points[s.points.length - 1];
       const peak = s.points.reduce((m, p) => Math.max(m, p.v), 0);
-      return last === undefined ? `${s.name}: no points` : `${s.name} now ${formatNumber(last.v)}${unit}, highest ${formatNumber(peak)}`;
+      return last === undefined
+        ? `${s.name}: no points`
+        : `${s.name} now ${formatNumber(last.v)}${unit}, highest ${formatNumber(peak)}`;
     })
     .join('; ');
   const lines = plot.series
     .map((s, i) =>
-      s.points.length === 0 ? '' : `<polyline class="s${i}" vector-effect="non-scaling-stroke" points="${coordinates(s.points, t0, t1, max)}"/>`,
+      s.points.length === 0
+        ? ''
+        : `<polyline class="s${i}" vector-effect="non-scaling-stroke" points="${coordinates(s.points, t0, t1, max)}"/>`,
     )
     .join('');
   const legend = plot.series.map((s, i) => `<span class="key s${i}">${escapeHtml(s.name)}</span>`).join(' ');

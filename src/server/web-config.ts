@@ -66,7 +66,8 @@ export class WebConfigWatcher {
     if (signature === this.#signature) return;
     const logger = this.#options.logger;
     if (signature === null) {
-      if (this.#signature !== null) logger.error({ file: this.#config.path }, 'web config file is gone; keeping the previous settings');
+      if (this.#signature !== null)
+        logger.error({ file: this.#config.path }, 'web config file is gone; keeping the previous settings');
       this.#signature = null;
       return;
     }
@@ -75,7 +76,10 @@ export class WebConfigWatcher {
     try {
       next = loadWebConfig(this.#config.path);
     } catch (error) {
-      logger.error({ err: errorMessage(error) }, 'web config file changed but is invalid; keeping the previous settings');
+      logger.error(
+        { err: errorMessage(error) },
+        'web config file changed but is invalid; keeping the previous settings',
+      );
       return;
     }
     const previous = this.#config;
@@ -151,7 +155,13 @@ export class BasicAuthChecker {
 
   async check(users: ReadonlyMap<string, string>, user: string, password: string): Promise<BasicAuthVerdict> {
     const hash = users.get(user);
-    const key = createHmac('sha256', this.#key).update(user).update('\0').update(password).update('\0').update(hash ?? '').digest('base64');
+    const key = createHmac('sha256', this.#key)
+      .update(user)
+      .update('\0')
+      .update(password)
+      .update('\0')
+      .update(hash ?? '')
+      .digest('base64');
     const remembered = this.#results.get(key);
     if (remembered !== undefined) {
       if (remembered.expiresAt > this.#now()) return remembered.ok ? 'ok' : 'refused';

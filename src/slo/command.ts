@@ -16,7 +16,8 @@ function parseFlags(argv: readonly string[]): Partial<Record<Flag, string>> {
     const arg = argv[i]!;
     const match = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
     const name = match?.[1] as Flag | undefined;
-    if (name === undefined || !FLAGS.includes(name)) throw new ConfigError('argv', `slo: unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
+    if (name === undefined || !FLAGS.includes(name))
+      throw new ConfigError('argv', `slo: unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
     const value = match?.[2] ?? argv[++i];
     if (value === undefined || value === '') throw new ConfigError(name, `slo: --${name} needs a value; ${USAGE}`);
     flags[name] = value;
@@ -30,7 +31,11 @@ export function sloCommand(argv: readonly string[], stdout: NodeJS.WritableStrea
   if (flags.spec === undefined) throw new ConfigError('spec', `slo: --spec is required; ${USAGE}`);
   const period = flags.period ?? DEFAULT_PERIOD;
   try {
-    if (parseDuration(period) < 86_400_000) throw new ConfigError('period', `slo: --period ${JSON.stringify(period)}: at least 1d (the alerts read windows up to 3d)`);
+    if (parseDuration(period) < 86_400_000)
+      throw new ConfigError(
+        'period',
+        `slo: --period ${JSON.stringify(period)}: at least 1d (the alerts read windows up to 3d)`,
+      );
   } catch (error) {
     if (error instanceof DurationError) throw new ConfigError('period', `slo: --period: ${error.message}`);
     throw error;

@@ -108,7 +108,11 @@ export function generateRuleGroups(spec: SloSpec, options: RuleOptions = {}): Ru
     const meta: RuleGroup = {
       name: `upstash-slos.${slo.name}.meta`,
       rules: [
-        { record: 'slo:objective:ratio', expr: `vector(${round(slo.objective / 100)})`, labels: { ...sloLabels, ...idLabels } },
+        {
+          record: 'slo:objective:ratio',
+          expr: `vector(${round(slo.objective / 100)})`,
+          labels: { ...sloLabels, ...idLabels },
+        },
         { record: 'slo:error_budget:ratio', expr: `vector(${budget})`, labels: { ...sloLabels, ...idLabels } },
         { record: 'slo:time_period:days', expr: `vector(${periodDays})`, labels: { ...sloLabels, ...idLabels } },
         {
@@ -129,7 +133,11 @@ export function generateRuleGroups(spec: SloSpec, options: RuleOptions = {}): Ru
           expr: `${periodRecord}${select}\n/ ${join}\nslo:error_budget:ratio${select}\n`,
           labels: { ...sloLabels, ...idLabels },
         },
-        { record: 'slo:period_error_budget_remaining:ratio', expr: `1 - slo:period_burn_rate:ratio${select}`, labels: { ...sloLabels, ...idLabels } },
+        {
+          record: 'slo:period_error_budget_remaining:ratio',
+          expr: `1 - slo:period_burn_rate:ratio${select}`,
+          labels: { ...sloLabels, ...idLabels },
+        },
       ],
     };
 
@@ -140,7 +148,9 @@ export function generateRuleGroups(spec: SloSpec, options: RuleOptions = {}): Ru
         `max without (sloth_window) (${errorRatioRecord(w)}${select})\n  > ${join} (${factor} * slo:error_budget:ratio${select})`;
       const parts = [above(window.short), above(window.long)];
       if (slo.sli.events !== undefined) {
-        parts.push(`ignoring (${ignored})\n  (${fill(slo.sli.events.error_query, window.long)}) * ${seconds(window.long)} > ${MIN_BAD_EVENTS}`);
+        parts.push(
+          `ignoring (${ignored})\n  (${fill(slo.sli.events.error_query, window.long)}) * ${seconds(window.long)} > ${MIN_BAD_EVENTS}`,
+        );
       }
       return `(\n  ${parts.join('\nand\n  ')}\n)`;
     };

@@ -12,7 +12,10 @@ export const WINDOW_VARIABLE = '{{.window}}';
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const labels = z
   .record(z.string(), z.string())
-  .refine((record) => Object.keys(record).every((name) => LABEL_NAME.test(name)), 'label names are [a-zA-Z_][a-zA-Z0-9_]*')
+  .refine(
+    (record) => Object.keys(record).every((name) => LABEL_NAME.test(name)),
+    'label names are [a-zA-Z_][a-zA-Z0-9_]*',
+  )
   .optional();
 const query = z
   .string()
@@ -63,7 +66,9 @@ export type Slo = SloSpec['slos'][number];
 
 /** `slos[0].sli.events` from a zod path. */
 function keyOf(path: readonly PropertyKey[]): string {
-  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
+    .join('');
 }
 
 /** Validates a parsed spec; `source` names it in error messages. */
@@ -85,7 +90,10 @@ export function loadSloSpec(file: string): SloSpec {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError('spec', `SLO spec ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(
+      'spec',
+      `SLO spec ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   let value: unknown;
   try {

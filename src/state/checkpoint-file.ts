@@ -127,9 +127,13 @@ function replacementProblem(path: string, onDisk: FileIdentity | 'absent' | unde
     // Gone (nothing to lose), or not reachable: the write itself reports that.
     return null;
   }
-  if (onDisk === 'absent') return 'a file appeared there after this process started; it is left as it is (restart the exporter to read it)';
-  const same = now.dev === onDisk.dev && now.ino === onDisk.ino && now.size === onDisk.size && now.mtimeMs === onDisk.mtimeMs;
-  return same ? null : 'the file was replaced or changed by someone else since this process last read or wrote it (another exporter on the same file?); it is left as it is (restart the exporter to read it)';
+  if (onDisk === 'absent')
+    return 'a file appeared there after this process started; it is left as it is (restart the exporter to read it)';
+  const same =
+    now.dev === onDisk.dev && now.ino === onDisk.ino && now.size === onDisk.size && now.mtimeMs === onDisk.mtimeMs;
+  return same
+    ? null
+    : 'the file was replaced or changed by someone else since this process last read or wrote it (another exporter on the same file?); it is left as it is (restart the exporter to read it)';
 }
 
 const SHARED_FILES = new Map<string, SharedFile>();
@@ -258,7 +262,10 @@ export class CheckpointFile<T> {
         sharedFileOf(this.path).onDisk = 'absent';
         return { status: 'missing' };
       }
-      throw new StateFileError(stateFileProblem(this.path) ?? `the state file ${this.path} cannot be read (${errnoText(error)})`, { cause: error });
+      throw new StateFileError(
+        stateFileProblem(this.path) ?? `the state file ${this.path} cannot be read (${errnoText(error)})`,
+        { cause: error },
+      );
     }
     recordOnDisk(this.path);
     const verdict = this.#check(text);
@@ -287,7 +294,11 @@ export class CheckpointFile<T> {
     await writeShared(this.path, this.#upstream, this.#now);
   }
 
-  #check(text: string): { ok: true; payload: T; savedAt: number } | { ok: false; reason: SetAsideReason | 'sections-only'; detail: string } {
+  #check(
+    text: string,
+  ):
+    | { ok: true; payload: T; savedAt: number }
+    | { ok: false; reason: SetAsideReason | 'sections-only'; detail: string } {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -295,13 +306,22 @@ export class CheckpointFile<T> {
       return { ok: false, reason: 'corrupt', detail: 'not JSON' };
     }
     const envelope = envelopeSchema.safeParse(json);
-    if (!envelope.success) return { ok: false, reason: 'corrupt', detail: `not a state file of this exporter (${firstIssue(envelope.error)})` };
+    if (!envelope.success)
+      return {
+        ok: false,
+        reason: 'corrupt',
+        detail: `not a state file of this exporter (${firstIssue(envelope.error)})`,
+      };
     const { version } = envelope.data;
     let raw = envelope.data.payload;
     if (version !== STATE_VERSION) {
       const migrated = version < STATE_VERSION ? this.#migrate?.(version, raw) : undefined;
       if (migrated === undefined) {
-        return { ok: false, reason: 'version', detail: `format version ${version}, this exporter reads ${STATE_VERSION}` };
+        return {
+          ok: false,
+          reason: 'version',
+          detail: `format version ${version}, this exporter reads ${STATE_VERSION}`,
+        };
       }
       raw = migrated;
     }
@@ -313,7 +333,8 @@ export class CheckpointFile<T> {
     const { rest, empty } = withoutSections(raw);
     if (empty) return { ok: false, reason: 'sections-only', detail: '' };
     const payload = this.#schema.safeParse(rest);
-    if (!payload.success) return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
+    if (!payload.success)
+      return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
     return { ok: true, payload: payload.data, savedAt: envelope.data.savedAt };
   }
 
@@ -337,7 +358,10 @@ export class CheckpointFile<T> {
       renameSync(this.path, target);
       return target;
     } catch (error) {
-      throw new StateFileError(`the state file ${this.path} cannot be used (${reason}) and cannot be renamed aside (${errnoText(error)}): move it away or choose another path`, { cause: error });
+      throw new StateFileError(
+        `the state file ${this.path} cannot be used (${reason}) and cannot be renamed aside (${errnoText(error)}): move it away or choose another path`,
+        { cause: error },
+      );
     }
   }
 }

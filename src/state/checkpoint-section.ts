@@ -4,10 +4,19 @@
 // An invalid or foreign section is ignored (the collector starts from scratch), never set aside:
 // the owner's part of the file is still good.
 import type { z } from 'zod';
-import { keepSections, recordOnDisk, sharedFileOf, STATE_FORMAT, STATE_VERSION, withoutSections, writeShared } from './checkpoint-file.js';
+import {
+  keepSections,
+  recordOnDisk,
+  sharedFileOf,
+  STATE_FORMAT,
+  STATE_VERSION,
+  withoutSections,
+  writeShared,
+} from './checkpoint-file.js';
 import { readTextSync } from './file-io.js';
 
-export type SectionLoad<T> = { status: 'loaded'; value: T; savedAt: number } | { status: 'missing' } | { status: 'ignored'; detail: string };
+export type SectionLoad<T> =
+  { status: 'loaded'; value: T; savedAt: number } | { status: 'missing' } | { status: 'ignored'; detail: string };
 
 export interface CheckpointSectionOptions<T> {
   path: string;
@@ -38,9 +47,17 @@ export class CheckpointSection<T> {
       }
       return { status: 'ignored', detail: 'unreadable or not JSON' };
     }
-    const envelope = json as { format?: unknown; version?: unknown; upstream?: unknown; savedAt?: unknown; payload?: unknown };
-    if (typeof envelope !== 'object' || envelope === null || envelope.format !== STATE_FORMAT) return { status: 'ignored', detail: 'not a state file of this exporter' };
-    if (envelope.upstream !== this.#options.upstream) return { status: 'ignored', detail: 'written for another QStash URL or token' };
+    const envelope = json as {
+      format?: unknown;
+      version?: unknown;
+      upstream?: unknown;
+      savedAt?: unknown;
+      payload?: unknown;
+    };
+    if (typeof envelope !== 'object' || envelope === null || envelope.format !== STATE_FORMAT)
+      return { status: 'ignored', detail: 'not a state file of this exporter' };
+    if (envelope.upstream !== this.#options.upstream)
+      return { status: 'ignored', detail: 'written for another QStash URL or token' };
     const shared = sharedFileOf(this.path);
     // This file's counts are carried by this process's writes from now on: it may replace it.
     recordOnDisk(this.path);
@@ -48,18 +65,29 @@ export class CheckpointSection<T> {
     // payload of the current version: an older one is the owner's to upgrade).
     if (envelope.version === STATE_VERSION && shared.main === null) {
       const { rest, empty } = withoutSections(envelope.payload);
-      if (!empty && typeof rest === 'object' && rest !== null && !Array.isArray(rest)) shared.main = JSON.stringify(rest);
+      if (!empty && typeof rest === 'object' && rest !== null && !Array.isArray(rest))
+        shared.main = JSON.stringify(rest);
     }
     keepSections(this.path, envelope.payload);
-    const raw = typeof envelope.payload === 'object' && envelope.payload !== null ? (envelope.payload as Record<string, unknown>)[this.#options.name] : undefined;
+    const raw =
+      typeof envelope.payload === 'object' && envelope.payload !== null
+        ? (envelope.payload as Record<string, unknown>)[this.#options.name]
+        : undefined;
     if (raw === undefined) return { status: 'missing' };
     const parsed = this.#options.schema.safeParse(raw);
     if (!parsed.success) {
       shared.sections.delete(this.#options.name);
       const issue = parsed.error.issues[0];
-      return { status: 'ignored', detail: `invalid ${this.#options.name} section (${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'unknown problem'})` };
+      return {
+        status: 'ignored',
+        detail: `invalid ${this.#options.name} section (${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'unknown problem'})`,
+      };
     }
-    return { status: 'loaded', value: parsed.data, savedAt: typeof envelope.savedAt === 'number' ? envelope.savedAt : 0 };
+    return {
+      status: 'loaded',
+      value: parsed.data,
+      savedAt: typeof envelope.savedAt === 'number' ? envelope.savedAt : 0,
+    };
   }
 
   /**

@@ -19,9 +19,9 @@ export async function writeTexts(handle: FileHandle, texts: readonly string[]): 
   const encoder = new TextEncoder();
   for (const text of texts) {
     // encodeInto stops before a character that does not fit: no pair of surrogates is split.
-    for (let from = 0; from < text.length; ) {
+    for (let from = 0; from < text.length;) {
       const { read, written } = encoder.encodeInto(from === 0 ? text : text.slice(from), buffer);
-      for (let done = 0; done < written; ) done += (await handle.write(buffer, done, written - done)).bytesWritten;
+      for (let done = 0; done < written;) done += (await handle.write(buffer, done, written - done)).bytesWritten;
       from += read;
     }
   }
@@ -34,7 +34,8 @@ export function readTextSync(path: string): string {
     const buffer = Buffer.allocUnsafe(IO_CHUNK_BYTES);
     const decoder = new StringDecoder('utf8');
     const pieces: string[] = [];
-    for (let read: number; (read = readSync(fd, buffer, 0, buffer.length, null)) > 0; ) pieces.push(decoder.write(buffer.subarray(0, read)));
+    for (let read: number; (read = readSync(fd, buffer, 0, buffer.length, null)) > 0;)
+      pieces.push(decoder.write(buffer.subarray(0, read)));
     pieces.push(decoder.end());
     return pieces.join('');
   } finally {

@@ -177,9 +177,7 @@ describe('DeliveryClient logs', () => {
   });
 
   it('reports a wrong type as ApiSchemaDriftError with its path', async () => {
-    const server = await startServer((_req, res) =>
-      json(res, 200, { logs: [entry(0), entry(1, { time: true })] }),
-    );
+    const server = await startServer((_req, res) => json(res, 200, { logs: [entry(0), entry(1, { time: true })] }));
     const error = await failure(delivery(server.url).logsPage());
     expect(error).toBeInstanceOf(ApiSchemaDriftError);
     const drift = error as ApiSchemaDriftError;
@@ -281,7 +279,9 @@ describe('DeliveryClient schedules', () => {
 
 describe('DeliveryClient enqueue and trigger', () => {
   it('enqueues to a URL (object answer) with the raw destination and prefixed headers', async () => {
-    const server = await startServer((_req, res) => json(res, 200, { messageId: 'msg_a', url: 'https://example.com/hook' }));
+    const server = await startServer((_req, res) =>
+      json(res, 200, { messageId: 'msg_a', url: 'https://example.com/hook' }),
+    );
     const reports: RequestReport[] = [];
     const client = delivery(server.url, { onRequest: (r) => reports.push(r) });
     const result = await client.enqueue({
@@ -429,7 +429,13 @@ describe('ManagementClient', () => {
     const account = await management(server.url).account();
     expect(server.requests[0]).toMatchObject({ method: 'GET', url: '/v2/qstash/user' });
     expect(server.requests[0]!.headers.authorization).toBe(basic);
-    expect(account).toMatchObject({ state: 'active', active: true, max_queues: 1000, timeout: 21600, prometheus_enabled: 'true' });
+    expect(account).toMatchObject({
+      state: 'active',
+      active: true,
+      max_queues: 1000,
+      timeout: 21600,
+      prometheus_enabled: 'true',
+    });
     expect(account).not.toHaveProperty('token');
     expect(account).not.toHaveProperty('password');
     expect(account).not.toHaveProperty('read_only_token');
@@ -452,7 +458,14 @@ describe('ManagementClient', () => {
     const server = await startServer((req, res) => {
       if (req.url === '/v2/search') {
         json(res, 200, [
-          { id: 's1', name: 'one', vercel_email: '', max_daily_queries: -1, token: 'sec', throughput_vector: [point(3)] },
+          {
+            id: 's1',
+            name: 'one',
+            vercel_email: '',
+            max_daily_queries: -1,
+            token: 'sec',
+            throughput_vector: [point(3)],
+          },
           { id: 's2', name: 'two', partner_email: 'p@example.com' },
         ]);
       } else json(res, 200, [{ id: 'v1', name: 'vec', dimension_count: 1536, read_only_token: 'sec' }]);
@@ -474,7 +487,9 @@ describe('ManagementClient', () => {
     for (const name of VECTOR_STATS_SERIES) stats[name] = [point(1), point(2)];
     stats.daily_rerank_requests = null; // Go nil slice
     const server = await startServer((_req, res, i) =>
-      i === 0 ? json(res, 200, stats) : json(res, 200, { ...stats, query_latency_99: [point(1), { x: 't', y: 'NaN' }] }),
+      i === 0
+        ? json(res, 200, stats)
+        : json(res, 200, { ...stats, query_latency_99: [point(1), { x: 't', y: 'NaN' }] }),
     );
     const reports: RequestReport[] = [];
     const client = management(server.url, { onRequest: (r) => reports.push(r) });

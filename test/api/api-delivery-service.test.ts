@@ -8,7 +8,14 @@ import { DeliveryClient, type DeliveryClientOptions } from '../../src/api/delive
 import { ApiError, ApiNotFoundError } from '../../src/api/errors.js';
 import type { RequestReport } from '../../src/api/http.js';
 import { JsonSkimmer } from '../../src/api/json-skim.js';
-import { pathOf, queryOf, sendJson, startServiceDouble, streamPage, type ServiceDouble } from '../support/service-double.js';
+import {
+  pathOf,
+  queryOf,
+  sendJson,
+  startServiceDouble,
+  streamPage,
+  type ServiceDouble,
+} from '../support/service-double.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,7 +29,12 @@ async function serve(handler: Parameters<typeof startServiceDouble>[0]): Promise
 }
 
 function client(baseUrl: string, options: Partial<DeliveryClientOptions> = {}): DeliveryClient {
-  const delivery = new DeliveryClient({ baseUrl, token: 'tok-test', retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 }, ...options });
+  const delivery = new DeliveryClient({
+    baseUrl,
+    token: 'tok-test',
+    retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    ...options,
+  });
   closers.push(() => delivery.close());
   return delivery;
 }
@@ -37,11 +49,20 @@ async function failure(promise: Promise<unknown>): Promise<ApiError> {
   throw new Error('expected the call to fail');
 }
 
-const entry = (i: number, extra: Record<string, unknown> = {}) => ({ time: 1_761_200_000_000 - i, messageId: `msg_${i}`, state: 'DELIVERED', ...extra });
+const entry = (i: number, extra: Record<string, unknown> = {}) => ({
+  time: 1_761_200_000_000 - i,
+  messageId: `msg_${i}`,
+  state: 'DELIVERED',
+  ...extra,
+});
 
 describe('logs path', () => {
   it('asks /v2/events first; on a service with /v2/logs only it switches once and keeps it', async () => {
-    const server = await serve((req, res) => (pathOf(req) === '/v2/logs' ? sendJson(res, 200, { logs: [entry(0)] }) : sendJson(res, 404, { error: 'not found' })));
+    const server = await serve((req, res) =>
+      pathOf(req) === '/v2/logs'
+        ? sendJson(res, 200, { logs: [entry(0)] })
+        : sendJson(res, 404, { error: 'not found' }),
+    );
     const delivery = client(server.url);
     expect((await delivery.logsPage()).logs).toHaveLength(1);
     expect((await delivery.logsPage()).logs).toHaveLength(1);
@@ -50,7 +71,9 @@ describe('logs path', () => {
   });
 
   it('configured /v2/logs on a service with /v2/events only switches to /v2/events', async () => {
-    const server = await serve((req, res) => (pathOf(req) === '/v2/events' ? sendJson(res, 200, { events: [] }) : sendJson(res, 404, {})));
+    const server = await serve((req, res) =>
+      pathOf(req) === '/v2/events' ? sendJson(res, 200, { events: [] }) : sendJson(res, 404, {}),
+    );
     const delivery = client(server.url, { logsPath: '/v2/logs' });
     await delivery.logsPage();
     expect(server.requests.map(pathOf)).toEqual(['/v2/logs', '/v2/events']);
@@ -65,17 +88,25 @@ describe('logs path', () => {
 
   it('a path that answered once keeps its later 404s (a refused cursor) without switching', async () => {
     let calls = 0;
-    const server = await serve((_req, res) => (calls++ === 0 ? sendJson(res, 200, { events: [] }) : sendJson(res, 404, {})));
+    const server = await serve((_req, res) =>
+      calls++ === 0 ? sendJson(res, 200, { events: [] }) : sendJson(res, 404, {}),
+    );
     const delivery = client(server.url);
     await delivery.logsPage();
     await failure(delivery.logsPage({ cursor: 'gone' }));
     expect(server.requests.map(pathOf)).toEqual(['/v2/events', '/v2/events']);
   });
 
-  it('the grouped shape (messages[].events[]) is read flat, newest first, each entry with its group\'s messageId', async () => {
+  it("the grouped shape (messages[].events[]) is read flat, newest first, each entry with its group's messageId", async () => {
     const { messageId: _dropped, ...withoutId } = entry(5);
     const server = await serve((_req, res) =>
-      sendJson(res, 200, { cursor: 'c', messages: [{ messageId: 'm1', events: [entry(9, { messageId: 'm1' }), entry(2, { messageId: 'm1' })] }, { messageId: 'm2', events: [withoutId] }] }),
+      sendJson(res, 200, {
+        cursor: 'c',
+        messages: [
+          { messageId: 'm1', events: [entry(9, { messageId: 'm1' }), entry(2, { messageId: 'm1' })] },
+          { messageId: 'm2', events: [withoutId] },
+        ],
+      }),
     );
     const page = await client(server.url).logsPage();
     expect(page.cursor).toBe('c');
@@ -112,8 +143,22 @@ describe('bodies in log entries', () => {
     const doc = {
       cursor: '1-2',
       events: [
-        { time: 1, messageId: 'a', body: 'QUJD', responseBody: 'say \\"hi\\" {[,:]}', header: { body: ['kept: not a string'] } },
-        { time: 2, messageId: 'b', body: null, nested: { responseBody: 'ends in a backslash \\' }, bodyless: 'body', tail: 'also \\', 'k\\"ey': 1 },
+        {
+          time: 1,
+          messageId: 'a',
+          body: 'QUJD',
+          responseBody: 'say \\"hi\\" {[,:]}',
+          header: { body: ['kept: not a string'] },
+        },
+        {
+          time: 2,
+          messageId: 'b',
+          body: null,
+          nested: { responseBody: 'ends in a backslash \\' },
+          bodyless: 'body',
+          tail: 'also \\',
+          'k\\"ey': 1,
+        },
       ],
     };
     const text = Buffer.from(JSON.stringify(doc, null, 1));
@@ -121,8 +166,22 @@ describe('bodies in log entries', () => {
       const skimmer = new JsonSkimmer({ skipKeys: ['body', 'responseBody'], maxKeptBytes: 1e6, maxTotalBytes: 1e6 });
       for (let i = 0; i < text.length; i += size) skimmer.write(text.subarray(i, i + size));
       const parsed = JSON.parse(skimmer.end()) as typeof doc;
-      expect(parsed.events[0]).toEqual({ time: 1, messageId: 'a', body: null, responseBody: null, header: { body: ['kept: not a string'] } });
-      expect(parsed.events[1]).toEqual({ time: 2, messageId: 'b', body: null, nested: { responseBody: null }, bodyless: 'body', tail: 'also \\', 'k\\"ey': 1 });
+      expect(parsed.events[0]).toEqual({
+        time: 1,
+        messageId: 'a',
+        body: null,
+        responseBody: null,
+        header: { body: ['kept: not a string'] },
+      });
+      expect(parsed.events[1]).toEqual({
+        time: 2,
+        messageId: 'b',
+        body: null,
+        nested: { responseBody: null },
+        bodyless: 'body',
+        tail: 'also \\',
+        'k\\"ey': 1,
+      });
       expect(skimmer.stats.skippedValues).toBe(3);
     }
   });
@@ -130,7 +189,12 @@ describe('bodies in log entries', () => {
   it('the skimmer keeps text larger than its blocks whole, with characters of every UTF-8 length across their edges', () => {
     // Kept in blocks of 64 KiB (json-skim.ts, BLOCK_BYTES): 9 bytes a repeat puts the blocks'
     // edges inside characters of 2, 3 and 4 bytes.
-    const events = Array.from({ length: 60 }, (_, i) => ({ time: i, messageId: `m${i}`, url: `https://example.com/${'é€😀'.repeat(500 + i)}`, body: 'QUJD'.repeat(1000) }));
+    const events = Array.from({ length: 60 }, (_, i) => ({
+      time: i,
+      messageId: `m${i}`,
+      url: `https://example.com/${'é€😀'.repeat(500 + i)}`,
+      body: 'QUJD'.repeat(1000),
+    }));
     const text = Buffer.from(JSON.stringify({ events }));
     for (const size of [1000, 65_536, 100_003, text.length]) {
       const skimmer = new JsonSkimmer({ skipKeys: ['body'], maxKeptBytes: 1e7, maxTotalBytes: 1e7 });
@@ -157,11 +221,22 @@ describe('cursors', () => {
   });
 
   it('the skimmer quotes a top-level number under a quoted key, across any chunking, and nothing else', () => {
-    const text = Buffer.from('{"events":[{"time":1,"messageId":"a","cursor":5,"header":{"cursor":["9"]}}],"cursor" :\n 123456789012345678901234567890,"n":12}');
+    const text = Buffer.from(
+      '{"events":[{"time":1,"messageId":"a","cursor":5,"header":{"cursor":["9"]}}],"cursor" :\n 123456789012345678901234567890,"n":12}',
+    );
     for (const size of [1, 2, 3, 7, text.length]) {
-      const skimmer = new JsonSkimmer({ skipKeys: ['body'], quoteNumberKeys: ['cursor'], maxKeptBytes: 1e6, maxTotalBytes: 1e6 });
+      const skimmer = new JsonSkimmer({
+        skipKeys: ['body'],
+        quoteNumberKeys: ['cursor'],
+        maxKeptBytes: 1e6,
+        maxTotalBytes: 1e6,
+      });
       for (let i = 0; i < text.length; i += size) skimmer.write(text.subarray(i, i + size));
-      expect(JSON.parse(skimmer.end())).toEqual({ events: [{ time: 1, messageId: 'a', cursor: 5, header: { cursor: ['9'] } }], cursor: '123456789012345678901234567890', n: 12 });
+      expect(JSON.parse(skimmer.end())).toEqual({
+        events: [{ time: 1, messageId: 'a', cursor: 5, header: { cursor: ['9'] } }],
+        cursor: '123456789012345678901234567890',
+        n: 12,
+      });
     }
   });
 });
@@ -170,7 +245,12 @@ describe('daily limit', () => {
   it('a 429 with RateLimit-* headers is ERR_API_DAILY_LIMIT, not retried, with the wait to the reset', async () => {
     const reset = Math.floor(Date.now() / 1000) + 3600;
     const server = await serve((_req, res) =>
-      sendJson(res, 429, { error: 'daily ratelimit exceeded' }, { 'RateLimit-Limit': '500', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) }),
+      sendJson(
+        res,
+        429,
+        { error: 'daily ratelimit exceeded' },
+        { 'RateLimit-Limit': '500', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) },
+      ),
     );
     const reports: RequestReport[] = [];
     const error = await failure(client(server.url, { onRequest: (r) => reports.push(r) }).logsPage());
@@ -184,7 +264,12 @@ describe('daily limit', () => {
     let calls = 0;
     const server = await serve((_req, res) =>
       calls++ === 0
-        ? sendJson(res, 429, { error: 'too many' }, { 'Burst-RateLimit-Limit': '100', 'Burst-RateLimit-Remaining': '0', 'Burst-RateLimit-Reset': '0' })
+        ? sendJson(
+            res,
+            429,
+            { error: 'too many' },
+            { 'Burst-RateLimit-Limit': '100', 'Burst-RateLimit-Remaining': '0', 'Burst-RateLimit-Reset': '0' },
+          )
         : sendJson(res, 200, { events: [] }),
     );
     await client(server.url).logsPage();
@@ -205,7 +290,10 @@ describe('schedule pause and resume verbs', () => {
     const delivery = client(server.url);
     await delivery.pauseSchedule('scd_1');
     await delivery.resumeSchedule('scd_1');
-    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['PATCH /v2/schedules/scd_1/pause', 'PATCH /v2/schedules/scd_1/resume']);
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'PATCH /v2/schedules/scd_1/pause',
+      'PATCH /v2/schedules/scd_1/resume',
+    ]);
     const error = await failure(delivery.pauseSchedule('unknown'));
     expect(error).toBeInstanceOf(ApiNotFoundError);
   });

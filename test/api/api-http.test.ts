@@ -189,9 +189,7 @@ describe('HttpClient', () => {
   it('honours Retry-After as an HTTP-date', async () => {
     const target = Math.ceil((Date.now() + 1200) / 1000) * 1000; // HTTP-dates have whole seconds
     const server = await startServer((_req, res, i) =>
-      i === 0
-        ? json(res, 429, {}, { 'retry-after': new Date(target).toUTCString() })
-        : json(res, 200, { ok: 2 }),
+      i === 0 ? json(res, 429, {}, { 'retry-after': new Date(target).toUTCString() }) : json(res, 200, { ok: 2 }),
     );
     await expect(client(server.url).request(get())).resolves.toEqual({ ok: 2 });
     expect(server.requests[1]!.at).toBeGreaterThanOrEqual(target - 5);
@@ -203,11 +201,16 @@ describe('HttpClient', () => {
     const server = await startServer((_req, res, i) => {
       if (i > 0) return json(res, 200, { ok: 3 });
       resetMs = Math.ceil((Date.now() + 300) / 1000) * 1000;
-      json(res, 429, { error: 'burst' }, {
-        'burst-ratelimit-limit': '10',
-        'burst-ratelimit-remaining': '0',
-        'burst-ratelimit-reset': String(resetMs / 1000),
-      });
+      json(
+        res,
+        429,
+        { error: 'burst' },
+        {
+          'burst-ratelimit-limit': '10',
+          'burst-ratelimit-remaining': '0',
+          'burst-ratelimit-reset': String(resetMs / 1000),
+        },
+      );
     });
     const reports: RequestReport[] = [];
     const started = Date.now();
@@ -373,7 +376,13 @@ describe('HttpClient', () => {
 
   it('does not retry a non-idempotent request after a 5xx, but does after a 429', async () => {
     const server = await startServer((_req, res) => json(res, 502, {}));
-    const post = { method: 'POST', path: '/v2/enqueue/q/x', endpoint: '/v2/enqueue/:queue/:destination', response: 'json', idempotent: false } as const;
+    const post = {
+      method: 'POST',
+      path: '/v2/enqueue/q/x',
+      endpoint: '/v2/enqueue/:queue/:destination',
+      response: 'json',
+      idempotent: false,
+    } as const;
     await failure(client(server.url).request(post));
     expect(server.requests).toHaveLength(1);
 
@@ -429,7 +438,9 @@ describe('HttpClient', () => {
     }
     const silent = await startServer(() => undefined);
     errors.push(
-      await failure(client(silent.url, { timeouts: { headersTimeoutMs: 100 }, retry: { maxRetries: 0 } }).request(get())),
+      await failure(
+        client(silent.url, { timeouts: { headersTimeoutMs: 100 }, retry: { maxRetries: 0 } }).request(get()),
+      ),
     );
     const closed = await startServer(() => undefined);
     await closed.close();

@@ -29,7 +29,11 @@ describe('schedule pause and resume verbs', () => {
     it(`pauses and resumes where the service accepts ${verbs.toUpperCase()} only, asking PATCH first and keeping what answered`, async () => {
       emulator.setKnobs({ scheduleVerbs: verbs });
       const requests: RequestReport[] = [];
-      const client = new DeliveryClient({ baseUrl: emulator.url, token: emulator.credentials.token, onRequest: (report) => requests.push(report) });
+      const client = new DeliveryClient({
+        baseUrl: emulator.url,
+        token: emulator.credentials.token,
+        onRequest: (report) => requests.push(report),
+      });
       try {
         const id = await createSchedule();
         await client.pauseSchedule(id);

@@ -25,7 +25,9 @@ describe('enqueue and trigger responses', () => {
     expect(parseWith(enqueueResponseSchema, { messageId: 'a', url: 'u' }, context)).toEqual([
       { messageId: 'a', url: 'u' },
     ]);
-    expect(parseWith(enqueueResponseSchema, [{ messageId: 'a' }, { messageId: 'b', deduplicated: true }], context)).toHaveLength(2);
+    expect(
+      parseWith(enqueueResponseSchema, [{ messageId: 'a' }, { messageId: 'b', deduplicated: true }], context),
+    ).toHaveLength(2);
     expect(parseWith(enqueueResponseSchema, { messages: [{ messageId: 'c' }] }, context)).toEqual([{ messageId: 'c' }]);
   });
 
@@ -41,12 +43,16 @@ describe('enqueue and trigger responses', () => {
   });
 
   it('reads workflowCreatedAt as unix ms or a date text', () => {
-    expect(parseWith(triggerResultSchema, { workflowRunId: 'r', workflowCreatedAt: 5 }, context).workflowCreatedAt).toBe(5);
+    expect(
+      parseWith(triggerResultSchema, { workflowRunId: 'r', workflowCreatedAt: 5 }, context).workflowCreatedAt,
+    ).toBe(5);
     expect(
       parseWith(triggerResultSchema, { workflowRunId: 'r', workflowCreatedAt: '2025-10-23T17:34:00Z' }, context)
         .workflowCreatedAt,
     ).toBe(Date.UTC(2025, 9, 23, 17, 34));
-    const drift = driftOf(() => parseWith(triggerResultSchema, { workflowRunId: 'r', workflowCreatedAt: 'soon' }, context));
+    const drift = driftOf(() =>
+      parseWith(triggerResultSchema, { workflowRunId: 'r', workflowCreatedAt: 'soon' }, context),
+    );
     expect(drift.path).toBe('workflowCreatedAt');
     expect(drift.expected).toContain('timestamp');
   });
@@ -65,18 +71,35 @@ describe('management schemas', () => {
     expect(index).toMatchObject({ max_monthly_reranks: -1, max_vector_count: 200_000 });
     expect(index!.max_daily_queries).toBeUndefined();
     // A wrong type is drift, not a silently missing limit.
-    const text = driftOf(() => parseWith(vectorIndexListSchema, [{ id: 'v1', name: 'n' }, { ...listed, max_monthly_reranks: '100' }], context));
+    const text = driftOf(() =>
+      parseWith(
+        vectorIndexListSchema,
+        [
+          { id: 'v1', name: 'n' },
+          { ...listed, max_monthly_reranks: '100' },
+        ],
+        context,
+      ),
+    );
     expect(text.path).toBe('[1].max_monthly_reranks');
     expect(text.received).toBe('string');
-    const fraction = driftOf(() => parseWith(vectorIndexListSchema, [{ ...listed, max_total_metadata_size: 1.5 }], context));
+    const fraction = driftOf(() =>
+      parseWith(vectorIndexListSchema, [{ ...listed, max_total_metadata_size: 1.5 }], context),
+    );
     expect(fraction.path).toBe('[0].max_total_metadata_size');
   });
 
   it('treats null series as absent and checks the points', () => {
-    const stats = parseWith(vectorStatsSchema, { vector_count: null, data_size: [{ x: 'a', y: 1, extra: true }] }, context);
+    const stats = parseWith(
+      vectorStatsSchema,
+      { vector_count: null, data_size: [{ x: 'a', y: 1, extra: true }] },
+      context,
+    );
     expect(stats.vector_count).toBeUndefined();
     expect(stats.data_size).toEqual([{ x: 'a', y: 1, extra: true }]);
-    expect(driftOf(() => parseWith(vectorStatsSchema, { data_size: [{ x: 1, y: 1 }] }, context)).path).toBe('data_size[0].x');
+    expect(driftOf(() => parseWith(vectorStatsSchema, { data_size: [{ x: 1, y: 1 }] }, context)).path).toBe(
+      'data_size[0].x',
+    );
   });
 });
 
@@ -98,7 +121,9 @@ describe('parseLogsPage', () => {
   it('rejects non-integer or negative times and non-object entries', () => {
     expect(driftOf(() => parseLogsPage({ logs: [{ time: 1.5, messageId: 'm' }] }, context)).path).toBe('logs[0].time');
     expect(driftOf(() => parseLogsPage({ logs: [{ time: -1, messageId: 'm' }] }, context)).path).toBe('logs[0].time');
-    expect(driftOf(() => parseLogsPage({ logs: [{ time: '12abc', messageId: 'm' }] }, context)).path).toBe('logs[0].time');
+    expect(driftOf(() => parseLogsPage({ logs: [{ time: '12abc', messageId: 'm' }] }, context)).path).toBe(
+      'logs[0].time',
+    );
     expect(driftOf(() => parseLogsPage({ logs: [null] }, context)).path).toBe('logs[0]');
     expect(driftOf(() => parseLogsPage({ logs: [{ time: 1, messageId: 'm', header: [] }] }, context)).path).toBe(
       'logs[0].header',
@@ -111,9 +136,15 @@ describe('parseLogsPage', () => {
     parseLogsPage({ logs: [entry] }, context);
     expect(entry).toEqual({ time: 1, messageId: 'm', label: undefined, timeout: undefined, queueName: 'q' });
     const valid = { time: 1, messageId: 'm', state: 'CREATED' };
-    expect(driftOf(() => parseLogsPage({ logs: [valid, { ...valid, timeout: '30s' }] }, context)).path).toBe('logs[1].timeout');
-    expect(driftOf(() => parseLogsPage({ logs: [{ ...valid, labels: ['a', 2] }] }, context)).path).toBe('logs[0].labels');
-    expect(driftOf(() => parseLogsPage({ logs: [{ ...valid, nextDeliveryTime: Number.POSITIVE_INFINITY }] }, context)).path).toBe('logs[0].nextDeliveryTime');
+    expect(driftOf(() => parseLogsPage({ logs: [valid, { ...valid, timeout: '30s' }] }, context)).path).toBe(
+      'logs[1].timeout',
+    );
+    expect(driftOf(() => parseLogsPage({ logs: [{ ...valid, labels: ['a', 2] }] }, context)).path).toBe(
+      'logs[0].labels',
+    );
+    expect(
+      driftOf(() => parseLogsPage({ logs: [{ ...valid, nextDeliveryTime: Number.POSITIVE_INFINITY }] }, context)).path,
+    ).toBe('logs[0].nextDeliveryTime');
     // Two wrong fields: the first of the table (header) is named, whatever the order in the entry.
     const twoWrong = JSON.parse('{"time":1,"messageId":"m","maxRetries":"3","header":"h"}') as unknown;
     expect(driftOf(() => parseLogsPage({ logs: [twoWrong] }, context)).path).toBe('logs[0].header');

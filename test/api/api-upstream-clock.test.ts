@@ -10,7 +10,10 @@ const UPSTREAM = Date.UTC(2026, 10, 26, 12, 0, 0, 250);
 
 function clockAhead(aheadMs: number): { clock: UpstreamClock; advance: (ms: number) => void } {
   let monotonic = 1_000;
-  const clock = new UpstreamClock({ wallNow: () => UPSTREAM + aheadMs + (monotonic - 1_000), monotonicNow: () => monotonic });
+  const clock = new UpstreamClock({
+    wallNow: () => UPSTREAM + aheadMs + (monotonic - 1_000),
+    monotonicNow: () => monotonic,
+  });
   return { clock, advance: (ms) => (monotonic += ms) };
 }
 
@@ -24,7 +27,7 @@ describe('the upstream clock', () => {
     expect(clock.now()).toBe(UPSTREAM + 600_000);
   });
 
-  it('with a Date header, a machine 10 minutes ahead reads the upstream\'s now within the header\'s second, carried on by the monotonic clock', () => {
+  it("with a Date header, a machine 10 minutes ahead reads the upstream's now within the header's second, carried on by the monotonic clock", () => {
     const { clock, advance } = clockAhead(600_000);
     clock.observe(new Date(UPSTREAM).toUTCString(), 1_000, 1_020);
     expect(clock.known).toBe(true);
@@ -35,7 +38,7 @@ describe('the upstream clock', () => {
     expect(now).toBeLessThanOrEqual(UPSTREAM + 1_000 + 5_000);
   });
 
-  it('with a Date header that agrees with this machine, the machine\'s clock is used as it is', () => {
+  it("with a Date header that agrees with this machine, the machine's clock is used as it is", () => {
     const { clock } = clockAhead(0);
     clock.observe(new Date(UPSTREAM).toUTCString(), 1_000, 1_020);
     expect(clock.now()).toBe(UPSTREAM);

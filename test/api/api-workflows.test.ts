@@ -20,8 +20,22 @@ describe('workflow logs page schema', () => {
         cursor: '',
         extra: 1,
         runs: [
-          { workflowRunId: 'wfr_1', workflowState: 'RUN_PAUSED', workflowRunCreatedAt: '1700000000000', workflowRunCompletedAt: null, steps: null, newField: {} },
-          { workflowRunId: 'wfr_2', workflowState: 'RUN_SUCCESS', workflowRunCreatedAt: 1, steps: [{ type: 'parallel', steps: [{ stepType: 'Call', state: 'STEP_SUCCESS', createdAt: 2, out: null }] }] },
+          {
+            workflowRunId: 'wfr_1',
+            workflowState: 'RUN_PAUSED',
+            workflowRunCreatedAt: '1700000000000',
+            workflowRunCompletedAt: null,
+            steps: null,
+            newField: {},
+          },
+          {
+            workflowRunId: 'wfr_2',
+            workflowState: 'RUN_SUCCESS',
+            workflowRunCreatedAt: 1,
+            steps: [
+              { type: 'parallel', steps: [{ stepType: 'Call', state: 'STEP_SUCCESS', createdAt: 2, out: null }] },
+            ],
+          },
         ],
       },
       context,
@@ -33,10 +47,29 @@ describe('workflow logs page schema', () => {
   });
 
   it('names the field of a wrong type', () => {
-    expect(() => parseWith(workflowLogsPageSchema, { runs: [{ workflowRunId: 'x', workflowState: 'RUN_STARTED', workflowRunCreatedAt: 1, steps: [{ steps: [{ createdAt: 'soon' }] }] }] }, context)).toThrow(ApiSchemaDriftError);
+    expect(() =>
+      parseWith(
+        workflowLogsPageSchema,
+        {
+          runs: [
+            {
+              workflowRunId: 'x',
+              workflowState: 'RUN_STARTED',
+              workflowRunCreatedAt: 1,
+              steps: [{ steps: [{ createdAt: 'soon' }] }],
+            },
+          ],
+        },
+        context,
+      ),
+    ).toThrow(ApiSchemaDriftError);
     let caught: unknown;
     try {
-      parseWith(workflowLogsPageSchema, { runs: [{ workflowRunId: 7, workflowState: 'RUN_STARTED', workflowRunCreatedAt: 1 }] }, context);
+      parseWith(
+        workflowLogsPageSchema,
+        { runs: [{ workflowRunId: 7, workflowState: 'RUN_STARTED', workflowRunCreatedAt: 1 }] },
+        context,
+      );
     } catch (error) {
       caught = error;
     }
@@ -47,7 +80,11 @@ describe('workflow logs page schema', () => {
   it('refuses the flat event shape (no runs) as drift at runs, instead of counting nothing', () => {
     let caught: unknown;
     try {
-      parseWith(workflowLogsPageSchema, { cursor: 'x', events: [{ time: 1, state: 'RUN_STARTED', workflowRunId: 'wfr_1' }] }, context);
+      parseWith(
+        workflowLogsPageSchema,
+        { cursor: 'x', events: [{ time: 1, state: 'RUN_STARTED', workflowRunId: 'wfr_1' }] },
+        context,
+      );
     } catch (error) {
       caught = error;
     }
@@ -80,9 +117,16 @@ describe('DeliveryClient.workflowLogsPage', () => {
     expect(first.runs).toHaveLength(2);
     const second = await client.workflowLogsPage({ count: 2, cursor: first.cursor! });
     expect(second.cursor).toBeUndefined();
-    expect([...first.runs, ...second.runs].map((run) => run.workflowRunId)).toEqual(runs.map((run) => run.workflowRunId).reverse());
-    const asked = await client.workflowLogsPage({ runs: [{ id: runs[1]!.workflowRunId, createdAt: runs[1]!.workflowCreatedAt }] });
+    expect([...first.runs, ...second.runs].map((run) => run.workflowRunId)).toEqual(
+      runs.map((run) => run.workflowRunId).reverse(),
+    );
+    const asked = await client.workflowLogsPage({
+      runs: [{ id: runs[1]!.workflowRunId, createdAt: runs[1]!.workflowCreatedAt }],
+    });
     expect(asked.runs.map((run) => run.workflowRunId)).toEqual([runs[1]!.workflowRunId]);
-    expect(asked.runs[0]!.steps!.flatMap((group) => group.steps ?? []).map((step) => step.state)).toEqual(['STEP_SUCCESS', 'STEP_SUCCESS']);
+    expect(asked.runs[0]!.steps!.flatMap((group) => group.steps ?? []).map((step) => step.state)).toEqual([
+      'STEP_SUCCESS',
+      'STEP_SUCCESS',
+    ]);
   });
 });

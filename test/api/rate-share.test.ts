@@ -8,7 +8,20 @@ import { DeliveryClient } from '../../src/api/delivery.js';
 import type { RequestReport } from '../../src/api/http.js';
 import { LogsCollector } from '../../src/collectors/logs/index.js';
 import { captureLogger, pollContext, sleep, valueOf } from '../support/exporter-e2e-helpers.js';
-import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, pollInBackground, pollUntil, publish, settle, startWorld, truthEventSeries, TEST_SETTINGS, type World } from '../support/logs-helpers.js';
+import {
+  differences,
+  exportedEventSeries,
+  familiesOfCollector,
+  mixedTraffic,
+  pollInBackground,
+  pollUntil,
+  publish,
+  settle,
+  startWorld,
+  truthEventSeries,
+  TEST_SETTINGS,
+  type World,
+} from '../support/logs-helpers.js';
 
 let world: World | undefined;
 const clients: DeliveryClient[] = [];
@@ -72,7 +85,13 @@ describe('rate limit share', () => {
     const source = client(0.5, requests);
     const log = captureLogger('debug');
     const pageSize = 5;
-    const collector = new LogsCollector({ source, settings: { ...TEST_SETTINGS, pageSize }, stateFile: null, upstream: 'share', logger: log.logger });
+    const collector = new LogsCollector({
+      source,
+      settings: { ...TEST_SETTINGS, pageSize },
+      stateFile: null,
+      upstream: 'share',
+      logger: log.logger,
+    });
     const under = { collector, client: source, log, requests, close: async () => collector.close() };
     await collector.poll(pollContext(log.logger));
     let families = await familiesOfCollector(collector);

@@ -49,14 +49,25 @@ describe('DLQ in the emulator with the SDK', () => {
     const sdk = sdkClient(emulator);
     const callbacks = await startDestination();
     try {
-      const { messageId } = await sdk.publish({ url: `${failing.url}/a`, body: 'first', retries: 1, failureCallback: `${callbacks.url}/failed` });
+      const { messageId } = await sdk.publish({
+        url: `${failing.url}/a`,
+        body: 'first',
+        retries: 1,
+        failureCallback: `${callbacks.url}/failed`,
+      });
       for (let i = 0; i < 120; i++) await sdk.publish({ url: `${failing.url}/b`, body: `m${i}`, retries: 0 });
       await waitFor(async () => (await allDlq(sdk)).length === 121, 10_000, 'all 121 messages in the DLQ');
       const first = await sdk.dlq.listMessages();
       expect(first.messages).toHaveLength(100);
       expect(first.cursor).toBeDefined();
       const entry = (await allDlq(sdk)).find((m) => m.messageId === messageId)!;
-      expect(entry).toMatchObject({ url: `${failing.url}/a`, body: 'first', responseStatus: 500, responseBody: 'broken', maxRetries: 1 });
+      expect(entry).toMatchObject({
+        url: `${failing.url}/a`,
+        body: 'first',
+        responseStatus: 500,
+        responseBody: 'broken',
+        maxRetries: 1,
+      });
       const [callback] = await callbacks.waitForRequests(1);
       expect(JSON.parse(callback!.body)).toMatchObject({ sourceMessageId: messageId, dlqId: entry.dlqId });
 
@@ -72,9 +83,13 @@ describe('DLQ in the emulator with the SDK', () => {
 describe('dlq collector against the emulator', () => {
   it('counts by queue and URL Group with the oldest creation time, equal to what the SDK reads', async () => {
     const sdk = sdkClient(emulator);
-    await sdk.urlGroups.addEndpoints({ name: 'fanout', endpoints: [{ url: `${failing.url}/x` }, { url: `${failing.url}/y` }] });
+    await sdk.urlGroups.addEndpoints({
+      name: 'fanout',
+      endpoints: [{ url: `${failing.url}/x` }, { url: `${failing.url}/y` }],
+    });
     await sdk.queue({ queueName: 'orders' }).upsert({ parallelism: 5 });
-    for (let i = 0; i < 3; i++) await sdk.queue({ queueName: 'orders' }).enqueue({ url: `${failing.url}/order`, body: `o${i}`, retries: 0 });
+    for (let i = 0; i < 3; i++)
+      await sdk.queue({ queueName: 'orders' }).enqueue({ url: `${failing.url}/order`, body: `o${i}`, retries: 0 });
     await sdk.publish({ urlGroup: 'fanout', body: 'g', retries: 0 });
     await sdk.publish({ url: `${failing.url}/plain`, body: 'p', retries: 0 });
     await waitFor(async () => (await allDlq(sdk)).length === 6, 10_000, '6 messages in the DLQ');
@@ -138,7 +153,9 @@ describe('dlq collector against the emulator', () => {
 });
 
 describe('dlq collector: answers the emulator never gives', () => {
-  const setup = fixtureClientPerTest((url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }));
+  const setup = fixtureClientPerTest(
+    (url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }),
+  );
 
   it('fails the poll on a cursor it already followed, keeping the previous snapshot; reads a numeric cursor and null messages', async () => {
     setup.fixture.routes.set('/v2/dlq', { body: { messages: null } });
@@ -146,7 +163,12 @@ describe('dlq collector: answers the emulator never gives', () => {
     await collector.poll(pollContext(setup.log.logger));
     expect(valueOf(await familiesOf(collector.registry), 'upstash_qstash_dlq_size')).toBe(0);
 
-    setup.fixture.routes.set('/v2/dlq', { body: { cursor: 17, messages: [{ dlqId: '1-0', messageId: 'msg_x', createdAt: 1_700_000_000_000, queueName: 'q' }] } });
+    setup.fixture.routes.set('/v2/dlq', {
+      body: {
+        cursor: 17,
+        messages: [{ dlqId: '1-0', messageId: 'msg_x', createdAt: 1_700_000_000_000, queueName: 'q' }],
+      },
+    });
     await expect(collector.poll(pollContext(setup.log.logger))).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
     expect(setup.fixture.requests).toContain('/v2/dlq?count=100&cursor=17');
     expect(valueOf(await familiesOf(collector.registry), 'upstash_qstash_dlq_size')).toBe(0);

@@ -39,7 +39,10 @@ function newClient(): DeliveryClient {
   return new DeliveryClient({ baseUrl: emulator.url, token: emulator.credentials.token, retry: { maxRetries: 0 } });
 }
 
-function expectEqualToSdk(f: Map<string, Family>, info: Awaited<ReturnType<ReturnType<typeof sdkClient>['flowControl']['get']>>): void {
+function expectEqualToSdk(
+  f: Map<string, Family>,
+  info: Awaited<ReturnType<ReturnType<typeof sdkClient>['flowControl']['get']>>,
+): void {
   const id = { flow_control_key: info.flowControlKey };
   expect(valueOf(f, 'upstash_qstash_flow_control_waitlist_size', id)).toBe(info.waitListSize);
   expect(valueOf(f, 'upstash_qstash_flow_control_parallelism_max', id)).toBe(info.parallelismMax);
@@ -48,19 +51,32 @@ function expectEqualToSdk(f: Map<string, Family>, info: Awaited<ReturnType<Retur
   expect(valueOf(f, 'upstash_qstash_flow_control_rate_in_use', id)).toBe(info.rateCount);
   expect(valueOf(f, 'upstash_qstash_flow_control_rate_period_seconds', id)).toBe(info.ratePeriod);
   expect(valueOf(f, 'upstash_qstash_flow_control_paused', id)).toBe(info.isPaused ? 1 : 0);
-  expect(valueOf(f, 'upstash_qstash_flow_control_pinned', { ...id, setting: 'parallelism' })).toBe(info.isPinnedParallelism ? 1 : 0);
+  expect(valueOf(f, 'upstash_qstash_flow_control_pinned', { ...id, setting: 'parallelism' })).toBe(
+    info.isPinnedParallelism ? 1 : 0,
+  );
   expect(valueOf(f, 'upstash_qstash_flow_control_pinned', { ...id, setting: 'rate' })).toBe(info.isPinnedRate ? 1 : 0);
 }
 
 describe('flow control in the emulator with the SDK', () => {
   it('holds messages beyond the parallelism in the wait list; pause keeps them there; pin changes the limit', async () => {
     const sdk = sdkClient(emulator);
-    for (let i = 0; i < 5; i++) await sdk.publish({ url: `${slow.url}/p`, body: `m${i}`, flowControl: { key: 'tenant-a', parallelism: 1 } });
+    for (let i = 0; i < 5; i++)
+      await sdk.publish({ url: `${slow.url}/p`, body: `m${i}`, flowControl: { key: 'tenant-a', parallelism: 1 } });
     await waitFor(() => slow.requests.length === 1, 3000, 'the first delivery');
     let info = await sdk.flowControl.get('tenant-a');
-    expect(info).toMatchObject({ flowControlKey: 'tenant-a', parallelismMax: 1, parallelismCount: 1, waitListSize: 4, isPaused: false });
+    expect(info).toMatchObject({
+      flowControlKey: 'tenant-a',
+      parallelismMax: 1,
+      parallelismCount: 1,
+      waitListSize: 4,
+      isPaused: false,
+    });
     await sdk.flowControl.pause('tenant-a');
-    await waitFor(async () => (await sdk.flowControl.get('tenant-a')).parallelismCount === 0, 3000, 'the attempt in flight to finish');
+    await waitFor(
+      async () => (await sdk.flowControl.get('tenant-a')).parallelismCount === 0,
+      3000,
+      'the attempt in flight to finish',
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(slow.requests).toHaveLength(1);
     expect((await sdk.flowControl.get('tenant-a')).waitListSize).toBe(4);
@@ -79,7 +95,8 @@ describe('flow control in the emulator with the SDK', () => {
     const sdk = sdkClient(emulator);
     const fast = await startDestination();
     try {
-      for (let i = 0; i < 5; i++) await sdk.publish({ url: `${fast.url}/r`, body: `m${i}`, flowControl: { key: 'rated', rate: 2, period: 1 } });
+      for (let i = 0; i < 5; i++)
+        await sdk.publish({ url: `${fast.url}/r`, body: `m${i}`, flowControl: { key: 'rated', rate: 2, period: 1 } });
       await fast.waitForRequests(2);
       const info = await sdk.flowControl.get('rated');
       expect(info).toMatchObject({ rateMax: 2, ratePeriod: 1 });
@@ -101,7 +118,12 @@ describe('flow control in the emulator with the SDK', () => {
 describe('flow_control collector against the emulator', () => {
   it('discovers keys from the list endpoint and exports what the SDK reads per key', async () => {
     const sdk = sdkClient(emulator);
-    for (let i = 0; i < 3; i++) await sdk.publish({ url: `${slow.url}/a`, body: `a${i}`, flowControl: { key: 'tenant-a', parallelism: 1, rate: 10, period: 5 } });
+    for (let i = 0; i < 3; i++)
+      await sdk.publish({
+        url: `${slow.url}/a`,
+        body: `a${i}`,
+        flowControl: { key: 'tenant-a', parallelism: 1, rate: 10, period: 5 },
+      });
     await sdk.publish({ url: `${slow.url}/b`, body: 'b', flowControl: { key: 'tenant-b', parallelism: 2 } });
     await waitFor(() => slow.requests.length === 2, 3000, 'two deliveries in flight');
     await sdk.flowControl.pause('tenant-b');
@@ -133,7 +155,8 @@ describe('flow_control collector against the emulator', () => {
   it('without a list endpoint reads only the configured keys, asks the list once, and counts an unknown key as unread', async () => {
     emulator.setKnobs({ flowControlList: false });
     const sdk = sdkClient(emulator);
-    for (let i = 0; i < 2; i++) await sdk.publish({ url: `${slow.url}/a`, body: `a${i}`, flowControl: { key: 'tenant-a', parallelism: 1 } });
+    for (let i = 0; i < 2; i++)
+      await sdk.publish({ url: `${slow.url}/a`, body: `a${i}`, flowControl: { key: 'tenant-a', parallelism: 1 } });
     await sdk.publish({ url: `${slow.url}/c`, body: 'c', flowControl: { key: 'not-configured', parallelism: 1 } });
 
     const requests: string[] = [];
@@ -150,12 +173,17 @@ describe('flow_control collector against the emulator', () => {
       await collector.poll(pollContext(log.logger));
       const f = await familiesOf(collector.registry);
       expectEqualToSdk(f, await sdk.flowControl.get('tenant-a'));
-      expect(valueOf(f, 'upstash_qstash_flow_control_waitlist_size', { flow_control_key: 'not-configured' })).toBeUndefined();
+      expect(
+        valueOf(f, 'upstash_qstash_flow_control_waitlist_size', { flow_control_key: 'not-configured' }),
+      ).toBeUndefined();
       expect(f.has('upstash_qstash_flow_control_keys_listed')).toBe(false);
       expect(valueOf(f, 'upstash_qstash_flow_control_keys_unread')).toBe(1);
       expect(requests.filter((r) => r === '/v2/flowControl 404')).toHaveLength(1);
       // The missing list and the unknown configured key are each reported once over two polls.
-      expect(log.lines().filter((l) => l.level === 'warn')).toMatchObject([{ endpoint: 'GET /v2/flowControl' }, { flowControlKey: 'never-used' }]);
+      expect(log.lines().filter((l) => l.level === 'warn')).toMatchObject([
+        { endpoint: 'GET /v2/flowControl' },
+        { flowControlKey: 'never-used' },
+      ]);
     } finally {
       await client.close();
     }
@@ -163,16 +191,29 @@ describe('flow_control collector against the emulator', () => {
 });
 
 describe('flow_control collector: list shapes the emulator does not serve', () => {
-  const setup = fixtureClientPerTest((url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }));
+  const setup = fixtureClientPerTest(
+    (url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }),
+  );
 
   it('reads a bare array with full records (no per-key request) and `waitlistSize` as the OpenAPI spells it', async () => {
     setup.fixture.routes.set('/v2/flowControl', {
       body: [
-        { flowControlKey: 'full', waitListSize: 3, parallelismMax: 5, parallelismCount: 5, rateMax: 0, rateCount: 0, ratePeriod: 1, isPaused: false },
+        {
+          flowControlKey: 'full',
+          waitListSize: 3,
+          parallelismMax: 5,
+          parallelismCount: 5,
+          rateMax: 0,
+          rateCount: 0,
+          ratePeriod: 1,
+          isPaused: false,
+        },
         { flowControlKey: 'short', waitlistSize: 7 },
       ],
     });
-    setup.fixture.routes.set('/v2/flowControl/short', { body: { flowControlKey: 'short', waitlistSize: 7, parallelismMax: 1, parallelismCount: 1 } });
+    setup.fixture.routes.set('/v2/flowControl/short', {
+      body: { flowControlKey: 'short', waitlistSize: 7, parallelismMax: 1, parallelismCount: 1 },
+    });
     const collector = new FlowControlCollector({ client: setup.client, intervalMs: 30_000 });
     await collector.poll(pollContext(setup.log.logger));
     const f = await familiesOf(collector.registry);

@@ -97,20 +97,31 @@ describe('a failing upstream (emulator fault scope `inventory`)', () => {
     await collector.poll(pollContext(captureLogger().logger));
     emulator.setKnobs({ errorRatio: 1, faultScope: ['inventory'] });
     try {
-      await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
+      await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({
+        code: 'ERR_API_UPSTREAM',
+      });
       // Other reads are not in the scope: the schedules still answer.
       await expect(client.listSchedules()).resolves.toEqual([]);
     } finally {
       emulator.setKnobs({ errorRatio: 0, faultScope: ['logs', 'schedules', 'management'] });
     }
-    expect(valueOf(await familiesOf(collector.registry), 'upstash_qstash_queue_parallelism', { queue: 'kept' })).toBe(7);
+    expect(valueOf(await familiesOf(collector.registry), 'upstash_qstash_queue_parallelism', { queue: 'kept' })).toBe(
+      7,
+    );
   });
 });
 
 describe('URL Groups collector against the emulator', () => {
   it('exports endpoints per group and the group count, equal to what the SDK reads', async () => {
     const sdk = sdkClient(emulator);
-    await sdk.urlGroups.addEndpoints({ name: 'fanout', endpoints: [{ url: `${destination.url}/a` }, { name: 'b', url: `${destination.url}/b` }, { url: `${destination.url}/c` }] });
+    await sdk.urlGroups.addEndpoints({
+      name: 'fanout',
+      endpoints: [
+        { url: `${destination.url}/a` },
+        { name: 'b', url: `${destination.url}/b` },
+        { url: `${destination.url}/c` },
+      ],
+    });
     await sdk.urlGroups.addEndpoints({ name: 'single', endpoints: [{ url: `${destination.url}/only?token=secret` }] });
     const collector = new UrlGroupsCollector({ client, intervalMs: 300_000 });
     await collector.poll(pollContext(captureLogger().logger));
@@ -135,10 +146,14 @@ describe('URL Groups collector against the emulator', () => {
 });
 
 describe('queues collector: records the emulator never serves', () => {
-  const setup = fixtureClientPerTest((url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }));
+  const setup = fixtureClientPerTest(
+    (url) => new DeliveryClient({ baseUrl: url, token: 'tok', retry: { maxRetries: 0 } }),
+  );
 
   it('reads absent paused as active, leaves absent lag and parallelism out, and global parallelism absent as 0', async () => {
-    setup.fixture.routes.set('/v2/queues', { body: [{ name: 'bare' }, { name: 'nulls', lag: null, parallelism: null, paused: true, extra: 'ignored' }] });
+    setup.fixture.routes.set('/v2/queues', {
+      body: [{ name: 'bare' }, { name: 'nulls', lag: null, parallelism: null, paused: true, extra: 'ignored' }],
+    });
     setup.fixture.routes.set('/v2/globalParallelism', { body: {} });
     const collector = new QueuesCollector({ client: setup.client, intervalMs: 30_000 });
     await collector.poll(pollContext(setup.log.logger));
@@ -156,7 +171,10 @@ describe('queues collector: records the emulator never serves', () => {
     const collector = new QueuesCollector({ client: setup.client, intervalMs: 30_000 });
     await collector.poll(pollContext(setup.log.logger));
     setup.fixture.routes.set('/v2/queues', { body: [{ name: 'q', lag: 'three' }] });
-    await expect(collector.poll(pollContext(setup.log.logger))).rejects.toMatchObject({ code: 'ERR_API_SCHEMA_DRIFT', path: '[0].lag' });
+    await expect(collector.poll(pollContext(setup.log.logger))).rejects.toMatchObject({
+      code: 'ERR_API_SCHEMA_DRIFT',
+      path: '[0].lag',
+    });
     expect(valueOf(await familiesOf(collector.registry), 'upstash_qstash_queue_lag', { queue: 'q' })).toBe(3);
   });
 });

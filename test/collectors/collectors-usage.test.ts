@@ -54,7 +54,9 @@ beforeAll(async () => {
   // 7 messages delivered, 2 that fail without retries (they land in the DLQ): 9 billed requests.
   for (let i = 0; i < 7; i++) await sdk.publish({ url: `${destination.url}/ok`, body: BODY });
   for (let i = 0; i < 2; i++) await sdk.publish({ url: `${destination.url}/fail`, body: BODY, retries: 0 });
-  await eventually(() => (emulator.groundTruth().byState.FAILED === 2 ? [] : [`FAILED ${emulator.groundTruth().byState.FAILED}`]));
+  await eventually(() =>
+    emulator.groundTruth().byState.FAILED === 2 ? [] : [`FAILED ${emulator.groundTruth().byState.FAILED}`],
+  );
 });
 
 afterAll(async () => {
@@ -71,7 +73,10 @@ describe('a current service (GET /v2/qstash/users, /v2/qstash/stats/{id})', () =
     await usage.poll(pollContext(log.logger));
     const a = await familiesOf(account.registry);
     expect(a.get('upstash_qstash_account_info')!.samples).toEqual([
-      { labels: { state: 'active', plan: 'paid', reserved_plan: '', region: 'eu-central-1', selected_by: 'token' }, value: 1 },
+      {
+        labels: { state: 'active', plan: 'paid', reserved_plan: '', region: 'eu-central-1', selected_by: 'token' },
+        value: 1,
+      },
     ]);
     expect(valueOf(a, 'upstash_qstash_account_prometheus_enabled')).toBe(0);
     expect(valueOf(a, 'upstash_qstash_plan_max_bandwidth_bytes_per_second')).toBeGreaterThan(0);
@@ -85,20 +90,28 @@ describe('a current service (GET /v2/qstash/users, /v2/qstash/stats/{id})', () =
     // Pay as you go: $1 per 100,000 messages, rounded to 3 decimals.
     expect(valueOf(u, 'upstash_qstash_usage_daily_billing')).toBe(0);
     expect(valueOf(u, 'upstash_qstash_usage_monthly_billing')).toBe(0);
-    expect(u.get('upstash_qstash_usage_daily_requests')!.help).toContain("today's point of daily_requests of GET /v2/qstash/stats/{id}?period=1h");
+    expect(u.get('upstash_qstash_usage_daily_requests')!.help).toContain(
+      "today's point of daily_requests of GET /v2/qstash/stats/{id}?period=1h",
+    );
 
     const lines = log.lines().map((line) => line.msg);
     expect(lines).toContain('QStash user chosen by the configured QStash token (region eu-central-1)');
     expect(lines).toContain('official usage read from the stats of the QStash user (by id)');
   });
 
-  it('without a token, chooses the user in the QStash URL\'s region: the other region has no traffic here', async () => {
+  it("without a token, chooses the user in the QStash URL's region: the other region has no traffic here", async () => {
     const log = captureLogger('info');
-    const { account, usage } = collectors(client({ qstashRegion: qstashRegionOfUrl('https://qstash-us-east-1.upstash.io') }));
+    const { account, usage } = collectors(
+      client({ qstashRegion: qstashRegionOfUrl('https://qstash-us-east-1.upstash.io') }),
+    );
     await account.poll(pollContext(log.logger));
     await usage.poll(pollContext(log.logger));
     const a = await familiesOf(account.registry);
-    expect(a.get('upstash_qstash_account_info')!.samples[0]!.labels).toMatchObject({ plan: 'free', region: 'us-east-1', selected_by: 'region' });
+    expect(a.get('upstash_qstash_account_info')!.samples[0]!.labels).toMatchObject({
+      plan: 'free',
+      region: 'us-east-1',
+      selected_by: 'region',
+    });
     expect(valueOf(a, 'upstash_qstash_plan_max_requests_per_day')).toBe(1_000);
     expect(valueOf(await familiesOf(usage.registry), 'upstash_qstash_usage_daily_requests')).toBe(0);
   });
@@ -108,7 +121,10 @@ describe('a current service (GET /v2/qstash/users, /v2/qstash/stats/{id})', () =
     const { account } = collectors(client({ qstashToken: 'not-the-token', qstashRegion: null }));
     await account.poll(pollContext(log.logger));
     const a = await familiesOf(account.registry);
-    expect(a.get('upstash_qstash_account_info')!.samples[0]!.labels).toMatchObject({ region: 'eu-central-1', selected_by: 'legacy' });
+    expect(a.get('upstash_qstash_account_info')!.samples[0]!.labels).toMatchObject({
+      region: 'eu-central-1',
+      selected_by: 'legacy',
+    });
     expect(log.text()).toContain('legacy single-user endpoint');
   });
 });
@@ -134,12 +150,14 @@ describe('an older service (managementApi: legacy: only /v2/qstash/user and /v2/
     expect(valueOf(u, 'upstash_qstash_usage_daily_requests')).toBe(9);
     expect(valueOf(u, 'upstash_qstash_usage_dlq_messages')).toBe(2);
     expect(u.get('upstash_qstash_usage_daily_requests')!.help).toContain('of GET /v2/qstash/stats?period=1h');
-    expect(log.lines().map((line) => line.msg)).toContain('official usage read from the older stats path without a user id');
+    expect(log.lines().map((line) => line.msg)).toContain(
+      'official usage read from the older stats path without a user id',
+    );
   });
 });
 
 describe('search index usage', () => {
-  it('exports each index\'s stats beside its limits, equal to what the emulator serves', async () => {
+  it("exports each index's stats beside its limits, equal to what the emulator serves", async () => {
     const log = captureLogger('info');
     const search = new SearchCollector({ client: client(), intervalMs: 300_000 });
     const indexes = emulator.management.searchIndexes();
@@ -152,14 +170,18 @@ describe('search index usage', () => {
       for (const index of indexes) {
         const stats = emulator.management.searchStats(index.id);
         const labels = { index_id: index.id };
-        if (valueOf(f, 'upstash_search_index_daily_queries', labels) !== stats.daily_query_count) problems.push(`${index.name} daily queries`);
-        if (valueOf(f, 'upstash_search_index_vectors', labels) !== stats.current_vector_count) problems.push(`${index.name} documents`);
+        if (valueOf(f, 'upstash_search_index_daily_queries', labels) !== stats.daily_query_count)
+          problems.push(`${index.name} daily queries`);
+        if (valueOf(f, 'upstash_search_index_vectors', labels) !== stats.current_vector_count)
+          problems.push(`${index.name} documents`);
         if (valueOf(f, 'upstash_search_index_max_vectors', labels) === undefined) problems.push(`${index.name} limit`);
       }
       return problems;
     });
     const f = await familiesOf(search.registry);
-    expect(f.get('upstash_search_index_daily_queries')!.help).toContain('daily_query_count of GET /v2/search/{id}/stats?period=1h');
+    expect(f.get('upstash_search_index_daily_queries')!.help).toContain(
+      'daily_query_count of GET /v2/search/{id}/stats?period=1h',
+    );
     expect(f.get('upstash_search_index_vectors')!.help).toContain('compare with upstash_search_index_max_vectors');
   });
 });
@@ -172,9 +194,17 @@ describe('schema drift in the answers (fixture: the emulator never serves it)', 
   afterAll(() => fixture.close());
 
   it('names the field of a wrong type, never a token value', async () => {
-    const management = new ManagementClient({ baseUrl: fixture.url, email: 'o@example.test', apiKey: 'k', retry: { maxRetries: 0 }, qstashToken: 'tok-1' });
+    const management = new ManagementClient({
+      baseUrl: fixture.url,
+      email: 'o@example.test',
+      apiKey: 'k',
+      retry: { maxRetries: 0 },
+      qstashToken: 'tok-1',
+    });
     clients.push(management);
-    fixture.routes.set('/v2/qstash/users', { body: [{ id: 'u1', region: 'eu-central-1', token: 'tok-1', read_only_token: 'ro-secret-9', max_queues: '10' }] });
+    fixture.routes.set('/v2/qstash/users', {
+      body: [{ id: 'u1', region: 'eu-central-1', token: 'tok-1', read_only_token: 'ro-secret-9', max_queues: '10' }],
+    });
     const error = await management.qstashUser().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiSchemaDriftError);
     expect((error as ApiSchemaDriftError).path).toBe('max_queues');

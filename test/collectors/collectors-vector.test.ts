@@ -70,18 +70,28 @@ function stats(base: number): Record<string, unknown> {
 }
 
 const setup = fixtureClientPerTest(
-  (url) => new ManagementClient({ baseUrl: url, email: 'owner@example.test', apiKey: 'key-1', retry: { maxRetries: 0 } }),
+  (url) =>
+    new ManagementClient({ baseUrl: url, email: 'owner@example.test', apiKey: 'key-1', retry: { maxRetries: 0 } }),
 );
 
 function collector(options: Partial<VectorCollectorOptions> = {}): VectorCollector {
-  return new VectorCollector({ client: setup.client, intervalMs: 60_000, indexIds: [], discovery: true, statsPeriod: '1h', ...options });
+  return new VectorCollector({
+    client: setup.client,
+    intervalMs: 60_000,
+    indexIds: [],
+    discovery: true,
+    statsPeriod: '1h',
+    ...options,
+  });
 }
 
 const statsPath = (id: string): string => `/v2/vector/index/${id}/stats`;
 
 describe('vector collector', () => {
   it('exports counters, the newest point of each series by time, limits (-1 as +Inf) and info', async () => {
-    setup.fixture.routes.set('/v2/vector/index', { body: [listed(A), listed(B, { type: 'free', region: 'eu-west-1', max_monthly_reranks: -1 })] });
+    setup.fixture.routes.set('/v2/vector/index', {
+      body: [listed(A), listed(B, { type: 'free', region: 'eu-west-1', max_monthly_reranks: -1 })],
+    });
     setup.fixture.routes.set(statsPath(A), { body: stats(100) });
     setup.fixture.routes.set(statsPath(B), { body: stats(200) });
     const vector = collector();
@@ -89,8 +99,22 @@ describe('vector collector', () => {
     const f = await familiesOf(vector.registry);
     const a = { index_id: A };
 
-    expect(valueOf(f, 'upstash_vector_index_info', { index_id: A, name: 'name-idx-a', plan: 'payg', cloud_region: 'us-east-1' })).toBe(1);
-    expect(valueOf(f, 'upstash_vector_index_info', { index_id: B, name: 'name-idx-b', plan: 'free', cloud_region: 'eu-west-1' })).toBe(1);
+    expect(
+      valueOf(f, 'upstash_vector_index_info', {
+        index_id: A,
+        name: 'name-idx-a',
+        plan: 'payg',
+        cloud_region: 'us-east-1',
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(f, 'upstash_vector_index_info', {
+        index_id: B,
+        name: 'name-idx-b',
+        plan: 'free',
+        cloud_region: 'eu-west-1',
+      }),
+    ).toBe(1);
     const counters: Record<string, number> = {
       upstash_vector_index_pending_vectors: 101,
       upstash_vector_index_vectors: 102,
@@ -131,7 +155,11 @@ describe('vector collector', () => {
       ['upstash_vector_index_monthly_bandwidth_bytes', 'upstash_vector_index_max_monthly_bandwidth_bytes'],
       ['upstash_vector_index_monthly_reranks', 'upstash_vector_index_max_monthly_reranks'],
     ] as const) {
-      const keys = (name: string) => f.get(name)!.samples.map((s) => JSON.stringify(s.labels)).sort();
+      const keys = (name: string) =>
+        f
+          .get(name)!
+          .samples.map((s) => JSON.stringify(s.labels))
+          .sort();
       expect(keys(usage), usage).toEqual(keys(limit));
     }
 
@@ -181,7 +209,11 @@ describe('vector collector', () => {
     f = await familiesOf(vector.registry);
     expect(valueOf(f, 'upstash_vector_index_vectors', { index_id: 'idx-typo' })).toBe(402);
     expect(vector.missingIndexIds).toEqual([]);
-    expect(setup.log.lines().some((l) => l.level === 'info' && l.indexId === 'idx-typo' && String(l.msg).includes('found again'))).toBe(true);
+    expect(
+      setup.log
+        .lines()
+        .some((l) => l.level === 'info' && l.indexId === 'idx-typo' && String(l.msg).includes('found again')),
+    ).toBe(true);
   });
 
   it('a listed index deleted before its stats are read is left out quietly', async () => {
@@ -192,7 +224,12 @@ describe('vector collector', () => {
     const f = await familiesOf(vector.registry);
     expect(f.get('upstash_vector_index_info')!.samples.map((s) => s.labels.index_id)).toEqual([A]);
     expect(setup.log.lines().filter((l) => l.indexId !== undefined && l.level !== 'debug')).toEqual([]);
-    expect(setup.log.lines().filter((l) => l.indexId === B).map((l) => l.level)).toEqual(['debug']);
+    expect(
+      setup.log
+        .lines()
+        .filter((l) => l.indexId === B)
+        .map((l) => l.level),
+    ).toEqual(['debug']);
   });
 
   it('any other error fails the poll and keeps the previous snapshot', async () => {

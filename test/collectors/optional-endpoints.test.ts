@@ -10,7 +10,15 @@ import { DeliveryClient } from '../../src/api/delivery.js';
 import { QueuesCollector } from '../../src/collectors/queues.js';
 import { ABSENT_RETRY_MS } from '../../src/collectors/optional-endpoint.js';
 import { createEmulator, type EmulatorHandle, type Knobs } from '../../src/emulator/index.js';
-import { captureLogger, eventually, familiesOf, sleep, startStack, valueOf, type Stack } from '../support/exporter-e2e-helpers.js';
+import {
+  captureLogger,
+  eventually,
+  familiesOf,
+  sleep,
+  startStack,
+  valueOf,
+  type Stack,
+} from '../support/exporter-e2e-helpers.js';
 
 let stack: Stack | undefined;
 let emulator: EmulatorHandle | undefined;
@@ -42,7 +50,8 @@ describe('a service without the optional endpoints', () => {
     // Several polls at 1 s.
     await sleep(4500);
     const families = await stack.scrape();
-    for (const labels of ENDPOINTS) expect(valueOf(families, 'upstash_exporter_endpoint_available', labels), JSON.stringify(labels)).toBe(0);
+    for (const labels of ENDPOINTS)
+      expect(valueOf(families, 'upstash_exporter_endpoint_available', labels), JSON.stringify(labels)).toBe(0);
     for (const collector of ['queues', 'flow_control', 'usage', 'workflows', 'account']) {
       expect(valueOf(families, 'upstash_exporter_collector_success', { collector }), collector).toBe(1);
       expect(valueOf(families, 'upstash_exporter_collector_errors_total', { collector }), collector).toBe(0);
@@ -50,8 +59,20 @@ describe('a service without the optional endpoints', () => {
     expect(valueOf(families, 'upstash_qstash_queue_parallelism', { queue: 'kept' })).toBe(2);
     expect(families.has('upstash_qstash_global_parallelism_max')).toBe(false);
     // Asked once each in 4 s (again only after 10 minutes).
-    expect(valueOf(families, 'upstash_exporter_api_requests_total', { api: 'qstash', endpoint: '/v2/globalParallelism', code: '404' })).toBe(1);
-    expect(valueOf(families, 'upstash_exporter_api_requests_total', { api: 'qstash', endpoint: '/v2/flowControl', code: '404' })).toBe(1);
+    expect(
+      valueOf(families, 'upstash_exporter_api_requests_total', {
+        api: 'qstash',
+        endpoint: '/v2/globalParallelism',
+        code: '404',
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(families, 'upstash_exporter_api_requests_total', {
+        api: 'qstash',
+        endpoint: '/v2/flowControl',
+        code: '404',
+      }),
+    ).toBe(1);
 
     const ready = await stack.get('/-/ready');
     expect(ready.status, ready.text).toBe(200);
@@ -62,7 +83,9 @@ describe('a service without the optional endpoints', () => {
 
     const warnings = stack.log.lines().filter((line) => line.level === 'warn' || line.level === 'error');
     const absences = warnings.filter((line) => String(line.msg).includes('does not have this endpoint'));
-    expect(absences.map((line) => `${String(line.collector)} ${String(line.endpoint)}`).sort()).toEqual(ENDPOINTS.map((e) => `${e.collector} ${e.endpoint}`).sort());
+    expect(absences.map((line) => `${String(line.collector)} ${String(line.endpoint)}`).sort()).toEqual(
+      ENDPOINTS.map((e) => `${e.collector} ${e.endpoint}`).sort(),
+    );
     // No poll failed (a skipped overlapping poll on a loaded machine is not a failure).
     expect(warnings.filter((line) => String(line.msg).includes('poll failed'))).toEqual([]);
   });
@@ -72,13 +95,24 @@ describe('asking again', () => {
   it('leaves an absent endpoint alone for 10 minutes, then asks; once it answers its gauges come back and it says so', async () => {
     emulator = await createEmulator({ knobs: { absentEndpoints: ['globalParallelism'] } });
     const registry = new Registry();
-    const gauge = new Gauge({ name: 'upstash_exporter_endpoint_available', help: 'h', labelNames: ['collector', 'endpoint'] as const, registers: [registry] });
+    const gauge = new Gauge({
+      name: 'upstash_exporter_endpoint_available',
+      help: 'h',
+      labelNames: ['collector', 'endpoint'] as const,
+      registers: [registry],
+    });
     const asked: string[] = [];
-    const client = new DeliveryClient({ baseUrl: emulator.url, token: emulator.credentials.token, retry: { maxRetries: 0 }, onRequest: (r) => asked.push(`${r.endpoint} ${r.code}`) });
+    const client = new DeliveryClient({
+      baseUrl: emulator.url,
+      token: emulator.credentials.token,
+      retry: { maxRetries: 0 },
+      onRequest: (r) => asked.push(`${r.endpoint} ${r.code}`),
+    });
     const collector = new QueuesCollector({ client, intervalMs: 30_000, availability: gauge });
     const log = captureLogger();
     let now = Date.now();
-    const poll = (): Promise<void> => collector.poll({ signal: new AbortController().signal, now: () => now, logger: log.logger });
+    const poll = (): Promise<void> =>
+      collector.poll({ signal: new AbortController().signal, now: () => now, logger: log.logger });
     const global = (): string[] => asked.filter((line) => line.startsWith('/v2/globalParallelism'));
     try {
       await poll();
@@ -109,10 +143,16 @@ describe('asking again', () => {
 
   it('a failure that is not a 404 fails the poll as before', async () => {
     emulator = await createEmulator({ knobs: { faultScope: ['inventory'], failNext: 2 } });
-    const client = new DeliveryClient({ baseUrl: emulator.url, token: emulator.credentials.token, retry: { maxRetries: 0 } });
+    const client = new DeliveryClient({
+      baseUrl: emulator.url,
+      token: emulator.credentials.token,
+      retry: { maxRetries: 0 },
+    });
     const collector = new QueuesCollector({ client, intervalMs: 30_000 });
     try {
-      await expect(collector.poll({ signal: new AbortController().signal, now: Date.now, logger: captureLogger().logger })).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
+      await expect(
+        collector.poll({ signal: new AbortController().signal, now: Date.now, logger: captureLogger().logger }),
+      ).rejects.toMatchObject({ code: 'ERR_API_UPSTREAM' });
       await eventually(async () => {
         await collector.poll({ signal: new AbortController().signal, now: Date.now, logger: captureLogger().logger });
         return [];

@@ -3,7 +3,12 @@
 
 import { Gauge, type Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COLLECTOR_NAMES, type Collector, type CollectorName, type PollContext } from '../../src/collectors/collector.js';
+import {
+  COLLECTOR_NAMES,
+  type Collector,
+  type CollectorName,
+  type PollContext,
+} from '../../src/collectors/collector.js';
 import { CollectorRunner, describeError } from '../../src/collectors/runner.js';
 import { cronForInterval, PollSchedule } from '../../src/collectors/poll-schedule.js';
 import type { Logger } from '../../src/logging/index.js';
@@ -50,7 +55,11 @@ class ScriptedCollector implements Collector {
   }
 }
 
-async function sampleValue(registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
+async function sampleValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   if (metric === undefined) return undefined;
   const { values } = await metric.get();
@@ -73,7 +82,11 @@ afterEach(async () => {
   await Promise.all(runners.splice(0).map((r) => r.stop(500)));
 });
 
-function startRunner(collectors: Collector[], intervalsMs: Partial<Record<CollectorName, number>>, extra: { secrets?: string[]; logger?: Logger; stopDeadlineMs?: number; schedule?: PollSchedule } = {}) {
+function startRunner(
+  collectors: Collector[],
+  intervalsMs: Partial<Record<CollectorName, number>>,
+  extra: { secrets?: string[]; logger?: Logger; stopDeadlineMs?: number; schedule?: PollSchedule } = {},
+) {
   const selfMetrics = new SelfMetrics({ version: '9.9.9', processMetrics: false });
   const log = extra.logger === undefined ? captureLogger('debug') : undefined;
   const runner = new CollectorRunner({
@@ -97,7 +110,11 @@ describe('cronForInterval', () => {
     expect(cronForInterval(60_000)).toEqual({ expression: '0 * * * * *', intervalMs: 60_000, exact: true });
     expect(cronForInterval(300_000)).toEqual({ expression: '0 */5 * * * *', intervalMs: 300_000, exact: true });
     expect(cronForInterval(3_600_000)).toEqual({ expression: '0 0 * * * *', intervalMs: 3_600_000, exact: true });
-    expect(cronForInterval(6 * 3_600_000)).toEqual({ expression: '0 0 */6 * * *', intervalMs: 6 * 3_600_000, exact: true });
+    expect(cronForInterval(6 * 3_600_000)).toEqual({
+      expression: '0 0 */6 * * *',
+      intervalMs: 6 * 3_600_000,
+      exact: true,
+    });
     expect(cronForInterval(86_400_000)).toEqual({ expression: '0 0 0 * * *', intervalMs: 86_400_000, exact: true });
 
     expect(cronForInterval(7_000)).toMatchObject({ intervalMs: 6_000, exact: false });
@@ -113,12 +130,21 @@ describe('cronForInterval', () => {
 
   it('warns once per collector whose interval had to be rounded', async () => {
     const log = captureLogger('debug');
-    const { runner } = startRunner([new ScriptedCollector('account'), new ScriptedCollector('logs')], { account: 7 * 60_000, logs: 15_000 }, { logger: log.logger });
+    const { runner } = startRunner(
+      [new ScriptedCollector('account'), new ScriptedCollector('logs')],
+      { account: 7 * 60_000, logs: 15_000 },
+      { logger: log.logger },
+    );
     await runner.firstPolls();
-    const warnings = log.lines().filter((l) => l.level === 'warn' && String(l.msg).includes('cannot be scheduled exactly'));
+    const warnings = log
+      .lines()
+      .filter((l) => l.level === 'warn' && String(l.msg).includes('cannot be scheduled exactly'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ collector: 'account', effectiveMs: 360_000 });
-    expect(runner.status().find((s) => s.name === 'account')).toMatchObject({ intervalMs: 360_000, schedule: '0 */6 * * * *' });
+    expect(runner.status().find((s) => s.name === 'account')).toMatchObject({
+      intervalMs: 360_000,
+      schedule: '0 */6 * * * *',
+    });
   });
 });
 
@@ -126,7 +152,12 @@ describe('PollSchedule', () => {
   it('gives each collector a fixed phase of at most 10% of its interval (5 s at most) and the start of its next poll', () => {
     const settings = collectorSettings({ logs: 15_000, account: 300_000 }, 'off');
     const schedule = new PollSchedule(settings, () => 0.5);
-    expect(schedule.plan('logs')).toEqual({ expression: '*/15 * * * * *', intervalMs: 15_000, exact: true, phaseMs: 750 });
+    expect(schedule.plan('logs')).toEqual({
+      expression: '*/15 * * * * *',
+      intervalMs: 15_000,
+      exact: true,
+      phaseMs: 750,
+    });
     expect(schedule.plan('account').phaseMs).toBe(2_500);
     expect(new PollSchedule(settings, () => 0.999_999).plan('account').phaseMs).toBe(4_999);
     // Ticks at multiples of 15 s, each poll 750 ms after its tick.
@@ -139,7 +170,9 @@ describe('PollSchedule', () => {
 
 describe('describeError', () => {
   it('gives CODE: message on one line, without secrets', () => {
-    const error = Object.assign(new Error('upstream said\nno to sk-canary-123 at https://me:pw@host/x?token=abc'), { code: 'ERR_API_AUTH' });
+    const error = Object.assign(new Error('upstream said\nno to sk-canary-123 at https://me:pw@host/x?token=abc'), {
+      code: 'ERR_API_AUTH',
+    });
     const text = describeError(error, ['sk-canary-123']);
     expect(text).toBe('ERR_API_AUTH: upstream said no to *** at https://***@host/x?token=***');
     expect(describeError(new TypeError('bad'))).toBe('TypeError: bad');
@@ -158,12 +191,22 @@ describe('CollectorRunner', () => {
     await waitFor(() => logs.polls >= 2, 3_000);
     const reg = selfMetrics.registry;
     expect(await sampleValue(reg, 'upstash_exporter_collector_success', { collector: 'logs' })).toBe(1);
-    const lastSuccess = await sampleValue(reg, 'upstash_exporter_collector_last_success_timestamp_seconds', { collector: 'logs' });
+    const lastSuccess = await sampleValue(reg, 'upstash_exporter_collector_last_success_timestamp_seconds', {
+      collector: 'logs',
+    });
     expect(lastSuccess).toBeGreaterThan(Date.now() / 1000 - 5);
     const status = runner.status();
     expect(status.map((s) => s.name)).toEqual([...COLLECTOR_NAMES]);
-    expect(status.find((s) => s.name === 'logs')).toMatchObject({ enabled: true, everSucceeded: true, lastOutcome: 'success', lastError: null });
-    expect(status.find((s) => s.name === 'vector')).toMatchObject({ enabled: false, disabledReason: 'no QSTASH_TOKEN' });
+    expect(status.find((s) => s.name === 'logs')).toMatchObject({
+      enabled: true,
+      everSucceeded: true,
+      lastOutcome: 'success',
+      lastError: null,
+    });
+    expect(status.find((s) => s.name === 'vector')).toMatchObject({
+      enabled: false,
+      disabledReason: 'no QSTASH_TOKEN',
+    });
   });
 
   it('keeps one failing collector from affecting another, flipping only its own success gauge', async () => {
@@ -179,13 +222,19 @@ describe('CollectorRunner', () => {
     const reg = selfMetrics.registry;
     expect(await sampleValue(reg, 'upstash_exporter_collector_success', { collector: 'account' })).toBe(0);
     expect(await sampleValue(reg, 'upstash_exporter_collector_success', { collector: 'schedules' })).toBe(1);
-    expect(await sampleValue(reg, 'upstash_exporter_collector_errors_total', { collector: 'account' })).toBeGreaterThanOrEqual(2);
+    expect(
+      await sampleValue(reg, 'upstash_exporter_collector_errors_total', { collector: 'account' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(await sampleValue(reg, 'upstash_exporter_collector_errors_total', { collector: 'schedules' })).toBe(0);
     // The failed collector still serves its last good snapshot (poll 1); the healthy one is fresh.
     expect(await sampleValue(broken.registry, 'upstash_test_account_poll', {})).toBe(1);
     expect(await sampleValue(healthy.registry, 'upstash_test_schedules_poll', {})).toBeGreaterThanOrEqual(3);
     const account = runner.status().find((s) => s.name === 'account');
-    expect(account).toMatchObject({ lastOutcome: 'failure', lastError: 'ERR_API_UPSTREAM: upstream is down', everSucceeded: true });
+    expect(account).toMatchObject({
+      lastOutcome: 'failure',
+      lastError: 'ERR_API_UPSTREAM: upstream is down',
+      everSucceeded: true,
+    });
     expect(runner.status().find((s) => s.name === 'schedules')?.lastError).toBeNull();
   });
 
@@ -221,13 +270,19 @@ describe('CollectorRunner', () => {
     const slow = new ScriptedCollector('logs', (n) => (n === 2 ? sleep(2_500) : undefined));
     const { runner, selfMetrics } = startRunner([slow], { logs: 1_000 });
     await runner.firstPolls();
-    await waitFor(async () => ((await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' })) ?? 0) >= 1, 5_000);
+    await waitFor(
+      async () =>
+        ((await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', {
+          collector: 'logs',
+        })) ?? 0) >= 1,
+      5_000,
+    );
     // No poll ran beside the slow one.
     expect(slow.polls).toBe(2);
     expect(runner.status()[0]?.running).toBe(true);
   });
 
-  it('starts each scheduled poll at the collector\'s fixed phase after the tick', async () => {
+  it("starts each scheduled poll at the collector's fixed phase after the tick", async () => {
     const starts: number[] = [];
     const logs = new ScriptedCollector('logs', (n) => {
       if (n > 1) starts.push(Date.now());
@@ -243,7 +298,7 @@ describe('CollectorRunner', () => {
     for (const start of starts) expect(start % 2_000).toBeLessThan(150 + 500);
   });
 
-  it('starts a deferring collector\'s next poll as soon as one that ran past its tick ends, without counting an overlap', async () => {
+  it("starts a deferring collector's next poll as soon as one that ran past its tick ends, without counting an overlap", async () => {
     // Poll 2 (the first scheduled one) takes 2.5 s at a 1 s interval: ticks come while it runs.
     const ends: number[] = [];
     const starts: number[] = [];
@@ -260,7 +315,9 @@ describe('CollectorRunner', () => {
     await waitFor(() => starts.length >= 3, 6_000);
     // Poll 3 started right after poll 2 ended (not at the following tick), and only once.
     expect(starts[2]! - ends[1]!).toBeLessThan(50);
-    expect(await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' })).toBe(0);
+    expect(
+      await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' }),
+    ).toBe(0);
     expect(log!.text()).toContain('the next one starts when it ends');
     await sleep(300);
     expect(walker.polls).toBe(3);
@@ -270,7 +327,9 @@ describe('CollectorRunner', () => {
     const slow = new ScriptedCollector('logs', (n) => (n === 1 ? sleep(2_200) : undefined));
     const { runner, selfMetrics } = startRunner([slow], { logs: 1_000 });
     await runner.firstPolls();
-    expect(await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' })).toBeGreaterThanOrEqual(1);
+    expect(
+      await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_overlaps_total', { collector: 'logs' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(slow.polls).toBe(1);
   });
 
@@ -283,7 +342,13 @@ describe('CollectorRunner', () => {
     while (Date.now() < until) {
       /* busy on purpose */
     }
-    await waitFor(async () => ((await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_missed_runs_total', { collector: 'logs' })) ?? 0) >= 1, 3_000);
+    await waitFor(
+      async () =>
+        ((await sampleValue(selfMetrics.registry, 'upstash_exporter_collector_missed_runs_total', {
+          collector: 'logs',
+        })) ?? 0) >= 1,
+      3_000,
+    );
   });
 
   it('stop() lets the poll in flight finish, then closes the collector', async () => {
@@ -307,10 +372,14 @@ describe('CollectorRunner', () => {
   });
 
   it('stop() aborts a poll that outlives the deadline, then closes', async () => {
-    const stuck = new ScriptedCollector('logs', (_n, ctx) =>
-      new Promise<void>((_resolve, reject) => {
-        ctx.signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { code: 'ERR_API_ABORTED' })));
-      }),
+    const stuck = new ScriptedCollector(
+      'logs',
+      (_n, ctx) =>
+        new Promise<void>((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () =>
+            reject(Object.assign(new Error('aborted'), { code: 'ERR_API_ABORTED' })),
+          );
+        }),
     );
     const { runner } = startRunner([stuck], { logs: 60_000 });
     await waitFor(() => stuck.polls === 1);
@@ -330,7 +399,11 @@ describe('CollectorRunner', () => {
     const leaky = new ScriptedCollector('account', () => {
       throw new Error(`failed with key ${canary} and ${encodeURIComponent(canary + '/x')}`);
     });
-    const { runner } = startRunner([leaky], { account: 60_000 }, { secrets: [canary, `${canary}/x`], logger: log.logger });
+    const { runner } = startRunner(
+      [leaky],
+      { account: 60_000 },
+      { secrets: [canary, `${canary}/x`], logger: log.logger },
+    );
     await runner.firstPolls();
     const status = JSON.stringify(runner.status());
     expect(status).toContain('failed with key ***');

@@ -38,7 +38,9 @@ function logCallKeys(): { where: string; keys: string[] }[] {
 
 describe('errorCode', () => {
   it("is the error's own code when it is shaped like one: the project's, undici's, the system's", () => {
-    expect(errorCode(new ApiAuthError('no', { api: 'qstash', endpoint: '/v2/logs', method: 'GET', status: 401 }))).toBe('ERR_API_AUTH');
+    expect(errorCode(new ApiAuthError('no', { api: 'qstash', endpoint: '/v2/logs', method: 'GET', status: 401 }))).toBe(
+      'ERR_API_AUTH',
+    );
     expect(errorCode(Object.assign(new Error('socket'), { code: 'UND_ERR_SOCKET' }))).toBe('UND_ERR_SOCKET');
     expect(errorCode(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))).toBe('ECONNRESET');
     expect(errorCode({ code: 'ERR_X' })).toBe('ERR_X');
@@ -76,7 +78,8 @@ describe('one rule, one place', () => {
         const text = readFileSync(file, 'utf8');
         const found: string[] = [];
         if (/function errorCode\b/.test(text)) found.push(`${relative(SRC, file)}: function errorCode`);
-        if (/(\w+) instanceof Error \? \1\.message : String\(\1\)/.test(text)) found.push(`${relative(SRC, file)}: inline error message`);
+        if (/(\w+) instanceof Error \? \1\.message : String\(\1\)/.test(text))
+          found.push(`${relative(SRC, file)}: inline error message`);
         return found;
       });
     expect(elsewhere).toEqual([]);

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { COLLECTOR_NAMES, DEFAULT_POLL_INTERVALS, loadConfig, SETTINGS, settingsTableMarkdown } from '../../src/config/index.js';
+import {
+  COLLECTOR_NAMES,
+  DEFAULT_POLL_INTERVALS,
+  loadConfig,
+  SETTINGS,
+  settingsTableMarkdown,
+} from '../../src/config/index.js';
 
 const doc = readFileSync('docs/configuration.md', 'utf8');
 const rows = doc.split('\n').filter((line) => line.startsWith('| `--'));

@@ -6,7 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { COLLECTOR_NAMES, loadConfig, MASK, renderConfigYaml, SETTINGS, type ExporterConfig } from '../../src/config/index.js';
+import {
+  COLLECTOR_NAMES,
+  loadConfig,
+  MASK,
+  renderConfigYaml,
+  SETTINGS,
+  type ExporterConfig,
+} from '../../src/config/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'upstash-exporter-round-trip-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,27 +32,101 @@ function everySettingChanged(): string[] {
   const webConfig = join(dir, 'web-config.yml');
   writeFileSync(webConfig, 'basic_auth_users: {}\n');
   return [
-    ...['--listen-address', '127.0.0.1:9911', '--qstash-url', 'http://127.0.0.1:7001/q', '--management-url', 'http://127.0.0.1:7002/m'],
+    ...[
+      '--listen-address',
+      '127.0.0.1:9911',
+      '--qstash-url',
+      'http://127.0.0.1:7001/q',
+      '--management-url',
+      'http://127.0.0.1:7002/m',
+    ],
     ...['--upstash-email', 'ops@example.com', '--disable-collector', 'search', '--state-file', join(dir, 'state.json')],
-    ...['--poll-interval', 'logs=10s,schedules=2m,queues=20s,url_groups=10m,dlq=2m,flow_control=1m,account=15m,search=10m,vector=2m,usage=2m,workflows=1m'],
+    ...[
+      '--poll-interval',
+      'logs=10s,schedules=2m,queues=20s,url_groups=10m,dlq=2m,flow_control=1m,account=15m,search=10m,vector=2m,usage=2m,workflows=1m',
+    ],
     ...['--web-config-file', webConfig, '--no-openmetrics', '--log-level', 'debug', '--log-format', 'pretty'],
     ...['--header-prefix', 'Svc-', '--account-path', '/v2/svc/user', '--web-max-connections', '64'],
-    ...['--http-connect-timeout', '2s', '--http-headers-timeout', '3s', '--http-body-timeout', '4s', '--http-max-retries', '5'],
-    ...['--http-retry-base-delay', '100ms', '--http-retry-max-delay', '5s', '--http-max-rate-limit-wait', '1m', '--rate-limit-share', '0.25'],
-    ...['--logs-path', '/v2/logs', '--logs-page-size', '250', '--logs-max-page-mib', '8', '--logs-ingestion-delay', '20s'],
-    ...['--logs-overlap', '2s', '--logs-lateness-horizon', '10m', '--logs-max-pages', '50', '--logs-parallel-slices', '8'],
-    ...['--logs-label', 'url', '--logs-label', 'label', '--logs-series-limit', '500', '--logs-message-tracker-size', '1000'],
-    ...['--vector-index', 'idx-a', '--vector-index', 'idx-b', '--no-vector-discovery', '--vector-stats-period', '7d', '--dlq-max-pages', '20'],
+    ...[
+      '--http-connect-timeout',
+      '2s',
+      '--http-headers-timeout',
+      '3s',
+      '--http-body-timeout',
+      '4s',
+      '--http-max-retries',
+      '5',
+    ],
+    ...[
+      '--http-retry-base-delay',
+      '100ms',
+      '--http-retry-max-delay',
+      '5s',
+      '--http-max-rate-limit-wait',
+      '1m',
+      '--rate-limit-share',
+      '0.25',
+    ],
+    ...[
+      '--logs-path',
+      '/v2/logs',
+      '--logs-page-size',
+      '250',
+      '--logs-max-page-mib',
+      '8',
+      '--logs-ingestion-delay',
+      '20s',
+    ],
+    ...[
+      '--logs-overlap',
+      '2s',
+      '--logs-lateness-horizon',
+      '10m',
+      '--logs-max-pages',
+      '50',
+      '--logs-parallel-slices',
+      '8',
+    ],
+    ...[
+      '--logs-label',
+      'url',
+      '--logs-label',
+      'label',
+      '--logs-series-limit',
+      '500',
+      '--logs-message-tracker-size',
+      '1000',
+    ],
+    ...[
+      '--vector-index',
+      'idx-a',
+      '--vector-index',
+      'idx-b',
+      '--no-vector-discovery',
+      '--vector-stats-period',
+      '7d',
+      '--dlq-max-pages',
+      '20',
+    ],
     ...['--flow-control-key', 'k1', '--flow-control-key', 'k2', '--flow-control-max-keys', '30'],
     ...['--probe-enabled', '--probe-interval', '2m', '--probe-timeout', '45s', '--probe-queue', 'q-probe'],
     ...['--probe-receiver-url', 'https://ex.example.com/probe/in?x=1', '--probe-receiver-path', '/probe/in'],
     ...['--probe-workflow-url', 'https://ex.example.com/wf', '--probe-insecure-receiver'],
-    ...['--remediation-enabled', '--remediation-alert', 'UpstashScheduleLastRunFailed', '--remediation-alert', 'OtherAlert', '--remediation-dry-run'],
+    ...[
+      '--remediation-enabled',
+      '--remediation-alert',
+      'UpstashScheduleLastRunFailed',
+      '--remediation-alert',
+      'OtherAlert',
+      '--remediation-dry-run',
+    ],
   ];
 }
 
 function at(document: unknown, key: string): unknown {
-  return key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], document);
+  return key
+    .split('.')
+    .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], document);
 }
 
 /** A collector switched off names where: by the flag at first, by the file's key once loaded back. */
@@ -53,7 +134,8 @@ function withoutOrigins(config: ExporterConfig): ExporterConfig {
   const copy = structuredClone(config);
   for (const name of COLLECTOR_NAMES) {
     const collector = copy.collectors[name];
-    if (collector.disabledReason?.startsWith('switched off by ') === true) collector.disabledReason = 'switched off by (origin)';
+    if (collector.disabledReason?.startsWith('switched off by ') === true)
+      collector.disabledReason = 'switched off by (origin)';
   }
   return { ...copy, configFile: null };
 }
@@ -64,7 +146,10 @@ describe('check-config output loads back as the same configuration', () => {
   const printed = YAML.parse(rendered) as Record<string, unknown>;
 
   it('prints every YAML key of the settings table, each away from its default', () => {
-    const defaults = YAML.parse(renderConfigYaml(loadConfig([], { QSTASH_TOKEN: 'tok_default' }))) as Record<string, unknown>;
+    const defaults = YAML.parse(renderConfigYaml(loadConfig([], { QSTASH_TOKEN: 'tok_default' }))) as Record<
+      string,
+      unknown
+    >;
     const keys = SETTINGS.filter((spec) => spec.notInYaml !== true).flatMap((spec) =>
       spec.key === 'poll_interval' ? COLLECTOR_NAMES.map((name) => `poll_interval.${name}`) : [spec.key],
     );
@@ -72,7 +157,9 @@ describe('check-config output loads back as the same configuration', () => {
       expect(at(printed, key), `check-config leaves out ${key}`).toBeDefined();
       // A masked secret reads *** whatever its value; loading back proves it is the one given.
       if (at(printed, key) === MASK) continue;
-      expect(at(printed, key), `${key} is at its default: the test would not see it lost`).not.toEqual(at(defaults, key));
+      expect(at(printed, key), `${key} is at its default: the test would not see it lost`).not.toEqual(
+        at(defaults, key),
+      );
     }
   });
 

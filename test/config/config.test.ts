@@ -110,7 +110,12 @@ describe('defaults', () => {
 
   it('management credentials alone enable account, search, vector and usage', () => {
     const config = loadConfig([], MANAGEMENT);
-    expect(COLLECTOR_NAMES.filter((name) => config.collectors[name].enabled)).toEqual(['account', 'search', 'vector', 'usage']);
+    expect(COLLECTOR_NAMES.filter((name) => config.collectors[name].enabled)).toEqual([
+      'account',
+      'search',
+      'vector',
+      'usage',
+    ]);
     expect(config.collectors.logs.disabledReason).toBe('no QSTASH_TOKEN');
   });
 });
@@ -133,17 +138,46 @@ describe('precedence: flags > environment > YAML > defaults', () => {
 
   it.each([
     // [what, flags, env, expected]
-    ['YAML over defaults', [], {}, { port: 1111, level: 'debug', url: 'http://yaml.example:1', retries: 7, ids: ['from-yaml'] }],
+    [
+      'YAML over defaults',
+      [],
+      {},
+      { port: 1111, level: 'debug', url: 'http://yaml.example:1', retries: 7, ids: ['from-yaml'] },
+    ],
     [
       'environment over YAML',
       [],
-      { LISTEN_ADDRESS: '127.0.0.1:2222', LOG_LEVEL: 'warn', QSTASH_URL: 'http://env.example:2', HTTP_MAX_RETRIES: '8', UPSTASH_VECTOR_INDEX_IDS: 'env-a, env-b' },
+      {
+        LISTEN_ADDRESS: '127.0.0.1:2222',
+        LOG_LEVEL: 'warn',
+        QSTASH_URL: 'http://env.example:2',
+        HTTP_MAX_RETRIES: '8',
+        UPSTASH_VECTOR_INDEX_IDS: 'env-a, env-b',
+      },
       { port: 2222, level: 'warn', url: 'http://env.example:2', retries: 8, ids: ['env-a', 'env-b'] },
     ],
     [
       'flags over environment',
-      ['--listen-address', '127.0.0.1:3333', '--log-level=error', '--qstash-url', 'http://flag.example:3/', '--http-max-retries', '9', '--vector-index', 'flag-a', '--vector-index', 'flag-b'],
-      { LISTEN_ADDRESS: '127.0.0.1:2222', LOG_LEVEL: 'warn', QSTASH_URL: 'http://env.example:2', HTTP_MAX_RETRIES: '8', UPSTASH_VECTOR_INDEX_IDS: 'env-a' },
+      [
+        '--listen-address',
+        '127.0.0.1:3333',
+        '--log-level=error',
+        '--qstash-url',
+        'http://flag.example:3/',
+        '--http-max-retries',
+        '9',
+        '--vector-index',
+        'flag-a',
+        '--vector-index',
+        'flag-b',
+      ],
+      {
+        LISTEN_ADDRESS: '127.0.0.1:2222',
+        LOG_LEVEL: 'warn',
+        QSTASH_URL: 'http://env.example:2',
+        HTTP_MAX_RETRIES: '8',
+        UPSTASH_VECTOR_INDEX_IDS: 'env-a',
+      },
       { port: 3333, level: 'error', url: 'http://flag.example:3', retries: 9, ids: ['flag-a', 'flag-b'] },
     ],
   ])('%s', (_what, flags, env, expected) => {
@@ -173,7 +207,9 @@ describe('precedence: flags > environment > YAML > defaults', () => {
     expect(loadConfig(['--no-vector-discovery'], MANAGEMENT).vector.discovery).toBe(false);
     expect(loadConfig(['--vector-discovery=false'], MANAGEMENT).vector.discovery).toBe(false);
     expect(loadConfig([], { ...MANAGEMENT, UPSTASH_VECTOR_DISCOVERY: 'false' }).vector.discovery).toBe(false);
-    expect(loadConfig(['--vector-discovery'], { ...MANAGEMENT, UPSTASH_VECTOR_DISCOVERY: 'false' }).vector.discovery).toBe(true);
+    expect(
+      loadConfig(['--vector-discovery'], { ...MANAGEMENT, UPSTASH_VECTOR_DISCOVERY: 'false' }).vector.discovery,
+    ).toBe(true);
     const off = file('vector:\n  discovery: false\n');
     expect(loadConfig(['--config', off], MANAGEMENT).vector.discovery).toBe(false);
   });
@@ -185,7 +221,9 @@ describe('poll intervals', () => {
   const defaults = intervals(loadConfig([], TOKEN));
 
   it('one duration sets every collector', () => {
-    expect(intervals(loadConfig(['--poll-interval', '30s'], TOKEN))).toEqual(Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, 30_000])));
+    expect(intervals(loadConfig(['--poll-interval', '30s'], TOKEN))).toEqual(
+      Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, 30_000])),
+    );
   });
 
   it('name=duration pairs set single collectors, comma-separated or repeated', () => {
@@ -197,7 +235,10 @@ describe('poll intervals', () => {
     const yaml = file('poll_interval:\n  logs: 1m\n  search: 1h\n');
     const config = loadConfig(['--config', yaml, '--poll-interval', 'logs=20s'], { ...TOKEN, POLL_INTERVAL: '2m' });
     // YAML logs=1m, search=1h; env sets all to 2m; the flag sets logs to 20s.
-    expect(intervals(config)).toEqual({ ...Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, 120_000])), logs: 20_000 });
+    expect(intervals(config)).toEqual({
+      ...Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, 120_000])),
+      logs: 20_000,
+    });
   });
 
   it('YAML takes one duration too', () => {
@@ -211,7 +252,8 @@ describe('poll intervals', () => {
     );
     expect(configError(() => loadConfig(['--poll-interval', 'logs=5'], TOKEN))).toMatchObject({
       key: 'poll_interval.logs',
-      message: '--poll-interval: "5" is not a duration (a number needs a unit (ms, s, m, h or d)); write a number and a unit, e.g. 15s, 5m, 1h30m or 500ms',
+      message:
+        '--poll-interval: "5" is not a duration (a number needs a unit (ms, s, m, h or d)); write a number and a unit, e.g. 15s, 5m, 1h30m or 500ms',
     });
     expect(configError(() => loadConfig(['--poll-interval', '10ms'], TOKEN)).message).toBe(
       '--poll-interval: "10ms" is too short; use at least 100ms',
@@ -284,7 +326,9 @@ describe('secrets', () => {
       key: 'qstash_token_file',
       message: `QSTASH_TOKEN_FILE: cannot read ${missing} (ENOENT); check the path and that the exporter may read it`,
     });
-    expect(configError(() => loadConfig([], { QSTASH_TOKEN_FILE: dir })).message).toContain(`cannot read ${dir} (EISDIR)`);
+    expect(configError(() => loadConfig([], { QSTASH_TOKEN_FILE: dir })).message).toContain(
+      `cannot read ${dir} (EISDIR)`,
+    );
     const broken = file('CANARY_SECRET_a1b2 with a space\n');
     const error = configError(() => loadConfig([], { UPSTASH_EMAIL: 'e@example.com', UPSTASH_API_KEY_FILE: broken }));
     expect(error.message).toBe(
@@ -309,7 +353,8 @@ describe('secrets', () => {
   it('needs both management credentials', () => {
     expect(configError(() => loadConfig([], { UPSTASH_EMAIL: 'e@example.com' }))).toMatchObject({
       key: 'upstash_api_key',
-      message: 'UPSTASH_EMAIL is set but UPSTASH_API_KEY is not: the management API needs both; set UPSTASH_API_KEY (or UPSTASH_API_KEY_FILE, --upstash-api-key)',
+      message:
+        'UPSTASH_EMAIL is set but UPSTASH_API_KEY is not: the management API needs both; set UPSTASH_API_KEY (or UPSTASH_API_KEY_FILE, --upstash-api-key)',
     });
   });
 
@@ -358,17 +403,26 @@ describe('YAML file', () => {
   it('names the flat keys for a section guessed from the flag groups (qstash:, upstash:), never quoting a value', () => {
     const guessed = file('qstash:\n  url: https://qstash.upstash.io\n  token: CANARY_SECTION_TOKEN\n');
     const error = configError(() => loadConfig(['--config', guessed], {}));
-    expect(error).toMatchObject({ key: 'qstash', message: `${guessed}: unknown section qstash; these settings are top-level keys: write qstash_url, qstash_token (not qstash: with keys below it)` });
+    expect(error).toMatchObject({
+      key: 'qstash',
+      message: `${guessed}: unknown section qstash; these settings are top-level keys: write qstash_url, qstash_token (not qstash: with keys below it)`,
+    });
     const management = file('upstash:\n  email: a@b.c\n  api_key: k\n');
-    expect(configError(() => loadConfig(['--config', management], TOKEN)).message).toContain('write upstash_email, upstash_api_key');
+    expect(configError(() => loadConfig(['--config', management], TOKEN)).message).toContain(
+      'write upstash_email, upstash_api_key',
+    );
     const bare = file('qstash: yes\n');
-    expect(configError(() => loadConfig(['--config', bare], TOKEN)).message).toMatch(/unknown key qstash; the keys of that group are top-level: qstash_url, qstash_token,/);
+    expect(configError(() => loadConfig(['--config', bare], TOKEN)).message).toMatch(
+      /unknown key qstash; the keys of that group are top-level: qstash_url, qstash_token,/,
+    );
   });
 
   it('reports syntax errors by position without quoting the file', () => {
     const broken = file('qstash_token: CANARY_IN_YAML\nlog_level: [info\n');
     const error = configError(() => loadConfig(['--config', broken], {}));
-    expect(error.message).toMatch(new RegExp(`^${broken}: invalid YAML at line \\d+, column \\d+: .+; fix the syntax$`));
+    expect(error.message).toMatch(
+      new RegExp(`^${broken}: invalid YAML at line \\d+, column \\d+: .+; fix the syntax$`),
+    );
     expect(error.message).not.toContain('CANARY');
     const duplicate = file('log_level: info\nlog_level: CANARY_DUP\n');
     expect(configError(() => loadConfig(['--config', duplicate], TOKEN)).message).toBe(
@@ -416,30 +470,70 @@ describe('YAML file', () => {
       ].join('\n'),
     );
     const config = loadConfig(['--config', yaml], {});
-    expect(config.collectors.search).toEqual({ enabled: false, intervalMs: 300_000, disabledReason: `switched off by disabled_collectors in ${yaml}` });
+    expect(config.collectors.search).toEqual({
+      enabled: false,
+      intervalMs: 300_000,
+      disabledReason: `switched off by disabled_collectors in ${yaml}`,
+    });
     expect(config.stateFile).toBeNull();
     expect(config.log.format).toBe('pretty');
     expect(config.qstash).toMatchObject({ headerPrefix: 'Svc-', logsPath: '/v2/logs' });
     expect(config.management.accountPath).toBe('/v2/svc/user');
     expect(config.http.timeouts).toEqual({ connectMs: 5_000, headersMs: 2_000, bodyMs: 3_000 });
-    expect(config.http.retry).toEqual({ maxRetries: 3, baseDelayMs: 1_000, maxDelayMs: 2_000, maxRateLimitWaitMs: 0, rateLimitShare: 0.25 });
+    expect(config.http.retry).toEqual({
+      maxRetries: 3,
+      baseDelayMs: 1_000,
+      maxDelayMs: 2_000,
+      maxRateLimitWaitMs: 0,
+      rateLimitShare: 0.25,
+    });
     expect(config.logs).toEqual({
-      ingestionDelayMs: 0, overlapMs: 30_000, latenessHorizonMs: 300_000, maxPagesPerCycle: 5, maxParallelSlices: 4, pageSize: 100, maxPageBytes: 8 * 1024 * 1024, labels: ['url', 'schedule_id'], seriesLimit: 10, messageTrackerSize: 50,
+      ingestionDelayMs: 0,
+      overlapMs: 30_000,
+      latenessHorizonMs: 300_000,
+      maxPagesPerCycle: 5,
+      maxParallelSlices: 4,
+      pageSize: 100,
+      maxPageBytes: 8 * 1024 * 1024,
+      labels: ['url', 'schedule_id'],
+      seriesLimit: 10,
+      messageTrackerSize: 50,
     });
     expect(config.vector).toEqual({ indexIds: ['a', 'b'], discovery: true, statsPeriod: '7d' });
   });
 
   it('check-config output loads back as the same configuration', () => {
-    const config = loadConfig(['--poll-interval', 'logs=7s', '--logs-label', 'url', '--disable-collector', 'search', '--listen-address', '[::1]:0'], { ...TOKEN, ...MANAGEMENT });
+    const config = loadConfig(
+      [
+        '--poll-interval',
+        'logs=7s',
+        '--logs-label',
+        'url',
+        '--disable-collector',
+        'search',
+        '--listen-address',
+        '[::1]:0',
+      ],
+      { ...TOKEN, ...MANAGEMENT },
+    );
     const rendered = renderConfigYaml(config);
-    expect(YAML.parse(rendered)).toMatchObject({ qstash_token: '***', upstash_api_key: '***', listen_address: '[::1]:0' });
-    const again = loadConfig(['--config', file(rendered), '--qstash-token', 'tok_test_123', '--upstash-api-key', 'key_test_456'], {});
+    expect(YAML.parse(rendered)).toMatchObject({
+      qstash_token: '***',
+      upstash_api_key: '***',
+      listen_address: '[::1]:0',
+    });
+    const again = loadConfig(
+      ['--config', file(rendered), '--qstash-token', 'tok_test_123', '--upstash-api-key', 'key_test_456'],
+      {},
+    );
     // Only the origin named in the reason differs: the flag became a key of the file.
     expect(again.collectors.search.disabledReason).toMatch(/^switched off by disabled_collectors in /);
     again.collectors.search.disabledReason = config.collectors.search.disabledReason;
     // The interval printed is the one the runner uses (7s asked runs every 6s): the same schedule.
     expect(again.collectors.logs.intervalMs).toBe(6000);
-    expect(new PollSchedule(again.collectors).plan('logs').expression).toBe(new PollSchedule(config.collectors).plan('logs').expression);
+    expect(new PollSchedule(again.collectors).plan('logs').expression).toBe(
+      new PollSchedule(config.collectors).plan('logs').expression,
+    );
     again.collectors.logs.intervalMs = config.collectors.logs.intervalMs;
     expect({ ...again, configFile: null }).toEqual(config);
   });
@@ -447,34 +541,190 @@ describe('YAML file', () => {
 
 describe('validation of single values', () => {
   it.each<[string, string[], Record<string, string>, string, string]>([
-    ['bad URL scheme', ['--qstash-url', 'ftp://example.com'], {}, 'qstash_url', '--qstash-url: "ftp://example.com" is not an http or https URL; write e.g. https://qstash.upstash.io'],
-    ['not a URL', [], { UPSTASH_MANAGEMENT_URL: 'api.upstash.com' }, 'management_url', 'UPSTASH_MANAGEMENT_URL: "api.upstash.com" is not a URL; write an http:// or https:// URL, e.g. https://api.upstash.com'],
-    ['URL with credentials', ['--qstash-url', 'https://user:CANARY_PW@example.com'], {}, 'qstash_url', '--qstash-url: the URL must not carry a user or password; remove them and use the credential settings'],
-    ['URL with a query', ['--qstash-url', 'https://example.com/?a=1'], {}, 'qstash_url', '--qstash-url: "https://example.com/?a=1" has a query or fragment; give the base URL only, e.g. https://qstash.upstash.io'],
-    ['bad log level', [], { LOG_LEVEL: 'verbose' }, 'log_level', 'LOG_LEVEL: "verbose" is not a known log level; use one of fatal, error, warn, info, debug, trace, silent'],
-    ['log level typo', ['--log-level', 'debg'], {}, 'log_level', '--log-level: "debg" is not a known log level; did you mean debug? (one of fatal, error, warn, info, debug, trace, silent)'],
-    ['bad log format', ['--log-format', 'text'], {}, 'log_format', '--log-format: "text" is not a known log format; use one of json, pretty'],
-    ['bad listen address', ['--listen-address', '9824'], {}, 'listen_address', '--listen-address: "9824" is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)'],
-    ['port out of range', [], { LISTEN_ADDRESS: '0.0.0.0:70000' }, 'listen_address', 'LISTEN_ADDRESS: "0.0.0.0:70000" is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)'],
-    ['unknown collector', ['--disable-collector', 'vectr'], {}, 'disabled_collectors', `--disable-collector: "vectr" is not a known collector; did you mean vector? (one of ${COLLECTOR_NAMES.join(', ')})`],
-    ['unknown opt-in label', [], { LOGS_LABELS: 'queue' }, 'logs.labels', 'LOGS_LABELS: "queue" is not a known opt-in label; use one of schedule_id, label, url'],
-    ['bad stats period', ['--vector-stats-period', '2h'], {}, 'vector.stats_period', '--vector-stats-period: "2h" is not a known stats period; did you mean 1h? (one of 1h, 3h, 12h, 1d, 3d, 7d, 30d)'],
-    ['not a whole number', ['--logs-max-pages', '1.5'], {}, 'logs.max_pages', '--logs-max-pages: "1.5" is not a whole number; write digits only, e.g. 1'],
-    ['number out of range', [], { LOGS_SERIES_LIMIT: '0' }, 'logs.series_limit', 'LOGS_SERIES_LIMIT: 0 is out of range; use a number at least 1'],
-    ['bad duration', [], { HTTP_CONNECT_TIMEOUT: 'fast' }, 'http.connect_timeout', 'HTTP_CONNECT_TIMEOUT: "fast" is not a duration (expected <number><unit> pairs with unit ms, s, m, h or d); write a number and a unit, e.g. 15s, 5m, 1h30m or 500ms'],
-    ['zero timeout', ['--http-body-timeout', '0s'], {}, 'http.body_timeout', '--http-body-timeout: "0s" is too short; use at least 1ms'],
-    ['timer overflow', ['--logs-overlap', '30d'], {}, 'logs.overlap', '--logs-overlap: "30d" is too long; use at most 24d20h31m23s647ms'],
-    ['retry delays inverted', ['--http-retry-base-delay', '20s'], {}, 'http.retry_base_delay', '--http-retry-base-delay: the retry base delay is longer than the retry max delay; make the base delay shorter or the max delay longer'],
-    ['bad boolean', [], { UPSTASH_VECTOR_DISCOVERY: 'maybe' }, 'vector.discovery', 'UPSTASH_VECTOR_DISCOVERY: "maybe" is not a boolean; write true or false'],
-    ['bad header prefix', ['--header-prefix', 'Up stash-'], {}, 'header_prefix', '--header-prefix: "Up stash-" is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-'],
-    ['bad path', ['--logs-path', 'v2/logs'], {}, 'logs.path', '--logs-path: "v2/logs" is not a URL path; write a path starting with /, e.g. /v2/events'],
-    ['bad vector id', ['--vector-index', '../x'], {}, 'vector.index_ids', '--vector-index: "../x" is not a vector index id; ids use letters, digits, dots, dashes and underscores'],
+    [
+      'bad URL scheme',
+      ['--qstash-url', 'ftp://example.com'],
+      {},
+      'qstash_url',
+      '--qstash-url: "ftp://example.com" is not an http or https URL; write e.g. https://qstash.upstash.io',
+    ],
+    [
+      'not a URL',
+      [],
+      { UPSTASH_MANAGEMENT_URL: 'api.upstash.com' },
+      'management_url',
+      'UPSTASH_MANAGEMENT_URL: "api.upstash.com" is not a URL; write an http:// or https:// URL, e.g. https://api.upstash.com',
+    ],
+    [
+      'URL with credentials',
+      ['--qstash-url', 'https://user:CANARY_PW@example.com'],
+      {},
+      'qstash_url',
+      '--qstash-url: the URL must not carry a user or password; remove them and use the credential settings',
+    ],
+    [
+      'URL with a query',
+      ['--qstash-url', 'https://example.com/?a=1'],
+      {},
+      'qstash_url',
+      '--qstash-url: "https://example.com/?a=1" has a query or fragment; give the base URL only, e.g. https://qstash.upstash.io',
+    ],
+    [
+      'bad log level',
+      [],
+      { LOG_LEVEL: 'verbose' },
+      'log_level',
+      'LOG_LEVEL: "verbose" is not a known log level; use one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    [
+      'log level typo',
+      ['--log-level', 'debg'],
+      {},
+      'log_level',
+      '--log-level: "debg" is not a known log level; did you mean debug? (one of fatal, error, warn, info, debug, trace, silent)',
+    ],
+    [
+      'bad log format',
+      ['--log-format', 'text'],
+      {},
+      'log_format',
+      '--log-format: "text" is not a known log format; use one of json, pretty',
+    ],
+    [
+      'bad listen address',
+      ['--listen-address', '9824'],
+      {},
+      'listen_address',
+      '--listen-address: "9824" is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)',
+    ],
+    [
+      'port out of range',
+      [],
+      { LISTEN_ADDRESS: '0.0.0.0:70000' },
+      'listen_address',
+      'LISTEN_ADDRESS: "0.0.0.0:70000" is not host:port; write e.g. 0.0.0.0:9824, 127.0.0.1:9824 or [::]:9824 (port 0-65535)',
+    ],
+    [
+      'unknown collector',
+      ['--disable-collector', 'vectr'],
+      {},
+      'disabled_collectors',
+      `--disable-collector: "vectr" is not a known collector; did you mean vector? (one of ${COLLECTOR_NAMES.join(', ')})`,
+    ],
+    [
+      'unknown opt-in label',
+      [],
+      { LOGS_LABELS: 'queue' },
+      'logs.labels',
+      'LOGS_LABELS: "queue" is not a known opt-in label; use one of schedule_id, label, url',
+    ],
+    [
+      'bad stats period',
+      ['--vector-stats-period', '2h'],
+      {},
+      'vector.stats_period',
+      '--vector-stats-period: "2h" is not a known stats period; did you mean 1h? (one of 1h, 3h, 12h, 1d, 3d, 7d, 30d)',
+    ],
+    [
+      'not a whole number',
+      ['--logs-max-pages', '1.5'],
+      {},
+      'logs.max_pages',
+      '--logs-max-pages: "1.5" is not a whole number; write digits only, e.g. 1',
+    ],
+    [
+      'number out of range',
+      [],
+      { LOGS_SERIES_LIMIT: '0' },
+      'logs.series_limit',
+      'LOGS_SERIES_LIMIT: 0 is out of range; use a number at least 1',
+    ],
+    [
+      'bad duration',
+      [],
+      { HTTP_CONNECT_TIMEOUT: 'fast' },
+      'http.connect_timeout',
+      'HTTP_CONNECT_TIMEOUT: "fast" is not a duration (expected <number><unit> pairs with unit ms, s, m, h or d); write a number and a unit, e.g. 15s, 5m, 1h30m or 500ms',
+    ],
+    [
+      'zero timeout',
+      ['--http-body-timeout', '0s'],
+      {},
+      'http.body_timeout',
+      '--http-body-timeout: "0s" is too short; use at least 1ms',
+    ],
+    [
+      'timer overflow',
+      ['--logs-overlap', '30d'],
+      {},
+      'logs.overlap',
+      '--logs-overlap: "30d" is too long; use at most 24d20h31m23s647ms',
+    ],
+    [
+      'retry delays inverted',
+      ['--http-retry-base-delay', '20s'],
+      {},
+      'http.retry_base_delay',
+      '--http-retry-base-delay: the retry base delay is longer than the retry max delay; make the base delay shorter or the max delay longer',
+    ],
+    [
+      'bad boolean',
+      [],
+      { UPSTASH_VECTOR_DISCOVERY: 'maybe' },
+      'vector.discovery',
+      'UPSTASH_VECTOR_DISCOVERY: "maybe" is not a boolean; write true or false',
+    ],
+    [
+      'bad header prefix',
+      ['--header-prefix', 'Up stash-'],
+      {},
+      'header_prefix',
+      '--header-prefix: "Up stash-" is not a valid HTTP header name prefix; use letters, digits and dashes, e.g. Upstash-',
+    ],
+    [
+      'bad path',
+      ['--logs-path', 'v2/logs'],
+      {},
+      'logs.path',
+      '--logs-path: "v2/logs" is not a URL path; write a path starting with /, e.g. /v2/events',
+    ],
+    [
+      'bad vector id',
+      ['--vector-index', '../x'],
+      {},
+      'vector.index_ids',
+      '--vector-index: "../x" is not a vector index id; ids use letters, digits, dots, dashes and underscores',
+    ],
     ['unknown flag', ['--qstash-tokn', 'x'], {}, 'argv', 'unknown flag --qstash-tokn: did you mean --qstash-token?'],
     ['missing flag value', ['--log-level'], {}, 'log_level', '--log-level needs a value: write --log-level <level>'],
-    ['positional argument', ['extra'], {}, 'argv', 'unexpected argument "extra": options are written --name value; run upstash-exporter --help for the list'],
-    ['value on a negated switch', ['--no-vector-discovery=true'], {}, 'vector.discovery', '--no-vector-discovery takes no value: write --no-vector-discovery or --vector-discovery=false'],
-    ['every collector off', ['--disable-collector', COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(',')], {}, 'disabled_collectors', '--disable-collector switches off every collector the credentials enable; leave at least one on'],
-    ['empty path', [], { STATE_FILE: '' }, 'state_file', 'STATE_FILE is empty; give a file path, or none to disable the state file'],
+    [
+      'positional argument',
+      ['extra'],
+      {},
+      'argv',
+      'unexpected argument "extra": options are written --name value; run upstash-exporter --help for the list',
+    ],
+    [
+      'value on a negated switch',
+      ['--no-vector-discovery=true'],
+      {},
+      'vector.discovery',
+      '--no-vector-discovery takes no value: write --no-vector-discovery or --vector-discovery=false',
+    ],
+    [
+      'every collector off',
+      ['--disable-collector', COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(',')],
+      {},
+      'disabled_collectors',
+      '--disable-collector switches off every collector the credentials enable; leave at least one on',
+    ],
+    [
+      'empty path',
+      [],
+      { STATE_FILE: '' },
+      'state_file',
+      'STATE_FILE is empty; give a file path, or none to disable the state file',
+    ],
   ])('%s', (_what, flags, env, key, message) => {
     const error = configError(() => loadConfig(flags, { ...TOKEN, ...env }));
     expect(error.key).toBe(key);
@@ -508,11 +758,17 @@ describe('poll intervals in the printed configuration', () => {
   it('are the ones the runner schedules, whatever was asked', () => {
     const asked = ['1s', '7s', '13s', '45s', '90s', '7m', '50m', '5h', '36h'];
     for (const interval of asked) {
-      const config = loadConfig(['--poll-interval', `logs=${interval}`, '--state-file', 'none'], { QSTASH_TOKEN: 'tok' });
-      const printed = (YAML.parse(renderConfigYaml(config)) as { poll_interval: Record<string, string> }).poll_interval.logs;
+      const config = loadConfig(['--poll-interval', `logs=${interval}`, '--state-file', 'none'], {
+        QSTASH_TOKEN: 'tok',
+      });
+      const printed = (YAML.parse(renderConfigYaml(config)) as { poll_interval: Record<string, string> }).poll_interval
+        .logs;
       const scheduled = new PollSchedule(config.collectors).plan('logs');
       expect(parseDuration(printed ?? ''), interval).toBe(scheduled.intervalMs);
-      expect(renderConfigYaml(config).includes(`# ${formatDuration(parseDuration(interval))} asked, rounded to`), interval).toBe(!scheduled.exact);
+      expect(
+        renderConfigYaml(config).includes(`# ${formatDuration(parseDuration(interval))} asked, rounded to`),
+        interval,
+      ).toBe(!scheduled.exact);
     }
   });
 });

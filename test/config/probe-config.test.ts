@@ -39,16 +39,33 @@ describe('defaults', () => {
       workflowUrl: null,
       insecureReceiver: false,
     });
-    expect(config.remediation).toEqual({ enabled: false, bearerToken: null, alerts: ['UpstashScheduleLastRunFailed'], dryRun: false });
+    expect(config.remediation).toEqual({
+      enabled: false,
+      bearerToken: null,
+      alerts: ['UpstashScheduleLastRunFailed'],
+      dryRun: false,
+    });
     expect(config.qstash).toMatchObject({ currentSigningKey: null, nextSigningKey: null });
   });
 });
 
 describe('probe', () => {
   it('an enabled probe with keys and a receiver URL (kept verbatim, query included)', () => {
-    const config = loadConfig([...PROBE, '--probe-interval', '30s', '--probe-timeout', '10s', '--probe-queue', 'canary.q'], { ...TOKEN, ...KEYS });
-    expect(config.probe).toMatchObject({ enabled: true, intervalMs: 30_000, timeoutMs: 10_000, queue: 'canary.q', receiverUrl: 'https://exporter.example.com/probe/receive?from=qstash' });
-    expect(config.qstash).toMatchObject({ currentSigningKey: KEYS.QSTASH_CURRENT_SIGNING_KEY, nextSigningKey: KEYS.QSTASH_NEXT_SIGNING_KEY });
+    const config = loadConfig(
+      [...PROBE, '--probe-interval', '30s', '--probe-timeout', '10s', '--probe-queue', 'canary.q'],
+      { ...TOKEN, ...KEYS },
+    );
+    expect(config.probe).toMatchObject({
+      enabled: true,
+      intervalMs: 30_000,
+      timeoutMs: 10_000,
+      queue: 'canary.q',
+      receiverUrl: 'https://exporter.example.com/probe/receive?from=qstash',
+    });
+    expect(config.qstash).toMatchObject({
+      currentSigningKey: KEYS.QSTASH_CURRENT_SIGNING_KEY,
+      nextSigningKey: KEYS.QSTASH_NEXT_SIGNING_KEY,
+    });
   });
 
   it('refuses to start the receiver without signing keys, unless --probe-insecure-receiver', () => {
@@ -60,14 +77,20 @@ describe('probe', () => {
   });
 
   it('needs both signing keys, the token and a receiver URL', () => {
-    expect(configError([], { ...TOKEN, QSTASH_CURRENT_SIGNING_KEY: 'sig_x' }).message).toMatch(/^QSTASH_CURRENT_SIGNING_KEY is set but QSTASH_NEXT_SIGNING_KEY is not/);
+    expect(configError([], { ...TOKEN, QSTASH_CURRENT_SIGNING_KEY: 'sig_x' }).message).toMatch(
+      /^QSTASH_CURRENT_SIGNING_KEY is set but QSTASH_NEXT_SIGNING_KEY is not/,
+    );
     expect(configError(['--probe-enabled'], { ...TOKEN, ...KEYS }).key).toBe('probe.receiver_url');
-    expect(configError(PROBE, { UPSTASH_EMAIL: 'a@b.c', UPSTASH_API_KEY: 'k', ...KEYS }).message).toMatch(/^--probe-enabled turns the probe on, but enqueueing needs the QStash token/);
+    expect(configError(PROBE, { UPSTASH_EMAIL: 'a@b.c', UPSTASH_API_KEY: 'k', ...KEYS }).message).toMatch(
+      /^--probe-enabled turns the probe on, but enqueueing needs the QStash token/,
+    );
   });
 
   it('refuses receiver paths the exporter serves itself, and bad URLs and queue names', () => {
     for (const path of ['/metrics', '/', '/healthz', '/-/ready', '/-/remediation/alertmanager']) {
-      expect(configError([...PROBE, '--probe-receiver-path', path], { ...TOKEN, ...KEYS }).key).toBe('probe.receiver_path');
+      expect(configError([...PROBE, '--probe-receiver-path', path], { ...TOKEN, ...KEYS }).key).toBe(
+        'probe.receiver_path',
+      );
     }
     expect(configError(['--probe-receiver-url', 'ftp://x/y'], TOKEN).message).toMatch(/not an http or https URL/);
     expect(configError(['--probe-receiver-url', 'https://u:p@x/y'], TOKEN).message).not.toContain('u:p');
@@ -85,11 +108,19 @@ describe('probe', () => {
         qstash_token: 'tok',
         qstash_current_signing_key_file: current,
         qstash_next_signing_key: 'sig_inline_next',
-        probe: { enabled: true, receiver_url: 'https://exporter.example.com/probe', receiver_path: '/canary', interval: '2m' },
+        probe: {
+          enabled: true,
+          receiver_url: 'https://exporter.example.com/probe',
+          receiver_path: '/canary',
+          interval: '2m',
+        },
       }),
     );
     const config = loadConfig(['--config', yaml], {});
-    expect(config.qstash).toMatchObject({ currentSigningKey: 'sig_from_file_current', nextSigningKey: 'sig_inline_next' });
+    expect(config.qstash).toMatchObject({
+      currentSigningKey: 'sig_from_file_current',
+      nextSigningKey: 'sig_inline_next',
+    });
     expect(config.probe).toMatchObject({ enabled: true, receiverPath: '/canary', intervalMs: 120_000 });
   });
 });
@@ -106,20 +137,33 @@ describe('remediation', () => {
     expect(error.key).toBe('remediation.bearer_token');
     expect(error.message).toContain('fewer than 32');
     expect(error.message).not.toContain(short);
-    expect(loadConfig(['--remediation-enabled', '--remediation-bearer-token', `${short}y`], TOKEN).remediation.bearerToken).toBe(`${short}y`);
+    expect(
+      loadConfig(['--remediation-enabled', '--remediation-bearer-token', `${short}y`], TOKEN).remediation.bearerToken,
+    ).toBe(`${short}y`);
     // Off, the token is not used and not judged.
     expect(loadConfig(['--remediation-bearer-token', 'x'], TOKEN).remediation.enabled).toBe(false);
   });
 
   it('needs a bearer token and the QStash token', () => {
     expect(configError(['--remediation-enabled'], TOKEN).key).toBe('remediation.bearer_token');
-    expect(configError(['--remediation-enabled', '--remediation-bearer-token', 'b'], { UPSTASH_EMAIL: 'a@b.c', UPSTASH_API_KEY: 'k' }).key).toBe('remediation.enabled');
+    expect(
+      configError(['--remediation-enabled', '--remediation-bearer-token', 'b'], {
+        UPSTASH_EMAIL: 'a@b.c',
+        UPSTASH_API_KEY: 'k',
+      }).key,
+    ).toBe('remediation.enabled');
   });
 
   it('alert allowlist from repeated flags, a comma list, or the default; names are checked', () => {
     const env = { ...TOKEN, REMEDIATION_BEARER_TOKEN: BEARER_CANARY };
-    expect(loadConfig(['--remediation-enabled', '--remediation-alert', 'A', '--remediation-alert', 'B:c'], env).remediation.alerts).toEqual(['A', 'B:c']);
-    expect(loadConfig(['--remediation-enabled'], { ...env, REMEDIATION_ALERTS: 'X, Y' }).remediation.alerts).toEqual(['X', 'Y']);
+    expect(
+      loadConfig(['--remediation-enabled', '--remediation-alert', 'A', '--remediation-alert', 'B:c'], env).remediation
+        .alerts,
+    ).toEqual(['A', 'B:c']);
+    expect(loadConfig(['--remediation-enabled'], { ...env, REMEDIATION_ALERTS: 'X, Y' }).remediation.alerts).toEqual([
+      'X',
+      'Y',
+    ]);
     expect(loadConfig(['--remediation-enabled', '--remediation-dry-run'], env).remediation).toEqual({
       enabled: true,
       bearerToken: BEARER_CANARY,
@@ -133,8 +177,12 @@ describe('remediation', () => {
   it('the bearer token from a file; both value and file is an error', () => {
     const file = join(dir, 'bearer');
     writeFileSync(file, `${BEARER_FROM_FILE}\n`);
-    expect(loadConfig(['--remediation-enabled'], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file }).remediation.bearerToken).toBe(BEARER_FROM_FILE);
-    expect(configError([], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file, REMEDIATION_BEARER_TOKEN: 'x' }).key).toBe('remediation.bearer_token');
+    expect(
+      loadConfig(['--remediation-enabled'], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file }).remediation.bearerToken,
+    ).toBe(BEARER_FROM_FILE);
+    expect(configError([], { ...TOKEN, REMEDIATION_BEARER_TOKEN_FILE: file, REMEDIATION_BEARER_TOKEN: 'x' }).key).toBe(
+      'remediation.bearer_token',
+    );
   });
 });
 

@@ -16,24 +16,40 @@ describe('flags', () => {
   it('maps every flag to options and knobs', () => {
     const settings = parseEmulatorArgs(
       [
-        '--listen-address', '127.0.0.1:9999',
-        '--qstash-token', 'tok',
-        '--time-scale', '60',
-        '--log-retention', '500',
-        '--log-visibility-delay', '2s',
-        '--latency', '150ms',
-        '--rate-limit', '10',
-        '--error-ratio', '0.1',
-        '--malformed-ratio', '0.05',
-        '--truncated-ratio', '0.02',
+        '--listen-address',
+        '127.0.0.1:9999',
+        '--qstash-token',
+        'tok',
+        '--time-scale',
+        '60',
+        '--log-retention',
+        '500',
+        '--log-visibility-delay',
+        '2s',
+        '--latency',
+        '150ms',
+        '--rate-limit',
+        '10',
+        '--error-ratio',
+        '0.1',
+        '--malformed-ratio',
+        '0.05',
+        '--truncated-ratio',
+        '0.02',
         '--omit-state',
-        '--fault-scope', 'logs,management',
-        '--header-prefix', 'Svc',
-        '--plan', 'free',
-        '--seed', '42',
+        '--fault-scope',
+        'logs,management',
+        '--header-prefix',
+        'Svc',
+        '--plan',
+        'free',
+        '--seed',
+        '42',
         '--allow-remote-destinations',
-        '--max-body-bytes', '2048',
-        '--concurrency', '8',
+        '--max-body-bytes',
+        '2048',
+        '--concurrency',
+        '8',
       ],
       { UPSTASH_EMAIL: 'me@example.com' },
     );
@@ -70,7 +86,13 @@ describe('flags', () => {
     try {
       writeFileSync(join(dir, 'key'), 'file-key\n');
       const settings = parseEmulatorArgs([], { QSTASH_TOKEN: 'env-token', UPSTASH_API_KEY_FILE: join(dir, 'key') });
-      expect(settings.options).toMatchObject({ host: '127.0.0.1', port: 8787, token: 'env-token', apiKey: 'file-key', email: DEV_CREDENTIALS.email });
+      expect(settings.options).toMatchObject({
+        host: '127.0.0.1',
+        port: 8787,
+        token: 'env-token',
+        apiKey: 'file-key',
+        email: DEV_CREDENTIALS.email,
+      });
       expect(parseEmulatorArgs([], {}).options.token).toBe(DEV_CREDENTIALS.token);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -126,10 +148,14 @@ describe('running', () => {
     expect(url).toBeDefined();
     expect(banner).toContain(`QSTASH_TOKEN=${DEV_CREDENTIALS.token}`);
     expect(banner).toContain(`UPSTASH_API_KEY=${DEV_CREDENTIALS.apiKey}`);
-    expect(banner).toContain(`node dist/cli.js run --qstash-url ${url} --qstash-token ${DEV_CREDENTIALS.token} --management-url ${url} --upstash-email ${DEV_CREDENTIALS.email} --upstash-api-key ${DEV_CREDENTIALS.apiKey}`);
+    expect(banner).toContain(
+      `node dist/cli.js run --qstash-url ${url} --qstash-token ${DEV_CREDENTIALS.token} --management-url ${url} --upstash-email ${DEV_CREDENTIALS.email} --upstash-api-key ${DEV_CREDENTIALS.apiKey}`,
+    );
     const knobs = (await (await fetch(`${url}/__emulator/knobs`)).json()) as { timeScale: number };
     expect(knobs.timeScale).toBe(10);
-    expect((await fetch(`${url}/v2/logs`, { headers: { authorization: `Bearer ${DEV_CREDENTIALS.token}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${url}/v2/logs`, { headers: { authorization: `Bearer ${DEV_CREDENTIALS.token}` } })).status,
+    ).toBe(200);
 
     (added[0] as (signal: NodeJS.Signals) => void)('SIGTERM');
     await vi.waitFor(() => expect(output.join('')).toContain('stopped'));
@@ -145,7 +171,19 @@ describe('running', () => {
       return true;
     });
     const before = process.listeners('SIGINT');
-    await runEmulatorCli(['--listen-address', '127.0.0.1:0', '--qstash-token', 'very-secret', '--upstash-email', 'a@b.c', '--upstash-api-key', 'also-secret'], {});
+    await runEmulatorCli(
+      [
+        '--listen-address',
+        '127.0.0.1:0',
+        '--qstash-token',
+        'very-secret',
+        '--upstash-email',
+        'a@b.c',
+        '--upstash-api-key',
+        'also-secret',
+      ],
+      {},
+    );
     const banner = output.join('');
     expect(banner).not.toContain('very-secret');
     expect(banner).not.toContain('also-secret');
@@ -153,7 +191,10 @@ describe('running', () => {
     expect(banner).toContain('--qstash-token "$QSTASH_TOKEN"');
     expect(banner).toContain('--upstash-api-key "$UPSTASH_API_KEY"');
     const port = /127\.0\.0\.1:(\d+)/.exec(banner)![1]!;
-    await expect(runEmulatorCli(['--listen-address', `127.0.0.1:${port}`], {})).rejects.toMatchObject({ code: 'ERR_CONFIG', flag: '--listen-address' });
+    await expect(runEmulatorCli(['--listen-address', `127.0.0.1:${port}`], {})).rejects.toMatchObject({
+      code: 'ERR_CONFIG',
+      flag: '--listen-address',
+    });
     const added = process.listeners('SIGINT').filter((listener) => !before.includes(listener));
     (added[0] as (signal: NodeJS.Signals) => void)('SIGINT');
     await vi.waitFor(() => expect(output.join('')).toContain('stopped'));

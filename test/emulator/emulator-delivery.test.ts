@@ -38,17 +38,25 @@ async function publish(path: string, body: string, headers: Record<string, strin
   });
 }
 
-async function publishOk(path: string, body: string, headers: Record<string, string> = {}): Promise<{ messageId: string; deduplicated?: boolean }> {
+async function publishOk(
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ messageId: string; deduplicated?: boolean }> {
   const response = await publish(path, body, headers);
   expect(response.status, await response.clone().text()).toBeLessThan(300);
   return (await response.json()) as { messageId: string; deduplicated?: boolean };
 }
 
 async function finalStates(messageId: string): Promise<string[]> {
-  await waitFor(async () => {
-    const states = await statesOf(emulator, messageId);
-    return states.includes('DELIVERED') || states.includes('FAILED');
-  }, 8000, `message ${messageId} to finish`);
+  await waitFor(
+    async () => {
+      const states = await statesOf(emulator, messageId);
+      return states.includes('DELIVERED') || states.includes('FAILED');
+    },
+    8000,
+    `message ${messageId} to finish`,
+  );
   return statesOf(emulator, messageId);
 }
 
@@ -59,7 +67,18 @@ describe('retries', () => {
       'Upstash-Retries': '2',
       'Upstash-Retry-Delay': '1000 * (1 + retried)',
     });
-    expect(await finalStates(messageId)).toEqual(['CREATED', 'ACTIVE', 'ERROR', 'RETRY', 'ACTIVE', 'ERROR', 'RETRY', 'ACTIVE', 'ERROR', 'FAILED']);
+    expect(await finalStates(messageId)).toEqual([
+      'CREATED',
+      'ACTIVE',
+      'ERROR',
+      'RETRY',
+      'ACTIVE',
+      'ERROR',
+      'RETRY',
+      'ACTIVE',
+      'ERROR',
+      'FAILED',
+    ]);
     expect(target.requests.map((request) => request.headers['upstash-retried'])).toEqual(['0', '1', '2']);
     // 1000 ms then 2000 ms of virtual time: 100 ms and 200 ms at time scale 10.
     const gaps = [target.requests[1]!.at - target.requests[0]!.at, target.requests[2]!.at - target.requests[1]!.at];
@@ -70,21 +89,35 @@ describe('retries', () => {
 
     const entries = (await allLogs(emulator, { messageId })).reverse();
     const errors = entries.filter((entry) => entry.state === 'ERROR');
-    expect(errors.every((entry) => entry.responseStatus === 500 && entry.error === 'destination answered HTTP 500')).toBe(true);
+    expect(
+      errors.every((entry) => entry.responseStatus === 500 && entry.error === 'destination answered HTTP 500'),
+    ).toBe(true);
     expect(Buffer.from(String(errors[0]!.responseBody), 'base64').toString()).toBe('boom');
     // Response header names are recorded in canonical form.
     expect((errors[0]!.responseHeaders as Record<string, string[]>)['X-Reason']).toEqual(['overload']);
     const retries = entries.filter((entry) => entry.state === 'RETRY');
     expect(retries.every((entry) => typeof entry.nextDeliveryTime === 'number')).toBe(true);
     expect(Number(retries[0]!.nextDeliveryTime) - Number(retries[0]!.time)).toBeGreaterThanOrEqual(99);
-    expect(entries.every((entry) => entry.maxRetries === 2 && entry.retryDelayExpression === '1000 * (1 + retried)')).toBe(true);
+    expect(
+      entries.every((entry) => entry.maxRetries === 2 && entry.retryDelayExpression === '1000 * (1 + retried)'),
+    ).toBe(true);
   });
 
   it('uses the default backoff min(86400, e^(2.5n)) s and the plan default retries (free plan: 3)', async () => {
     emulator.setKnobs({ timeScale: 1000 });
     const target = await destination((_request, index) => ({ status: index < 2 ? 503 : 200 }));
     const { messageId } = await publishOk(`/v2/publish/${target.url}/flaky`, 'x');
-    expect(await finalStates(messageId)).toEqual(['CREATED', 'ACTIVE', 'ERROR', 'RETRY', 'ACTIVE', 'ERROR', 'RETRY', 'ACTIVE', 'DELIVERED']);
+    expect(await finalStates(messageId)).toEqual([
+      'CREATED',
+      'ACTIVE',
+      'ERROR',
+      'RETRY',
+      'ACTIVE',
+      'ERROR',
+      'RETRY',
+      'ACTIVE',
+      'DELIVERED',
+    ]);
     const gaps = [target.requests[1]!.at - target.requests[0]!.at, target.requests[2]!.at - target.requests[1]!.at];
     // e^2.5 s = 12.2 s and e^5 s = 148.4 s, a thousand times faster.
     expect(gaps[0]).toBeGreaterThanOrEqual(11);
@@ -95,15 +128,24 @@ describe('retries', () => {
   });
 
   it('follows Retry-After from the destination', async () => {
-    const target = await destination((_request, index) => (index === 0 ? { status: 429, headers: { 'Retry-After': '2' } } : { status: 200 }));
-    const { messageId } = await publishOk(`/v2/publish/${target.url}/limited`, 'x', { 'Upstash-Retries': '1', 'Upstash-Retry-Delay': '0' });
+    const target = await destination((_request, index) =>
+      index === 0 ? { status: 429, headers: { 'Retry-After': '2' } } : { status: 200 },
+    );
+    const { messageId } = await publishOk(`/v2/publish/${target.url}/limited`, 'x', {
+      'Upstash-Retries': '1',
+      'Upstash-Retry-Delay': '0',
+    });
     expect(await finalStates(messageId)).toContain('DELIVERED');
     // Retry-After 2 s wins over the expression: 200 ms at time scale 10.
     expect(target.requests[1]!.at - target.requests[0]!.at).toBeGreaterThanOrEqual(195);
   });
 
   it('fails at once on 489 with Upstash-NonRetryable-Error: true', async () => {
-    const target = await destination(() => ({ status: 489, headers: { 'Upstash-NonRetryable-Error': 'true' }, body: 'no' }));
+    const target = await destination(() => ({
+      status: 489,
+      headers: { 'Upstash-NonRetryable-Error': 'true' },
+      body: 'no',
+    }));
     const { messageId } = await publishOk(`/v2/publish/${target.url}/x`, 'x', { 'Upstash-Retries': '5' });
     expect(await finalStates(messageId)).toEqual(['CREATED', 'ACTIVE', 'ERROR', 'FAILED']);
     expect(target.requests).toHaveLength(1);
@@ -111,18 +153,27 @@ describe('retries', () => {
 
   it('honours Upstash-Timeout (compound values accepted) and records a timeout error', async () => {
     const target = await destination(() => ({ status: 200, delayMs: 1500 }));
-    const { messageId } = await publishOk(`/v2/publish/${target.url}/slow`, 'x', { 'Upstash-Timeout': '1s', 'Upstash-Retries': '0' });
+    const { messageId } = await publishOk(`/v2/publish/${target.url}/slow`, 'x', {
+      'Upstash-Timeout': '1s',
+      'Upstash-Retries': '0',
+    });
     expect(await finalStates(messageId)).toEqual(['CREATED', 'ACTIVE', 'ERROR', 'FAILED']);
     const [error] = await allLogs(emulator, { messageId, state: 'ERROR' });
     expect(error!.error).toBe('timeout: no response within 1000ms');
     expect(error!.responseStatus).toBeUndefined();
     expect(error!.timeout).toBe(1000);
 
-    const compound = await publishOk(`/v2/publish/${target.url}/slow`, 'x', { 'Upstash-Timeout': '1m30s', 'Upstash-Retries': '0' });
+    const compound = await publishOk(`/v2/publish/${target.url}/slow`, 'x', {
+      'Upstash-Timeout': '1m30s',
+      'Upstash-Retries': '0',
+    });
     const [created] = await allLogs(emulator, { messageId: compound.messageId, state: 'CREATED' });
     expect(created!.timeout).toBe(90_000);
     // The header only shortens the plan's limit (free plan: 15 minutes).
-    const long = await publishOk(`/v2/publish/${target.url}/slow`, 'x', { 'Upstash-Timeout': '2h', 'Upstash-Retries': '0' });
+    const long = await publishOk(`/v2/publish/${target.url}/slow`, 'x', {
+      'Upstash-Timeout': '2h',
+      'Upstash-Retries': '0',
+    });
     expect((await allLogs(emulator, { messageId: long.messageId, state: 'CREATED' }))[0]!.timeout).toBe(15 * 60_000);
   });
 
@@ -133,11 +184,15 @@ describe('retries', () => {
     destinations.splice(destinations.indexOf(closed), 1);
     const refused = await publishOk(`/v2/publish/${url}/gone`, 'x', { 'Upstash-Retries': '0' });
     await finalStates(refused.messageId);
-    expect((await allLogs(emulator, { messageId: refused.messageId, state: 'ERROR' }))[0]!.error).toBe('connection failed: ECONNREFUSED');
+    expect((await allLogs(emulator, { messageId: refused.messageId, state: 'ERROR' }))[0]!.error).toBe(
+      'connection failed: ECONNREFUSED',
+    );
 
     const remote = await publishOk('/v2/publish/https://example.com/hook', 'x', { 'Upstash-Retries': '3' });
     expect(await finalStates(remote.messageId)).toEqual(['CREATED', 'ACTIVE', 'ERROR', 'FAILED']);
-    expect((await allLogs(emulator, { messageId: remote.messageId, state: 'FAILED' }))[0]!.error).toBe('destination not allowed by emulator');
+    expect((await allLogs(emulator, { messageId: remote.messageId, state: 'FAILED' }))[0]!.error).toBe(
+      'destination not allowed by emulator',
+    );
   });
 });
 
@@ -150,14 +205,21 @@ describe('load', () => {
       for (let start = 0; start < total; start += 100) {
         await Promise.all(
           Array.from({ length: 100 }, (_, offset) =>
-            fetch(`${bounded.url}/v2/publish/${target.url}/load/${start + offset}`, { method: 'POST', headers: { authorization: `Bearer ${bounded.credentials.token}` }, body: 'x' }).then((response) => {
+            fetch(`${bounded.url}/v2/publish/${target.url}/load/${start + offset}`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${bounded.credentials.token}` },
+              body: 'x',
+            }).then((response) => {
               expect(response.status).toBe(200);
             }),
           ),
         );
       }
       await waitFor(() => bounded.groundTruth().byState.DELIVERED === total, 20_000, 'every message delivered');
-      expect(bounded.groundTruth()).toMatchObject({ total: 3 * total, byState: { CREATED: total, ACTIVE: total, DELIVERED: total, ERROR: 0 } });
+      expect(bounded.groundTruth()).toMatchObject({
+        total: 3 * total,
+        byState: { CREATED: total, ACTIVE: total, DELIVERED: total, ERROR: 0 },
+      });
       expect(target.requests).toHaveLength(total);
       expect(target.maxInFlight()).toBeLessThanOrEqual(16);
       expect(target.maxInFlight()).toBeGreaterThan(1);
@@ -181,7 +243,13 @@ describe('callbacks', () => {
     expect(request!.method).toBe('PUT');
     expect(request!.headers['x-cb']).toBe('cb-header');
     const payload = JSON.parse(request!.body) as Record<string, unknown>;
-    expect(payload).toMatchObject({ status: 201, retried: 0, sourceMessageId: messageId, url: `${target.url}/ok`, method: 'POST' });
+    expect(payload).toMatchObject({
+      status: 201,
+      retried: 0,
+      sourceMessageId: messageId,
+      url: `${target.url}/ok`,
+      method: 'POST',
+    });
     expect(Buffer.from(String(payload.body), 'base64').toString()).toBe('created!');
     expect(Buffer.from(String(payload.sourceBody), 'base64').toString()).toBe('source-body');
     expect((payload.header as Record<string, string[]>)['X-Answer']).toEqual(['42']);
@@ -211,7 +279,9 @@ describe('callbacks', () => {
     const payload = JSON.parse(failed!.body) as Record<string, unknown>;
     expect(payload).toMatchObject({ status: 500, retried: 2, maxRetries: 2, sourceMessageId: messageId });
     expect(typeof payload.dlqId).toBe('string');
-    expect(callback.requests.map((request) => (JSON.parse(request.body) as { retried: number }).retried)).toEqual([0, 1, 2]);
+    expect(callback.requests.map((request) => (JSON.parse(request.body) as { retried: number }).retried)).toEqual([
+      0, 1, 2,
+    ]);
   });
 
   it('sends no failure callback when a retry succeeds', async () => {
@@ -276,7 +346,8 @@ describe('redaction', () => {
     await callback.waitForRequests(1);
     await waitFor(() => emulator.groundTruth().byState.DELIVERED === 1);
 
-    const records = JSON.stringify(await allLogs(emulator)) + JSON.stringify(callback.requests.map((item) => item.body));
+    const records =
+      JSON.stringify(await allLogs(emulator)) + JSON.stringify(callback.requests.map((item) => item.body));
     expect(records).not.toContain('top-secret-body');
     expect(records).not.toContain(Buffer.from('top-secret-body').toString('base64'));
     expect(records).not.toContain('key-123');
@@ -295,14 +366,19 @@ describe('delays, trigger, prefix and the raw destination', () => {
     emulator.setKnobs({ timeScale: 20 });
     const target = await destination();
     const started = Date.now();
-    await publishOk(`/v2/publish/${target.url}/later?a=1&b=two&qstash_token=${emulator.credentials.token}`, 'x', { 'Upstash-Delay': '4s' });
+    await publishOk(`/v2/publish/${target.url}/later?a=1&b=two&qstash_token=${emulator.credentials.token}`, 'x', {
+      'Upstash-Delay': '4s',
+    });
     const [request] = await target.waitForRequests(1);
     expect(request!.url).toBe('/later?a=1&b=two');
     expect(request!.at - started).toBeGreaterThanOrEqual(190);
 
     const notBefore = Math.floor(Date.now() / 1000) + 6; // 5 to 6 s away: 250 to 300 ms at scale 20
     const before = Date.now();
-    await publishOk(`/v2/publish/${target.url}/nb`, 'x', { 'Upstash-Not-Before': String(notBefore), 'Upstash-Delay': '1h' });
+    await publishOk(`/v2/publish/${target.url}/nb`, 'x', {
+      'Upstash-Not-Before': String(notBefore),
+      'Upstash-Delay': '1h',
+    });
     await target.waitForRequests(2, 3000);
     expect(target.requests[1]!.at - before).toBeGreaterThanOrEqual(240);
     expect(target.requests[1]!.at - before).toBeLessThan(1500);
@@ -323,9 +399,18 @@ describe('delays, trigger, prefix and the raw destination', () => {
     const [request] = await target.waitForRequests(1);
     expect(request!.headers['upstash-workflow-runid']).toBe('wfr_custom');
     const [created] = await allLogs(emulator, { label: 'wf', state: 'CREATED' });
-    expect(created).toMatchObject({ workflowRunId: 'wfr_custom', flowControlKey: 'tenant-1', parallelism: 2, rate: 10, period: 60, maxRetries: 3 });
+    expect(created).toMatchObject({
+      workflowRunId: 'wfr_custom',
+      flowControlKey: 'tenant-1',
+      parallelism: 2,
+      rate: 10,
+      period: 60,
+      maxRetries: 3,
+    });
 
-    const generated = (await (await publish(`/v2/trigger/${target.url}/workflow`, '{}')).json()) as { workflowRunId: string };
+    const generated = (await (await publish(`/v2/trigger/${target.url}/workflow`, '{}')).json()) as {
+      workflowRunId: string;
+    };
     expect(generated.workflowRunId).toMatch(/^wfr_/);
   });
 
@@ -335,7 +420,13 @@ describe('delays, trigger, prefix and the raw destination', () => {
       const target = await destination(() => ({ status: 500 }));
       const response = await fetch(`${svc.url}/v2/enqueue/q1/${target.url}/p`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${svc.credentials.token}`, 'Svc-Retries': '1', 'Svc-Retry-Delay': '10', 'Svc-Forward-X-Id': '7', 'Svc-Label': 'svc' },
+        headers: {
+          authorization: `Bearer ${svc.credentials.token}`,
+          'Svc-Retries': '1',
+          'Svc-Retry-Delay': '10',
+          'Svc-Forward-X-Id': '7',
+          'Svc-Label': 'svc',
+        },
         body: 'x',
       });
       expect(response.status).toBe(200);
@@ -344,7 +435,11 @@ describe('delays, trigger, prefix and the raw destination', () => {
       expect(requests[0]!.headers['svc-message-id']).toMatch(/^msg_/);
       expect(requests[1]!.headers['svc-retried']).toBe('1');
       await waitFor(() => svc.groundTruth().byState.FAILED === 1);
-      expect(svc.groundTruth().series.find((series) => series.state === 'FAILED')).toMatchObject({ queue: 'q1', destination: new URL(target.url).host, count: 1 });
+      expect(svc.groundTruth().series.find((series) => series.state === 'FAILED')).toMatchObject({
+        queue: 'q1',
+        destination: new URL(target.url).host,
+        count: 1,
+      });
     } finally {
       await svc.close();
     }
@@ -354,16 +449,30 @@ describe('delays, trigger, prefix and the raw destination', () => {
     const paid = await createEmulator({ plan: 'payg' });
     try {
       const target = await destination();
-      const response = await fetch(`${paid.url}/v2/publish/${target.url}/p`, { method: 'POST', headers: { authorization: `Bearer ${paid.credentials.token}` }, body: 'x' });
+      const response = await fetch(`${paid.url}/v2/publish/${target.url}/p`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${paid.credentials.token}` },
+        body: 'x',
+      });
       const { messageId } = (await response.json()) as { messageId: string };
       const [created] = await allLogs(paid, { messageId });
       expect(created!.maxRetries).toBe(5);
       expect(created!.timeout).toBe(2 * 3_600_000);
 
       // The defaults follow the account's plan when a test changes it.
-      const patched = await fetch(`${paid.url}/__emulator/management/account`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ plan: 'free' }) });
+      const patched = await fetch(`${paid.url}/__emulator/management/account`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ plan: 'free' }),
+      });
       expect(patched.status).toBe(200);
-      const again = (await (await fetch(`${paid.url}/v2/publish/${target.url}/p`, { method: 'POST', headers: { authorization: `Bearer ${paid.credentials.token}` }, body: 'x' })).json()) as { messageId: string };
+      const again = (await (
+        await fetch(`${paid.url}/v2/publish/${target.url}/p`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${paid.credentials.token}` },
+          body: 'x',
+        })
+      ).json()) as { messageId: string };
       const [createdFree] = await allLogs(paid, { messageId: again.messageId });
       expect(createdFree!.maxRetries).toBe(3);
       expect(createdFree!.timeout).toBe(15 * 60_000);

@@ -29,7 +29,11 @@ function auth(): Record<string, string> {
   return { authorization: `Bearer ${emulator.credentials.token}` };
 }
 
-async function publishMany(count: number, pathOf: (i: number) => string, headers: (i: number) => Record<string, string> = () => ({})): Promise<string[]> {
+async function publishMany(
+  count: number,
+  pathOf: (i: number) => string,
+  headers: (i: number) => Record<string, string> = () => ({}),
+): Promise<string[]> {
   const ids: string[] = [];
   for (let start = 0; start < count; start += 50) {
     const batch = await Promise.all(
@@ -99,12 +103,18 @@ describe('paging', () => {
     emulator.setKnobs({ maxPageSize: 100 });
     const clamped = (await (await getLogs('count=1000')).json()) as { cursor?: string; logs: unknown[] };
     expect(clamped.logs).toHaveLength(100);
-    const rest = (await (await getLogs(`count=1000&cursor=${encodeURIComponent(first.cursor!)}`)).json()) as Record<string, unknown>;
+    const rest = (await (await getLogs(`count=1000&cursor=${encodeURIComponent(first.cursor!)}`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect((rest.logs as unknown[]).length).toBe(20);
     expect('cursor' in rest).toBe(false);
     const exact = (await (await getLogs('count=60')).json()) as { cursor?: string; logs: unknown[] };
     expect(exact.logs).toHaveLength(60);
-    const lastPage = (await (await getLogs(`count=60&cursor=${encodeURIComponent(exact.cursor!)}`)).json()) as Record<string, unknown>;
+    const lastPage = (await (await getLogs(`count=60&cursor=${encodeURIComponent(exact.cursor!)}`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect((lastPage.logs as unknown[]).length).toBe(60);
     expect('cursor' in lastPage).toBe(false);
   });
@@ -136,19 +146,35 @@ describe('paging', () => {
 
 describe('filters', () => {
   it('filters by state (FAILED, IN_PROGRESS, both cancel spellings), url, label (OR), queue, date bounds (inclusive)', async () => {
-    const ids = await publishMany(6, (i) => (i < 2 ? `/fail/${i}` : `/ok/${i}`), (i) => ({ 'Upstash-Label': i % 3 === 0 ? 'red' : i % 3 === 1 ? 'green' : 'blue' }));
+    const ids = await publishMany(
+      6,
+      (i) => (i < 2 ? `/fail/${i}` : `/ok/${i}`),
+      (i) => ({ 'Upstash-Label': i % 3 === 0 ? 'red' : i % 3 === 1 ? 'green' : 'blue' }),
+    );
     await settled(6 * 3 + 2);
-    const query = async (text: string): Promise<Array<Record<string, unknown>>> => ((await (await getLogs(text)).json()) as { logs: Array<Record<string, unknown>> }).logs;
+    const query = async (text: string): Promise<Array<Record<string, unknown>>> =>
+      ((await (await getLogs(text)).json()) as { logs: Array<Record<string, unknown>> }).logs;
 
     expect((await query('state=FAILED')).map((entry) => entry.messageId).sort()).toEqual([ids[0], ids[1]].sort());
-    expect((await query('state=IN_PROGRESS')).map((entry) => entry.state).sort()).toEqual(['ACTIVE', 'ACTIVE', 'ACTIVE', 'ACTIVE', 'ACTIVE', 'ACTIVE', 'ERROR', 'ERROR']);
+    expect((await query('state=IN_PROGRESS')).map((entry) => entry.state).sort()).toEqual([
+      'ACTIVE',
+      'ACTIVE',
+      'ACTIVE',
+      'ACTIVE',
+      'ACTIVE',
+      'ACTIVE',
+      'ERROR',
+      'ERROR',
+    ]);
     expect(await query('state=CANCELED')).toEqual([]);
     expect(await query('state=CANCELLED')).toEqual([]);
     expect((await query('state=delivered&state=FAILED')).length).toBe(6);
     expect((await query('state=DELIVERED,FAILED')).length).toBe(6);
 
     const url = `${target.url}/ok/3`;
-    expect(new Set((await query(`url=${encodeURIComponent(url)}`)).map((entry) => entry.messageId))).toEqual(new Set([ids[3]]));
+    expect(new Set((await query(`url=${encodeURIComponent(url)}`)).map((entry) => entry.messageId))).toEqual(
+      new Set([ids[3]]),
+    );
     const labelled = await query('label=red&label=green&state=CREATED');
     expect(labelled.map((entry) => entry.messageId).sort()).toEqual([ids[0], ids[1], ids[3], ids[4]].sort());
     expect((await query('label=red,blue&state=CREATED')).length).toBe(4);
@@ -175,10 +201,26 @@ describe('knobs', () => {
     expect(entries).toHaveLength(50);
     const truth = emulator.groundTruth();
     expect(truth).toMatchObject({ total: 100, retained: 50, dropped: 50 });
-    expect(truth.byState).toMatchObject({ CREATED: 30, ACTIVE: 30, DELIVERED: 20, ERROR: 10, FAILED: 10, RETRY: 0, CANCELLED: 0, CANCEL_REQUESTED: 0 });
+    expect(truth.byState).toMatchObject({
+      CREATED: 30,
+      ACTIVE: 30,
+      DELIVERED: 20,
+      ERROR: 10,
+      FAILED: 10,
+      RETRY: 0,
+      CANCELLED: 0,
+      CANCEL_REQUESTED: 0,
+    });
     const host = new URL(target.url).host;
-    expect(truth.series).toContainEqual({ state: 'DELIVERED', queue: '', urlGroup: '', endpoint: '', destination: host, count: 20 });
-    const overHttp = (await (await fetch(`${emulator.url}/__emulator/ground-truth`)).json());
+    expect(truth.series).toContainEqual({
+      state: 'DELIVERED',
+      queue: '',
+      urlGroup: '',
+      endpoint: '',
+      destination: host,
+      count: 20,
+    });
+    const overHttp = await (await fetch(`${emulator.url}/__emulator/ground-truth`)).json();
     expect(overHttp).toEqual(truth);
   });
 
@@ -219,13 +261,19 @@ describe('knobs', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
     for (const response of responses) {
       expect(response.headers.get('burst-ratelimit-limit')).toBe('3');
-      expect(Number(response.headers.get('burst-ratelimit-reset'))).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
+      expect(Number(response.headers.get('burst-ratelimit-reset'))).toBeGreaterThanOrEqual(
+        Math.floor(Date.now() / 1000),
+      );
     }
     const limited = responses.find((response) => response.status === 429)!;
     expect(limited.headers.get('burst-ratelimit-remaining')).toBe('0');
     expect(await limited.json()).toEqual({ error: 'Exceeded burst rate limit' });
     // Enqueue is not rate limited.
-    const publish = await fetch(`${emulator.url}/v2/publish/${target.url}/x`, { method: 'POST', headers: auth(), body: 'x' });
+    const publish = await fetch(`${emulator.url}/v2/publish/${target.url}/x`, {
+      method: 'POST',
+      headers: auth(),
+      body: 'x',
+    });
     expect(publish.status).toBe(200);
   });
 
@@ -248,11 +296,16 @@ describe('knobs', () => {
     expect((await getLogs('')).status).toBe(200);
     expect([500, 502, 503]).toContain((await fetch(`${emulator.url}/v2/schedules`, { headers: auth() })).status);
     // Writes are never faulted.
-    expect((await fetch(`${emulator.url}/v2/publish/${target.url}/x`, { method: 'POST', headers: auth(), body: 'x' })).status).toBe(200);
+    expect(
+      (await fetch(`${emulator.url}/v2/publish/${target.url}/x`, { method: 'POST', headers: auth(), body: 'x' }))
+        .status,
+    ).toBe(200);
   });
 
   it('puts the management interface behind the same knobs, with its own Basic auth', async () => {
-    const basic = { authorization: `Basic ${Buffer.from(`${emulator.credentials.email}:${emulator.credentials.apiKey}`).toString('base64')}` };
+    const basic = {
+      authorization: `Basic ${Buffer.from(`${emulator.credentials.email}:${emulator.credentials.apiKey}`).toString('base64')}`,
+    };
     expect((await fetch(`${emulator.url}/v2/qstash/user`, { headers: basic })).status).toBe(200);
     expect((await fetch(`${emulator.url}/v2/qstash/user`, { headers: auth() })).status).toBe(401);
     emulator.setKnobs({ failNext: 1, faultScope: ['management'] });
@@ -268,7 +321,10 @@ describe('knobs', () => {
       try {
         const statuses: number[] = [];
         for (let i = 0; i < 20; i++) {
-          statuses.push((await fetch(`${seeded.url}/v2/logs`, { headers: { authorization: `Bearer ${seeded.credentials.token}` } })).status);
+          statuses.push(
+            (await fetch(`${seeded.url}/v2/logs`, { headers: { authorization: `Bearer ${seeded.credentials.token}` } }))
+              .status,
+          );
         }
         return statuses;
       } finally {
@@ -289,10 +345,16 @@ describe('knobs', () => {
   });
 
   it('reads and patches knobs over HTTP, rejecting unknown knobs and bad values with 400', async () => {
-    const patched = await fetch(`${emulator.url}/__emulator/knobs`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeScale: 5, latencyMs: 0 }) });
+    const patched = await fetch(`${emulator.url}/__emulator/knobs`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ timeScale: 5, latencyMs: 0 }),
+    });
     expect(patched.status).toBe(200);
     expect(((await patched.json()) as { timeScale: number }).timeScale).toBe(5);
-    expect(((await (await fetch(`${emulator.url}/__emulator/knobs`)).json()) as { timeScale: number }).timeScale).toBe(5);
+    expect(((await (await fetch(`${emulator.url}/__emulator/knobs`)).json()) as { timeScale: number }).timeScale).toBe(
+      5,
+    );
     emulator.setKnobs({ timeScale: 1 });
     for (const body of [{ nope: 1 }, { errorRatio: 2 }, { timeScale: 0 }, { faultScope: ['everything'] }, [1]]) {
       const response = await fetch(`${emulator.url}/__emulator/knobs`, { method: 'PATCH', body: JSON.stringify(body) });

@@ -14,7 +14,10 @@ let target: Destination;
 
 beforeAll(async () => {
   emulator = await createEmulator({ seed: 11 });
-  target = await startDestination((request) => ({ status: request.url.startsWith('/fail') ? 500 : 200, body: 'answer' }));
+  target = await startDestination((request) => ({
+    status: request.url.startsWith('/fail') ? 500 : 200,
+    body: 'answer',
+  }));
 });
 
 afterEach(() => {
@@ -32,7 +35,11 @@ function auth(): Record<string, string> {
 }
 
 async function publish(path: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${emulator.url}/v2/publish/${target.url}${path}`, { method: 'POST', headers: { ...auth(), 'Upstash-Retries': '0', ...headers }, body: 'small' });
+  return fetch(`${emulator.url}/v2/publish/${target.url}${path}`, {
+    method: 'POST',
+    headers: { ...auth(), 'Upstash-Retries': '0', ...headers },
+    body: 'small',
+  });
 }
 
 async function publishMany(count: number, path = '/ok'): Promise<void> {
@@ -74,7 +81,9 @@ describe('grouped shape (knob logsShape, query groupBy=messageId)', () => {
     await settled(6);
     const flat = (await get('/v2/logs')).json();
     expect(Object.keys(flat)).toEqual(['logs']);
-    const asked = (await get('/v2/logs?groupBy=messageId')).json() as { messages: Array<{ messageId: string; events: Array<{ messageId: string }> }> };
+    const asked = (await get('/v2/logs?groupBy=messageId')).json() as {
+      messages: Array<{ messageId: string; events: Array<{ messageId: string }> }>;
+    };
     expect(asked.messages).toHaveLength(2);
     for (const group of asked.messages) {
       expect(group.events).toHaveLength(3);
@@ -92,7 +101,9 @@ describe('bodies (knobs largeBodyRatio, largeBodyBytes, honourTrimBody)', () => 
     await publishMany(2);
     expect((await publish('/fail/x')).status).toBe(200);
     await settled(3 + 3 + 4);
-    const page = (await get('/v2/events?count=1000')).json() as { events: Array<{ state: string; body?: string; responseBody?: string }> };
+    const page = (await get('/v2/events?count=1000')).json() as {
+      events: Array<{ state: string; body?: string; responseBody?: string }>;
+    };
     expect(page.events.length).toBeGreaterThanOrEqual(9);
     for (const entry of page.events) expect(Buffer.from(entry.body!, 'base64').length).toBe(300_000);
     const errors = page.events.filter((entry) => entry.state === 'ERROR');
@@ -179,16 +190,22 @@ describe('visibility and retention', () => {
 
 describe('schedule pause and resume verbs (knob scheduleVerbs)', () => {
   async function createSchedule(): Promise<string> {
-    const response = await fetch(`${emulator.url}/v2/schedules/${target.url}/cron`, { method: 'POST', headers: { ...auth(), 'Upstash-Cron': '0 0 1 1 *' } });
+    const response = await fetch(`${emulator.url}/v2/schedules/${target.url}/cron`, {
+      method: 'POST',
+      headers: { ...auth(), 'Upstash-Cron': '0 0 1 1 *' },
+    });
     return ((await response.json()) as { scheduleId: string }).scheduleId;
   }
-  const paused = async (id: string): Promise<boolean> => (await sdkClient(emulator).schedules.get(id)).isPaused === true;
+  const paused = async (id: string): Promise<boolean> =>
+    (await sdkClient(emulator).schedules.get(id)).isPaused === true;
 
   it('accepts PATCH (the SDK) and POST (the OpenAPI) by default; with "patch" POST is a 405, with "post" PATCH is', async () => {
     const id = await createSchedule();
     await sdkClient(emulator).schedules.pause({ schedule: id });
     expect(await paused(id)).toBe(true);
-    expect((await fetch(`${emulator.url}/v2/schedules/${id}/resume`, { method: 'POST', headers: auth() })).status).toBe(200);
+    expect((await fetch(`${emulator.url}/v2/schedules/${id}/resume`, { method: 'POST', headers: auth() })).status).toBe(
+      200,
+    );
     expect(await paused(id)).toBe(false);
 
     emulator.setKnobs({ scheduleVerbs: 'patch' });
@@ -201,7 +218,9 @@ describe('schedule pause and resume verbs (knob scheduleVerbs)', () => {
     emulator.setKnobs({ scheduleVerbs: 'post' });
     await expect(sdkClient(emulator).schedules.resume({ schedule: id })).rejects.toThrow();
     expect(await paused(id)).toBe(true);
-    expect((await fetch(`${emulator.url}/v2/schedules/${id}/resume`, { method: 'POST', headers: auth() })).status).toBe(200);
+    expect((await fetch(`${emulator.url}/v2/schedules/${id}/resume`, { method: 'POST', headers: auth() })).status).toBe(
+      200,
+    );
     expect(await paused(id)).toBe(false);
   });
 });

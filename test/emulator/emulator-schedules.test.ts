@@ -29,7 +29,11 @@ describe('firing', () => {
   it('fires at nextScheduleTime and keeps lastScheduleTime and lastScheduleStates true', async () => {
     const client = sdkClient(emulator);
     // Every 3 minutes of cron time: 300 ms at time scale 600.
-    const { scheduleId } = await client.schedules.create({ destination: `${target.url}/tick`, cron: '*/3 * * * *', body: 'tick' });
+    const { scheduleId } = await client.schedules.create({
+      destination: `${target.url}/tick`,
+      cron: '*/3 * * * *',
+      body: 'tick',
+    });
     const [first] = await target.waitForRequests(1, 2000);
     const afterFirst = await client.schedules.get(scheduleId);
     const planned = afterFirst.nextScheduleTime!;
@@ -57,7 +61,10 @@ describe('firing', () => {
 
   it('sends one message per endpoint for a URL Group schedule', async () => {
     const client = sdkClient(emulator);
-    await client.urlGroups.addEndpoints({ name: 'fan', endpoints: [{ url: `${target.url}/a` }, { url: `${target.url}/b` }] });
+    await client.urlGroups.addEndpoints({
+      name: 'fan',
+      endpoints: [{ url: `${target.url}/a` }, { url: `${target.url}/b` }],
+    });
     const { scheduleId } = await client.schedules.create({ destination: 'fan', cron: '* * * * *' });
     await target.waitForRequests(2, 2000);
     await waitFor(async () => {
@@ -73,16 +80,26 @@ describe('firing', () => {
     await target.waitForRequests(1, 2000);
     const before = await client.schedules.get(scheduleId);
     // POST (the interface) and PATCH (the SDK) both pause.
-    const post = await fetch(`${emulator.url}/v2/schedules/${scheduleId}/pause`, { method: 'POST', headers: { authorization: `Bearer ${emulator.credentials.token}` } });
+    const post = await fetch(`${emulator.url}/v2/schedules/${scheduleId}/pause`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${emulator.credentials.token}` },
+    });
     expect(post.status).toBe(200);
     await client.schedules.pause({ schedule: scheduleId });
     const paused = await client.schedules.get(scheduleId);
     expect(paused.isPaused).toBe(true);
     // The next delivery time did not move (unless the cron ticked in between).
-    expect([before.nextScheduleTime, before.nextScheduleTime! + 100].some((time) => Math.abs(time! - paused.nextScheduleTime!) < 5)).toBe(true);
+    expect(
+      [before.nextScheduleTime, before.nextScheduleTime! + 100].some(
+        (time) => Math.abs(time! - paused.nextScheduleTime!) < 5,
+      ),
+    ).toBe(true);
     const count = target.requests.length;
     const lastTime = paused.lastScheduleTime;
-    await waitFor(async () => (await client.schedules.get(scheduleId)).nextScheduleTime! > paused.nextScheduleTime! + 150, 2000);
+    await waitFor(
+      async () => (await client.schedules.get(scheduleId)).nextScheduleTime! > paused.nextScheduleTime! + 150,
+      2000,
+    );
     expect(target.requests.length).toBe(count);
     expect((await client.schedules.get(scheduleId)).lastScheduleTime).toBe(lastTime);
 
@@ -107,7 +124,13 @@ describe('records', () => {
       body: 'classified',
     });
     expect(response.status).toBe(200);
-    const record = JSON.stringify(await (await fetch(`${emulator.url}/v2/schedules/secret-schedule`, { headers: { authorization: `Bearer ${emulator.credentials.token}` } })).json());
+    const record = JSON.stringify(
+      await (
+        await fetch(`${emulator.url}/v2/schedules/secret-schedule`, {
+          headers: { authorization: `Bearer ${emulator.credentials.token}` },
+        })
+      ).json(),
+    );
     expect(record).toContain('"body":"REDACTED:');
     expect(record).toContain('"Api-Key":["REDACTED:');
     expect(record).not.toContain('classified');

@@ -72,7 +72,9 @@ describe('publish and enqueue with the SDK', () => {
     ]);
     expect((await client.urlGroups.list()).map((item) => item.name)).toEqual(['group-a']);
 
-    const results = (await client.queue({ queueName: 'orders' }).enqueue({ urlGroup: 'group-a', body: 'payload' })) as unknown as Array<{ messageId: string; url: string }>;
+    const results = (await client
+      .queue({ queueName: 'orders' })
+      .enqueue({ urlGroup: 'group-a', body: 'payload' })) as unknown as Array<{ messageId: string; url: string }>;
     expect(Array.isArray(results)).toBe(true);
     expect(results.map((item) => item.url).sort()).toEqual([`${destination.url}/one`, `${destination.url}/two`]);
     const requests = await destination.waitForRequests(2);
@@ -83,13 +85,17 @@ describe('publish and enqueue with the SDK', () => {
     expect(queue.name).toBe('orders');
     expect(queue.parallelism).toBe(1);
 
-    await waitFor(async () => (await client.logs({ filter: { urlGroup: 'group-a', state: 'DELIVERED' } })).logs.length === 2);
+    await waitFor(
+      async () => (await client.logs({ filter: { urlGroup: 'group-a', state: 'DELIVERED' } })).logs.length === 2,
+    );
     const delivered = await client.logs({ filter: { queueName: 'orders', state: 'DELIVERED' } });
     expect(delivered.logs.map((entry) => entry.endpointName).sort()).toEqual(['first', 'second']);
     expect(delivered.logs.every((entry) => entry.urlGroup === 'group-a')).toBe(true);
 
     await client.urlGroups.removeEndpoints({ name: 'group-a', endpoints: [{ name: 'first' }] });
-    expect((await client.urlGroups.get('group-a')).endpoints).toEqual([{ name: 'second', url: `${destination.url}/two` }]);
+    expect((await client.urlGroups.get('group-a')).endpoints).toEqual([
+      { name: 'second', url: `${destination.url}/two` },
+    ]);
     await client.urlGroups.delete('group-a');
     await expect(client.urlGroups.get('group-a')).rejects.toMatchObject({ status: 404 });
   });
@@ -124,7 +130,15 @@ describe('schedules with the SDK', () => {
     });
     expect(scheduleId).toMatch(/^scd_/);
     const schedule = await client.schedules.get(scheduleId);
-    expect(schedule).toMatchObject({ scheduleId, cron: '* * * * *', destination: `${destination.url}/cron`, method: 'POST', retries: 2, isPaused: false, labels: ['nightly'] });
+    expect(schedule).toMatchObject({
+      scheduleId,
+      cron: '* * * * *',
+      destination: `${destination.url}/cron`,
+      method: 'POST',
+      retries: 2,
+      isPaused: false,
+      labels: ['nightly'],
+    });
     expect(schedule.nextScheduleTime).toBeGreaterThan(Date.now() - 1000);
 
     // At time scale 1000 a minute lasts 60 ms.
@@ -133,7 +147,9 @@ describe('schedules with the SDK', () => {
     const listed = (await client.schedules.list()).find((item) => item.scheduleId === scheduleId)!;
     expect(listed.lastScheduleTime).toBeGreaterThan(0);
     expect(Object.keys(listed.lastScheduleStates ?? {})).toHaveLength(1);
-    await waitFor(async () => Object.values((await client.schedules.get(scheduleId)).lastScheduleStates ?? {}).includes('SUCCESS'));
+    await waitFor(async () =>
+      Object.values((await client.schedules.get(scheduleId)).lastScheduleStates ?? {}).includes('SUCCESS'),
+    );
 
     await client.schedules.pause({ schedule: scheduleId });
     await client.schedules.pause({ schedule: scheduleId });
@@ -156,11 +172,23 @@ describe('schedules with the SDK', () => {
 
   it('edits an existing schedule when created again with the same id', async () => {
     const client = sdkClient(emulator);
-    await client.schedules.create({ destination: `${destination.url}/a`, cron: '0 0 * * *', scheduleId: 'my-schedule' });
+    await client.schedules.create({
+      destination: `${destination.url}/a`,
+      cron: '0 0 * * *',
+      scheduleId: 'my-schedule',
+    });
     const first = await client.schedules.get('my-schedule');
-    await client.schedules.create({ destination: `${destination.url}/b`, cron: '0 12 * * *', scheduleId: 'my-schedule' });
+    await client.schedules.create({
+      destination: `${destination.url}/b`,
+      cron: '0 12 * * *',
+      scheduleId: 'my-schedule',
+    });
     const second = await client.schedules.get('my-schedule');
-    expect(second).toMatchObject({ cron: '0 12 * * *', destination: `${destination.url}/b`, createdAt: first.createdAt });
+    expect(second).toMatchObject({
+      cron: '0 12 * * *',
+      destination: `${destination.url}/b`,
+      createdAt: first.createdAt,
+    });
     expect(await client.schedules.list()).toHaveLength(1);
   });
 });
@@ -170,7 +198,11 @@ describe('logs with the SDK', () => {
     const client = sdkClient(emulator);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const result = await client.publish({ url: `${destination.url}/walk/${i}`, body: `m${i}`, label: i % 2 === 0 ? 'even' : 'odd' });
+      const result = await client.publish({
+        url: `${destination.url}/walk/${i}`,
+        body: `m${i}`,
+        label: i % 2 === 0 ? 'even' : 'odd',
+      });
       ids.push(result.messageId);
     }
     await waitFor(() => emulator.groundTruth().byState.DELIVERED === 12);

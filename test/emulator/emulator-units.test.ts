@@ -21,7 +21,20 @@ describe('retry-delay expressions', () => {
     expect(RetryDelayExpression.parse(source).evaluate(retried)).toBeCloseTo(expected);
   });
 
-  it.each(['', 'retried +', 'pow(2)', 'max(1, 2, 3)', 'eval(1)', 'process.exit(1)', 'constructor', '(1', '1)', '1 ^ 2', '"1"', `${'('.repeat(100)}1${')'.repeat(100)}`])('rejects %j', (source) => {
+  it.each([
+    '',
+    'retried +',
+    'pow(2)',
+    'max(1, 2, 3)',
+    'eval(1)',
+    'process.exit(1)',
+    'constructor',
+    '(1',
+    '1)',
+    '1 ^ 2',
+    '"1"',
+    `${'('.repeat(100)}1${')'.repeat(100)}`,
+  ])('rejects %j', (source) => {
     expect(() => RetryDelayExpression.parse(source)).toThrow();
   });
 
@@ -54,7 +67,11 @@ describe('retry policy', () => {
 
 describe('raw destinations', () => {
   it('keeps the destination raw and re-attaches its query, without the token and config keys', () => {
-    const target = splitRawTarget('/v2/enqueue/q/https://127.0.0.1:4000/a//b?x=1&qstash_token=t&upstash-retries=2&Upstash-Keep=1&y', '/v2/enqueue/q/', 'Upstash-');
+    const target = splitRawTarget(
+      '/v2/enqueue/q/https://127.0.0.1:4000/a//b?x=1&qstash_token=t&upstash-retries=2&Upstash-Keep=1&y',
+      '/v2/enqueue/q/',
+      'Upstash-',
+    );
     expect(target.destination).toBe('https://127.0.0.1:4000/a//b?x=1&Upstash-Keep=1&y');
     expect([...target.queryConfig]).toEqual([['upstash-retries', '2']]);
     expect(splitRawTarget('/v2/publish/https:/h/a', '/v2/publish/', 'Upstash-').destination).toBe('https://h/a');
@@ -68,8 +85,16 @@ describe('raw destinations', () => {
   });
 
   it('allows only loopback hosts by default', () => {
-    for (const url of ['http://127.0.0.1:1/', 'http://127.5.6.7/', 'http://localhost:3000/', 'http://[::1]:80/', 'http://api.localhost/']) expect(isLoopbackUrl(url), url).toBe(true);
-    for (const url of ['http://10.0.0.1/', 'https://example.com/', 'http://128.0.0.1/', 'http://[::2]/', 'not a url']) expect(isLoopbackUrl(url), url).toBe(false);
+    for (const url of [
+      'http://127.0.0.1:1/',
+      'http://127.5.6.7/',
+      'http://localhost:3000/',
+      'http://[::1]:80/',
+      'http://api.localhost/',
+    ])
+      expect(isLoopbackUrl(url), url).toBe(true);
+    for (const url of ['http://10.0.0.1/', 'https://example.com/', 'http://128.0.0.1/', 'http://[::2]/', 'not a url'])
+      expect(isLoopbackUrl(url), url).toBe(false);
   });
 });
 
@@ -105,7 +130,17 @@ describe('timer queue', () => {
 
 describe('log store', () => {
   function facts(id: string): MessageFacts {
-    return { messageId: id, url: 'http://127.0.0.1:1/x', method: 'POST', header: {}, body: '', maxRetries: 0, timeout: 1000, labels: [], ...urlParts('http://127.0.0.1:1/x') };
+    return {
+      messageId: id,
+      url: 'http://127.0.0.1:1/x',
+      method: 'POST',
+      header: {},
+      body: '',
+      maxRetries: 0,
+      timeout: 1000,
+      labels: [],
+      ...urlParts('http://127.0.0.1:1/x'),
+    };
   }
 
   it('pages strictly below the cursor, also when new entries arrive or retention dropped the rest', () => {
@@ -118,7 +153,12 @@ describe('log store', () => {
     const first = store.page({ filter: {}, count: 2, visibleUntil: Number.POSITIVE_INFINITY });
     expect(first.entries.map((entry) => entry.message.messageId)).toEqual(['m7', 'm6']);
     store.append('CREATED', facts('m8'));
-    const second = store.page({ filter: {}, count: 2, beforeSeq: first.nextBeforeSeq, visibleUntil: Number.POSITIVE_INFINITY });
+    const second = store.page({
+      filter: {},
+      count: 2,
+      beforeSeq: first.nextBeforeSeq,
+      visibleUntil: Number.POSITIVE_INFINITY,
+    });
     // m3 was dropped by retention (5 kept) when m8 arrived: m5 and m4 are the last page.
     expect(second.entries.map((entry) => entry.message.messageId)).toEqual(['m5', 'm4']);
     expect(second.nextBeforeSeq).toBeUndefined();
@@ -127,7 +167,12 @@ describe('log store', () => {
     const fresh = store.page({ filter: {}, count: 2, visibleUntil: Number.POSITIVE_INFINITY });
     for (let i = 9; i < 15; i++) store.append('CREATED', facts(`m${i}`));
     // Everything below the cursor is gone now: an empty last page, not a restart from the top.
-    const gone = store.page({ filter: {}, count: 2, beforeSeq: fresh.nextBeforeSeq, visibleUntil: Number.POSITIVE_INFINITY });
+    const gone = store.page({
+      filter: {},
+      count: 2,
+      beforeSeq: fresh.nextBeforeSeq,
+      visibleUntil: Number.POSITIVE_INFINITY,
+    });
     expect(gone).toEqual({ entries: [] });
   });
 });

@@ -11,7 +11,13 @@ import { createEmulator, DEV_SIGNING_KEYS, type EmulatorHandle } from '../../src
 import { parseEmulatorArgs } from '../../src/emulator/main.js';
 import { bodyHashClaim, signDelivery } from '../../src/emulator/delivery/signing.js';
 import { SignatureError, verifySignature, type SigningKeys } from '../../src/probe/signature.js';
-import { sdkClient, startDestination, waitFor, type Destination, type RecordedRequest } from '../support/emulator-helpers.js';
+import {
+  sdkClient,
+  startDestination,
+  waitFor,
+  type Destination,
+  type RecordedRequest,
+} from '../support/emulator-helpers.js';
 
 const KEY_A = 'sig_TestKeyAAAAAAAAAAAAAAAAAAAAAA';
 const KEY_B = 'sig_TestKeyBBBBBBBBBBBBBBBBBBBBBB';
@@ -40,18 +46,30 @@ afterAll(async () => {
 });
 
 /** Verdict of the official SDK: true, or the error's message. */
-async function sdkVerdict(keys: SigningKeys, request: { signature: string; body: string; url: string }): Promise<true | string> {
+async function sdkVerdict(
+  keys: SigningKeys,
+  request: { signature: string; body: string; url: string },
+): Promise<true | string> {
   try {
-    return (await new Receiver({ currentSigningKey: keys.current, nextSigningKey: keys.next }).verify(request)) ? true : 'verify() answered false';
+    return (await new Receiver({ currentSigningKey: keys.current, nextSigningKey: keys.next }).verify(request))
+      ? true
+      : 'verify() answered false';
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
 }
 
 /** Verdict of the exporter's verifier: true, or the problem. */
-function ourVerdict(keys: SigningKeys, request: { signature: string; body: string; url: string }, nowMs = Date.now()): true | string {
+function ourVerdict(
+  keys: SigningKeys,
+  request: { signature: string; body: string; url: string },
+  nowMs = Date.now(),
+): true | string {
   try {
-    verifySignature({ signature: request.signature, body: Buffer.from(request.body), allowedSubjects: [request.url], nowMs }, keys);
+    verifySignature(
+      { signature: request.signature, body: Buffer.from(request.body), allowedSubjects: [request.url], nowMs },
+      keys,
+    );
     return true;
   } catch (error) {
     if (error instanceof SignatureError) return error.problem;
@@ -88,7 +106,10 @@ describe('the emulator signs deliveries like the service', () => {
     expect(await sdkVerdict(keys, { signature, body: request!.body, url })).toBe(true);
     expect(ourVerdict(keys, { signature, body: request!.body, url })).toBe(true);
 
-    const header = JSON.parse(Buffer.from(signature.split('.')[0]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const header = JSON.parse(Buffer.from(signature.split('.')[0]!, 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
     const claims = claimsOf(signature);
     expect(claims).toMatchObject({ iss: 'Upstash', sub: url });
@@ -117,7 +138,9 @@ describe('the emulator signs deliveries like the service', () => {
       expect(ourVerdict(keys, forged)).not.toBe(true);
     }
     expect(ourVerdict(keys, { signature, body: 'tampered body', url })).toBe('body_mismatch');
-    expect(ourVerdict(keys, { signature, body: request!.body, url: `${destination.url}/elsewhere` })).toBe('wrong_subject');
+    expect(ourVerdict(keys, { signature, body: request!.body, url: `${destination.url}/elsewhere` })).toBe(
+      'wrong_subject',
+    );
   });
 
   it('a rotated setup: the emulator signs with the key the receiver calls "next", and both verifiers accept', async () => {
@@ -128,7 +151,12 @@ describe('the emulator signs deliveries like the service', () => {
     const receiverKeys = { current: KEY_A, next: KEY_B };
     const signature = signatureOf(request!);
     expect(await sdkVerdict(receiverKeys, { signature, body: request!.body, url })).toBe(true);
-    expect(verifySignature({ signature, body: Buffer.from(request!.body), allowedSubjects: [url], nowMs: Date.now() }, receiverKeys).key).toBe('next');
+    expect(
+      verifySignature(
+        { signature, body: Buffer.from(request!.body), allowedSubjects: [url], nowMs: Date.now() },
+        receiverKeys,
+      ).key,
+    ).toBe('next');
     // A receiver that knows neither key refuses.
     expect(await sdkVerdict({ current: KEY_A, next: KEY_C }, { signature, body: request!.body, url })).not.toBe(true);
     expect(ourVerdict({ current: KEY_A, next: KEY_C }, { signature, body: request!.body, url })).toBe('bad_signature');
@@ -138,11 +166,16 @@ describe('the emulator signs deliveries like the service', () => {
     const emulator = await emulatorWith({ currentSigningKey: KEY_A, nextSigningKey: KEY_B });
     const auth = { authorization: `Bearer ${emulator.credentials.token}` };
     expect((await fetch(`${emulator.url}/v2/keys`)).status).toBe(401);
-    expect(await (await fetch(`${emulator.url}/v2/keys`, { headers: auth })).json()).toEqual({ current: KEY_A, next: KEY_B });
+    expect(await (await fetch(`${emulator.url}/v2/keys`, { headers: auth })).json()).toEqual({
+      current: KEY_A,
+      next: KEY_B,
+    });
     const receiverKeys = { current: KEY_A, next: KEY_B };
     const url = `${destination.url}/rotation`;
 
-    const first = (await (await fetch(`${emulator.url}/v2/keys/rotate`, { method: 'POST', headers: auth })).json()) as SigningKeys;
+    const first = (await (
+      await fetch(`${emulator.url}/v2/keys/rotate`, { method: 'POST', headers: auth })
+    ).json()) as SigningKeys;
     expect(first.current).toBe(KEY_B);
     expect(first.next).toMatch(/^sig_[A-Za-z0-9_-]{28}$/);
     expect(emulator.signingKeys()).toEqual(first);
@@ -194,21 +227,66 @@ describe('the exporter verifier reaches the SDK verdict on forged tokens', () =>
   const url = 'https://exporter.example.com/probe/receive';
   const body = '{"probe":"upstash-exporter-probe"}';
   const now = Math.floor(Date.now() / 1000);
-  const good = { iss: 'Upstash', sub: url, iat: now, nbf: now, exp: now + 300, jti: 'jwt_1', body: bodyHashClaim(Buffer.from(body)) };
+  const good = {
+    iss: 'Upstash',
+    sub: url,
+    iat: now,
+    nbf: now,
+    exp: now + 300,
+    jti: 'jwt_1',
+    body: bodyHashClaim(Buffer.from(body)),
+  };
   const hs256 = { alg: 'HS256', typ: 'JWT' };
 
   const cases: Array<{ name: string; token: string; accepted: boolean; problem?: string }> = [
     { name: 'valid, current key', token: forge(hs256, good, KEY_A), accepted: true },
     { name: 'valid, next key', token: forge(hs256, good, KEY_B), accepted: true },
-    { name: 'body claim without padding', token: forge(hs256, { ...good, body: good.body.replace(/=+$/, '') }, KEY_A), accepted: true },
-    { name: 'emulator signDelivery', token: signDelivery({ url, body: Buffer.from(body), key: KEY_A, nowMs: Date.now() }), accepted: true },
+    {
+      name: 'body claim without padding',
+      token: forge(hs256, { ...good, body: good.body.replace(/=+$/, '') }, KEY_A),
+      accepted: true,
+    },
+    {
+      name: 'emulator signDelivery',
+      token: signDelivery({ url, body: Buffer.from(body), key: KEY_A, nowMs: Date.now() }),
+      accepted: true,
+    },
     { name: 'unknown key', token: forge(hs256, good, KEY_C), accepted: false, problem: 'bad_signature' },
-    { name: 'expired', token: forge(hs256, { ...good, iat: now - 900, nbf: now - 900, exp: now - 600 }, KEY_A), accepted: false, problem: 'expired' },
-    { name: 'not valid yet', token: forge(hs256, { ...good, nbf: now + 600, exp: now + 900 }, KEY_A), accepted: false, problem: 'not_yet_valid' },
-    { name: 'wrong issuer', token: forge(hs256, { ...good, iss: 'Mallory' }, KEY_A), accepted: false, problem: 'wrong_issuer' },
-    { name: 'other URL', token: forge(hs256, { ...good, sub: 'https://evil.example/' }, KEY_A), accepted: false, problem: 'wrong_subject' },
-    { name: 'other body', token: forge(hs256, { ...good, body: bodyHashClaim(Buffer.from('other')) }, KEY_A), accepted: false, problem: 'body_mismatch' },
-    { name: 'alg none', token: `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(good)).toString('base64url')}.`, accepted: false },
+    {
+      name: 'expired',
+      token: forge(hs256, { ...good, iat: now - 900, nbf: now - 900, exp: now - 600 }, KEY_A),
+      accepted: false,
+      problem: 'expired',
+    },
+    {
+      name: 'not valid yet',
+      token: forge(hs256, { ...good, nbf: now + 600, exp: now + 900 }, KEY_A),
+      accepted: false,
+      problem: 'not_yet_valid',
+    },
+    {
+      name: 'wrong issuer',
+      token: forge(hs256, { ...good, iss: 'Mallory' }, KEY_A),
+      accepted: false,
+      problem: 'wrong_issuer',
+    },
+    {
+      name: 'other URL',
+      token: forge(hs256, { ...good, sub: 'https://evil.example/' }, KEY_A),
+      accepted: false,
+      problem: 'wrong_subject',
+    },
+    {
+      name: 'other body',
+      token: forge(hs256, { ...good, body: bodyHashClaim(Buffer.from('other')) }, KEY_A),
+      accepted: false,
+      problem: 'body_mismatch',
+    },
+    {
+      name: 'alg none',
+      token: `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(good)).toString('base64url')}.`,
+      accepted: false,
+    },
     { name: 'HS512', token: forge({ alg: 'HS512' }, good, KEY_A), accepted: false, problem: 'unsupported_algorithm' },
     { name: 'not a JWT', token: 'hello', accepted: false, problem: 'malformed' },
   ];
@@ -223,18 +301,30 @@ describe('the exporter verifier reaches the SDK verdict on forged tokens', () =>
   });
 
   it('a missing header is refused as missing', () => {
-    expect(() => verifySignature({ signature: undefined, body: Buffer.alloc(0), allowedSubjects: [url], nowMs: Date.now() }, keys)).toThrow(
-      expect.objectContaining({ code: 'ERR_PROBE_SIGNATURE', problem: 'missing' }),
-    );
+    expect(() =>
+      verifySignature({ signature: undefined, body: Buffer.alloc(0), allowedSubjects: [url], nowMs: Date.now() }, keys),
+    ).toThrow(expect.objectContaining({ code: 'ERR_PROBE_SIGNATURE', problem: 'missing' }));
   });
 });
 
 describe('emulator flags for the signing keys', () => {
   it('--current-signing-key and --next-signing-key (or the QSTASH_* variables) set the pair; half a pair is a usage error', () => {
-    expect(parseEmulatorArgs(['--current-signing-key', KEY_A, '--next-signing-key', KEY_B], {}).options).toMatchObject({ currentSigningKey: KEY_A, nextSigningKey: KEY_B });
-    expect(parseEmulatorArgs([], { QSTASH_CURRENT_SIGNING_KEY: KEY_B, QSTASH_NEXT_SIGNING_KEY: KEY_C }).options).toMatchObject({ currentSigningKey: KEY_B, nextSigningKey: KEY_C });
-    expect(parseEmulatorArgs([], {}).options).toMatchObject({ currentSigningKey: DEV_SIGNING_KEYS.current, nextSigningKey: DEV_SIGNING_KEYS.next });
-    expect(() => parseEmulatorArgs(['--current-signing-key', KEY_A], {})).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', message: expect.stringContaining('--next-signing-key') }));
-    expect(() => parseEmulatorArgs(['--current-signing-key', ' '], {})).toThrow(expect.objectContaining({ code: 'ERR_CONFIG' }));
+    expect(parseEmulatorArgs(['--current-signing-key', KEY_A, '--next-signing-key', KEY_B], {}).options).toMatchObject({
+      currentSigningKey: KEY_A,
+      nextSigningKey: KEY_B,
+    });
+    expect(
+      parseEmulatorArgs([], { QSTASH_CURRENT_SIGNING_KEY: KEY_B, QSTASH_NEXT_SIGNING_KEY: KEY_C }).options,
+    ).toMatchObject({ currentSigningKey: KEY_B, nextSigningKey: KEY_C });
+    expect(parseEmulatorArgs([], {}).options).toMatchObject({
+      currentSigningKey: DEV_SIGNING_KEYS.current,
+      nextSigningKey: DEV_SIGNING_KEYS.next,
+    });
+    expect(() => parseEmulatorArgs(['--current-signing-key', KEY_A], {})).toThrow(
+      expect.objectContaining({ code: 'ERR_CONFIG', message: expect.stringContaining('--next-signing-key') }),
+    );
+    expect(() => parseEmulatorArgs(['--current-signing-key', ' '], {})).toThrow(
+      expect.objectContaining({ code: 'ERR_CONFIG' }),
+    );
   });
 });

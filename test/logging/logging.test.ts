@@ -10,7 +10,10 @@ const EMAIL = 'ops@example.com';
 const BASIC = Buffer.from(`${EMAIL}:${API_KEY}`).toString('base64');
 
 /** A logger writing into memory; `text()` is everything written so far. */
-function capture(options: Partial<LoggerOptions> = {}): { logger: ReturnType<typeof createLogger>; text: () => string } {
+function capture(options: Partial<LoggerOptions> = {}): {
+  logger: ReturnType<typeof createLogger>;
+  text: () => string;
+} {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -18,7 +21,9 @@ function capture(options: Partial<LoggerOptions> = {}): { logger: ReturnType<typ
       done();
     },
   });
-  const secrets = configSecrets(loadConfig([], { QSTASH_TOKEN: TOKEN, UPSTASH_EMAIL: EMAIL, UPSTASH_API_KEY: API_KEY }));
+  const secrets = configSecrets(
+    loadConfig([], { QSTASH_TOKEN: TOKEN, UPSTASH_EMAIL: EMAIL, UPSTASH_API_KEY: API_KEY }),
+  );
   const logger = createLogger({ level: 'trace', format: 'json', secrets, destination, ...options });
   return { logger, text: () => chunks.join('') };
 }
@@ -41,14 +46,22 @@ describe('createLogger', () => {
     const { logger, text } = capture({ level: 'warn' });
     logger.info('hidden');
     logger.warn('shown');
-    expect(text().trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(['shown']);
+    expect(
+      text()
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { msg: string }).msg),
+    ).toEqual(['shown']);
   });
 
   it('scrubs secret values from messages, interpolations and arbitrary fields', () => {
     const { logger, text } = capture();
     logger.info(`token is ${TOKEN}`);
     logger.info('key %s and header Basic %s', API_KEY, BASIC);
-    logger.warn({ detail: `Bearer ${TOKEN}`, url: `http://127.0.0.1/?key=${encodeURIComponent(TOKEN)}`, list: [API_KEY] }, 'odd');
+    logger.warn(
+      { detail: `Bearer ${TOKEN}`, url: `http://127.0.0.1/?key=${encodeURIComponent(TOKEN)}`, list: [API_KEY] },
+      'odd',
+    );
     expectNoCanary(text());
     expect(text().match(new RegExp(REDACTED.replace(/[[\]]/g, '\\$&'), 'g'))?.length).toBeGreaterThanOrEqual(6);
   });
@@ -85,7 +98,10 @@ describe('createLogger', () => {
 
   it('child loggers inherit the scrub', () => {
     const { logger, text } = capture();
-    logger.child({ component: 'api' }).child({ endpoint: '/v2/logs' }).debug({ sent: { hdr: `Bearer ${TOKEN}` } }, `sent ${API_KEY}`);
+    logger
+      .child({ component: 'api' })
+      .child({ endpoint: '/v2/logs' })
+      .debug({ sent: { hdr: `Bearer ${TOKEN}` } }, `sent ${API_KEY}`);
     expectNoCanary(text());
     expect(JSON.parse(text())).toMatchObject({ component: 'api', endpoint: '/v2/logs' });
   });
@@ -148,6 +164,8 @@ describe('createScrubber', () => {
 
   it('leaves short encoded forms alone: they could match a number by chance', () => {
     const scrub = createScrubber(['abc']);
-    expect(scrub('id 616263 and YWJj stay; abc and ABC go')).toBe(`id 616263 and YWJj stay; ${REDACTED} and ${REDACTED} go`);
+    expect(scrub('id 616263 and YWJj stay; abc and ABC go')).toBe(
+      `id 616263 and YWJj stay; ${REDACTED} and ${REDACTED} go`,
+    );
   });
 });

@@ -22,7 +22,8 @@ import { spawnExporter } from '../support/exporter-child.js';
 
 const CLI = resolve('dist/cli.js');
 /** What Prometheus 2.42 (Debian) sends, captured from /usr/bin/prometheus. */
-const PROMETHEUS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 const OM_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 const TEXT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const EVENTS = 'upstash_qstash_message_events_total';
@@ -35,9 +36,15 @@ describe('Accept negotiation', () => {
     ['', 'text-0.0.4'],
     [PROMETHEUS_ACCEPT, 'openmetrics-1.0.0'],
     // Prometheus 2.5x-3.x: OpenMetrics preferred at q=0.5 over text.
-    ['application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2', 'openmetrics-1.0.0'],
+    [
+      'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2',
+      'openmetrics-1.0.0',
+    ],
     // Prometheus 3 (escaping parameter ignored: every name here is a classic one).
-    ['application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2', 'openmetrics-1.0.0'],
+    [
+      'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2',
+      'openmetrics-1.0.0',
+    ],
     // Prometheus 3 with scrape_protocols: [PrometheusText0.0.4] only.
     ['text/plain;version=0.0.4;q=0.9,*/*;q=0.1', 'text-0.0.4'],
     ['application/openmetrics-text;version=0.0.1', 'openmetrics-0.0.1'],
@@ -86,8 +93,13 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
   });
 
   it('names a counter family without _total, adds _created per series, and keeps a counter without _total as unknown', () => {
-    const values = [{ labels: { code: '200' }, value: 3, created: 1_700_000_000.5 }, { labels: { code: '500' }, value: 1 }];
-    expect(renderFamily({ name: 'upstash_test_requests_total', help: 'h', type: 'counter', values }, () => 1_600_000_000)).toBe(
+    const values = [
+      { labels: { code: '200' }, value: 3, created: 1_700_000_000.5 },
+      { labels: { code: '500' }, value: 1 },
+    ];
+    expect(
+      renderFamily({ name: 'upstash_test_requests_total', help: 'h', type: 'counter', values }, () => 1_600_000_000),
+    ).toBe(
       [
         '# TYPE upstash_test_requests counter',
         '# HELP upstash_test_requests h',
@@ -99,13 +111,19 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
       ].join('\n'),
     );
     // No created time known: no _created line. A counter not named *_total keeps its sample name.
-    expect(renderFamily({ name: 'upstash_test_odd', help: 'h', type: 'counter', values: [{ labels: {}, value: 1 }] })).toBe('# TYPE upstash_test_odd unknown\n# HELP upstash_test_odd h\nupstash_test_odd 1\n');
+    expect(
+      renderFamily({ name: 'upstash_test_odd', help: 'h', type: 'counter', values: [{ labels: {}, value: 1 }] }),
+    ).toBe('# TYPE upstash_test_odd unknown\n# HELP upstash_test_odd h\nupstash_test_odd 1\n');
   });
 
   it('writes le values in the canonical form of the spec (its own examples)', () => {
     const render = (values: number[]): string => values.map(canonicalNumber).join(' ');
-    expect(render([0, 0.001, 0.002, 0.01, 0.1, 0.9, 0.95, 0.99, 0.999, 1, 1.7, 10])).toBe('0.0 0.001 0.002 0.01 0.1 0.9 0.95 0.99 0.999 1.0 1.7 10.0');
-    expect(render([1e-10, 1e-9, 1e-5, 0.0001, 0.1, 1, 100000, 1e6, 1e10])).toBe('1e-10 1e-09 1e-05 0.0001 0.1 1.0 100000.0 1e+06 1e+10');
+    expect(render([0, 0.001, 0.002, 0.01, 0.1, 0.9, 0.95, 0.99, 0.999, 1, 1.7, 10])).toBe(
+      '0.0 0.001 0.002 0.01 0.1 0.9 0.95 0.99 0.999 1.0 1.7 10.0',
+    );
+    expect(render([1e-10, 1e-9, 1e-5, 0.0001, 0.1, 1, 100000, 1e6, 1e10])).toBe(
+      '1e-10 1e-09 1e-05 0.0001 0.1 1.0 100000.0 1e+06 1e+10',
+    );
     expect(render([86400, 1234567, -2.5, Infinity])).toBe('86400.0 1.234567e+06 -2.5 +Inf');
   });
 
@@ -114,7 +132,9 @@ describe('renderFamily (OpenMetrics text of one family)', () => {
       labels: { le },
       value,
       metricName: 'upstash_test_seconds_bucket',
-      ...(messageId === undefined ? {} : { exemplar: { labelSet: { message_id: messageId }, value: 0.2, timestamp: 1_700_000_000.25 } }),
+      ...(messageId === undefined
+        ? {}
+        : { exemplar: { labelSet: { message_id: messageId }, value: 0.2, timestamp: 1_700_000_000.25 } }),
     });
     const text = renderFamily({
       name: 'upstash_test_seconds',
@@ -154,15 +174,24 @@ const children: ChildProcessWithoutNullStreams[] = [];
 
 async function startChild(world: World, stateFile: string, extra: string[] = []): Promise<Child> {
   const args = [
-    CLI, 'run',
-    '--listen-address', '127.0.0.1:0',
-    '--qstash-url', world.emu.url,
-    '--state-file', stateFile,
-    '--poll-interval', 'logs=1s',
-    '--disable-collector', 'schedules',
-    '--logs-ingestion-delay', '150ms',
-    '--logs-overlap', '200ms',
-    '--log-level', 'info',
+    CLI,
+    'run',
+    '--listen-address',
+    '127.0.0.1:0',
+    '--qstash-url',
+    world.emu.url,
+    '--state-file',
+    stateFile,
+    '--poll-interval',
+    'logs=1s',
+    '--disable-collector',
+    'schedules',
+    '--logs-ingestion-delay',
+    '150ms',
+    '--logs-overlap',
+    '200ms',
+    '--log-level',
+    'info',
     ...extra,
   ];
   return spawnExporter(args, world.emu.credentials.token, children);
@@ -192,7 +221,10 @@ function scrape(child: Child, accept?: string, init: { method?: string; gzip?: b
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const body = Buffer.concat(chunks);
-        const text = res.headers['content-encoding'] === 'gzip' && body.length > 0 ? gunzipSync(body).toString('utf8') : body.toString('utf8');
+        const text =
+          res.headers['content-encoding'] === 'gzip' && body.length > 0
+            ? gunzipSync(body).toString('utf8')
+            : body.toString('utf8');
         done({ status: res.statusCode ?? 0, headers: res.headers, text });
       });
       res.on('error', fail);
@@ -216,7 +248,8 @@ const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\})? (\S
 function labelsOf(text: string | undefined): Record<string, string> {
   const labels: Record<string, string> = {};
   if (text === undefined) return labels;
-  for (const match of text.slice(1, -1).matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[match[1]!] = match[2]!;
+  for (const match of text.slice(1, -1).matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+    labels[match[1]!] = match[2]!;
   return labels;
 }
 
@@ -233,7 +266,12 @@ function samplesOf(text: string): { lines: Line[]; types: Map<string, string> } 
     const match = LINE.exec(raw);
     if (!match) throw new Error(`unreadable line: ${raw}`);
     const line: Line = { name: match[1]!, labels: labelsOf(match[2]), value: Number(match[3]!.replace('Nan', 'NaN')) };
-    if (match[4] !== undefined) line.exemplar = { labels: labelsOf(match[4]), value: Number(match[5]), timestamp: match[6] === undefined ? undefined : Number(match[6]) };
+    if (match[4] !== undefined)
+      line.exemplar = {
+        labels: labelsOf(match[4]),
+        value: Number(match[5]),
+        timestamp: match[6] === undefined ? undefined : Number(match[6]),
+      };
     lines.push(line);
   }
   return { lines, types };
@@ -248,7 +286,8 @@ const key = (line: { name: string; labels: Record<string, string> }): string =>
 
 function createdOf(text: string, name: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const line of samplesOf(text).lines) if (line.name === `${name}_created`) out.set(key({ name, labels: line.labels }), line.value);
+  for (const line of samplesOf(text).lines)
+    if (line.name === `${name}_created`) out.set(key({ name, labels: line.labels }), line.value);
   return out;
 }
 
@@ -277,15 +316,25 @@ describe('OpenMetrics exposition of the running exporter', () => {
     const deadline = Date.now() + 20_000;
     for (;;) {
       const { text } = await scrape(child, PROMETHEUS_ACCEPT);
-      const delivered = samplesOf(text).lines.filter((line) => line.name === `${DURATION}_count` && line.labels.outcome === 'delivered');
+      const delivered = samplesOf(text).lines.filter(
+        (line) => line.name === `${DURATION}_count` && line.labels.outcome === 'delivered',
+      );
       if (delivered.reduce((sum, line) => sum + line.value, 0) >= 8) break;
-      if (Date.now() > deadline) throw new Error(`no delivered durations on /metrics:\n${text.split('\n').filter((line) => line.includes('duration_seconds_count') || line.includes('DELIVERED')).join('\n').slice(0, 4000)}\n${child.stderr().slice(-2000)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no delivered durations on /metrics:\n${text
+            .split('\n')
+            .filter((line) => line.includes('duration_seconds_count') || line.includes('DELIVERED'))
+            .join('\n')
+            .slice(0, 4000)}\n${child.stderr().slice(-2000)}`,
+        );
       await sleep(200);
     }
   }, 60_000);
 
   afterAll(async () => {
-    for (const process of children.splice(0)) if (process.exitCode === null && process.signalCode === null) process.kill('SIGKILL');
+    for (const process of children.splice(0))
+      if (process.exitCode === null && process.signalCode === null) process.kill('SIGKILL');
     await world?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -308,7 +357,10 @@ describe('OpenMetrics exposition of the running exporter', () => {
     expect(old.text.endsWith('# EOF\n')).toBe(true);
 
     // gzip and HEAD work for both formats.
-    for (const [accept, type] of [[undefined, TEXT_TYPE], [PROMETHEUS_ACCEPT, OM_TYPE]] as const) {
+    for (const [accept, type] of [
+      [undefined, TEXT_TYPE],
+      [PROMETHEUS_ACCEPT, OM_TYPE],
+    ] as const) {
       const zipped = await scrape(child, accept, { gzip: true });
       expect(zipped.headers['content-encoding']).toBe('gzip');
       expect(zipped.headers['content-type']).toBe(type);
@@ -327,8 +379,13 @@ describe('OpenMetrics exposition of the running exporter', () => {
     let plain = samplesOf((await scrape(child)).text);
     let omText = (await scrape(child, PROMETHEUS_ACCEPT)).text;
     let om = samplesOf(omText);
-    const withoutCreated = (lines: typeof om.lines): typeof om.lines => lines.filter((line) => !line.name.endsWith('_created'));
-    for (let attempt = 0; attempt < 10 && !sameItems(new Set(withoutCreated(om.lines).map(key)), new Set(plain.lines.map(key))); attempt++) {
+    const withoutCreated = (lines: typeof om.lines): typeof om.lines =>
+      lines.filter((line) => !line.name.endsWith('_created'));
+    for (
+      let attempt = 0;
+      attempt < 10 && !sameItems(new Set(withoutCreated(om.lines).map(key)), new Set(plain.lines.map(key)));
+      attempt++
+    ) {
       await sleep(500);
       plain = samplesOf((await scrape(child)).text);
       omText = (await scrape(child, PROMETHEUS_ACCEPT)).text;
@@ -369,11 +426,13 @@ describe('OpenMetrics exposition of the running exporter', () => {
       expect(line.value).toBeGreaterThanOrEqual(startedAt - 0.01);
       expect(line.value).toBeLessThanOrEqual(Date.now() / 1000);
     }
-    for (const [family, type] of om.types) if (type === 'gauge') expect(om.lines.some((line) => line.name === `${family}_created`)).toBe(false);
+    for (const [family, type] of om.types)
+      if (type === 'gauge') expect(om.lines.some((line) => line.name === `${family}_created`)).toBe(false);
     // UNIT metadata where the name ends in a base unit, a suffix of the family name as the spec wants.
     expect(omText).toContain(`# UNIT ${DURATION} seconds`);
     expect(omText).toContain('# UNIT process_cpu_seconds seconds');
-    for (const [, name, unit] of omText.matchAll(/^# UNIT (\S+) (\S+)$/gm)) expect(name!.endsWith(`_${unit!}`)).toBe(true);
+    for (const [, name, unit] of omText.matchAll(/^# UNIT (\S+) (\S+)$/gm))
+      expect(name!.endsWith(`_${unit!}`)).toBe(true);
     // Counter families are named without _total; their samples keep it.
     expect(om.types.get(EVENTS.replace(/_total$/, ''))).toBe('counter');
 
@@ -385,12 +444,17 @@ describe('OpenMetrics exposition of the running exporter', () => {
     expect(created.filter((line) => line.name === `${DURATION}_created`)).toHaveLength(durationCounts.length);
     const requests = rest.filter((line) => line.name === 'upstash_exporter_api_requests_total');
     expect(requests.length).toBeGreaterThan(0);
-    expect(created.filter((line) => line.name === 'upstash_exporter_api_requests_created')).toHaveLength(requests.length);
+    expect(created.filter((line) => line.name === 'upstash_exporter_api_requests_created')).toHaveLength(
+      requests.length,
+    );
     const apiDurations = rest.filter((line) => line.name === 'upstash_exporter_api_request_duration_seconds_count');
     expect(apiDurations.length).toBeGreaterThan(0);
-    expect(created.filter((line) => line.name === 'upstash_exporter_api_request_duration_seconds_created')).toHaveLength(apiDurations.length);
+    expect(
+      created.filter((line) => line.name === 'upstash_exporter_api_request_duration_seconds_created'),
+    ).toHaveLength(apiDurations.length);
     // The self counters started with the process: created = its start (within the test's start).
-    for (const line of created.filter((l) => l.name === 'upstash_exporter_api_requests_created')) expect(line.value).toBeGreaterThanOrEqual(startedAt - 1);
+    for (const line of created.filter((l) => l.name === 'upstash_exporter_api_requests_created'))
+      expect(line.value).toBeGreaterThanOrEqual(startedAt - 1);
     // Continued from the checkpoint, so no created time: one would read as a reset.
     expect(created.some((line) => line.name === 'upstash_exporter_series_dropped_created')).toBe(false);
   });
@@ -402,7 +466,9 @@ describe('OpenMetrics exposition of the running exporter', () => {
     const buckets = om.lines.filter((line) => line.name === `${DURATION}_bucket`);
     const withExemplar = buckets.filter((line) => line.exemplar !== undefined);
     expect(withExemplar.length).toBeGreaterThan(0);
-    const bounds = [...new Set(buckets.map((line) => line.labels.le!))].map((le) => (le === '+Inf' ? Infinity : Number(le))).sort((a, b) => a - b);
+    const bounds = [...new Set(buckets.map((line) => line.labels.le!))]
+      .map((le) => (le === '+Inf' ? Infinity : Number(le)))
+      .sort((a, b) => a - b);
     for (const line of withExemplar) {
       const exemplar = line.exemplar!;
       expect(Object.keys(exemplar.labels)).toEqual(['message_id']);
@@ -416,7 +482,9 @@ describe('OpenMetrics exposition of the running exporter', () => {
     }
     // Never on a label, never elsewhere.
     expect(om.lines.some((line) => 'message_id' in line.labels)).toBe(false);
-    expect(om.lines.filter((line) => line.exemplar !== undefined).every((line) => line.name === `${DURATION}_bucket`)).toBe(true);
+    expect(
+      om.lines.filter((line) => line.exemplar !== undefined).every((line) => line.name === `${DURATION}_bucket`),
+    ).toBe(true);
   });
 
   it('serves text 0.0.4 whatever the Accept header with --no-openmetrics', async () => {
@@ -439,7 +507,14 @@ describe('OpenMetrics exposition of the running exporter', () => {
     // It parses; the only remarks are on three of prom-client's process defaults (gauges named
     // *_total), none on the exporter's own families.
     const remarks = `${lint.stdout}${lint.stderr}`.split('\n').filter((line) => line.trim() !== '');
-    expect(remarks.filter((line) => !/^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/.test(line))).toEqual([]);
+    expect(
+      remarks.filter(
+        (line) =>
+          !/^nodejs_active_(handles|requests|resources)_total non-counter metrics should not have "_total" suffix$/.test(
+            line,
+          ),
+      ),
+    ).toEqual([]);
 
     // promtool 2.42's `check metrics` reads text 0.0.4 only (it stops at the first exemplar:
     // "expected integer as timestamp, got #"), so OpenMetrics goes through promtool's own
@@ -451,62 +526,94 @@ describe('OpenMetrics exposition of the running exporter', () => {
     const now = Math.floor(Date.now() / 1000);
     const stamped = om
       .split('\n')
-      .map((line) => (line === '' || line.startsWith('#') ? line : line.replace(/^(\S+(?:\{.*?\})? \S+)( # .*)?$/, `$1 ${now}$2`)))
+      .map((line) =>
+        line === '' || line.startsWith('#') ? line : line.replace(/^(\S+(?:\{.*?\})? \S+)( # .*)?$/, `$1 ${now}$2`),
+      )
       .join('\n');
     const input = join(dir, 'scrape.om');
     writeFileSync(input, stamped);
-    const backfill = spawnSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', input, join(dir, 'blocks')], { encoding: 'utf8' });
+    const backfill = spawnSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', input, join(dir, 'blocks')], {
+      encoding: 'utf8',
+    });
     expect(backfill.status, `${backfill.stdout}${backfill.stderr}`).toBe(0);
   });
 
-  it.skipIf(binaries.skip)(`a real Prometheus 2.42 scrapes OpenMetrics with its default Accept, exemplars included${binaries.needs}`, async () => {
-    binaries.ensure();
-    const port = await freePort();
-    const promDir = join(dir, 'prometheus');
-    const target = child.url.replace('http://', '');
-    writeFileSync(join(dir, 'prometheus.yml'), YAML.stringify({ global: { scrape_interval: '1s' }, scrape_configs: [{ job_name: 'upstash-exporter', static_configs: [{ targets: [target] }] }] }));
-    const prometheus: Daemon = startDaemon('prometheus', [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${promDir}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--enable-feature=exemplar-storage',
-    ]);
-    const base = `http://127.0.0.1:${port}`;
-    const query = async (promql: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> => {
-      const body = (await (await fetch(`${base}/api/v1/query?query=${encodeURIComponent(promql)}`)).json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
-      return body.data.result;
-    };
-    try {
-      const deadline = Date.now() + 30_000;
-      let exemplars: Array<{ seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string> }> }> = [];
-      for (;;) {
-        try {
-          const targets = (await (await fetch(`${base}/api/v1/targets`)).json()) as { data: { activeTargets: Array<{ health: string; lastError: string }> } };
-          const active = targets.data.activeTargets[0];
-          if (active !== undefined && active.lastError !== '') throw new Error(`scrape failed: ${active.lastError}`);
-          const up = await query('up');
-          const events = await query(EVENTS);
-          const start = Math.floor(Date.now() / 1000) - 120;
-          const found = (await (await fetch(`${base}/api/v1/query_exemplars?query=${encodeURIComponent(`${DURATION}_bucket`)}&start=${start}&end=${start + 240}`)).json()) as { data: typeof exemplars };
-          exemplars = found.data;
-          if (up[0]?.value[1] === '1' && events.length > 0 && exemplars.length > 0) break;
-        } catch (error) {
-          if (error instanceof Error && error.message.startsWith('scrape failed')) throw error;
+  it.skipIf(binaries.skip)(
+    `a real Prometheus 2.42 scrapes OpenMetrics with its default Accept, exemplars included${binaries.needs}`,
+    async () => {
+      binaries.ensure();
+      const port = await freePort();
+      const promDir = join(dir, 'prometheus');
+      const target = child.url.replace('http://', '');
+      writeFileSync(
+        join(dir, 'prometheus.yml'),
+        YAML.stringify({
+          global: { scrape_interval: '1s' },
+          scrape_configs: [{ job_name: 'upstash-exporter', static_configs: [{ targets: [target] }] }],
+        }),
+      );
+      const prometheus: Daemon = startDaemon('prometheus', [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${promDir}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--enable-feature=exemplar-storage',
+      ]);
+      const base = `http://127.0.0.1:${port}`;
+      const query = async (
+        promql: string,
+      ): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> => {
+        const body = (await (await fetch(`${base}/api/v1/query?query=${encodeURIComponent(promql)}`)).json()) as {
+          data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+        };
+        return body.data.result;
+      };
+      try {
+        const deadline = Date.now() + 30_000;
+        let exemplars: Array<{
+          seriesLabels: Record<string, string>;
+          exemplars: Array<{ labels: Record<string, string> }>;
+        }> = [];
+        for (;;) {
+          try {
+            const targets = (await (await fetch(`${base}/api/v1/targets`)).json()) as {
+              data: { activeTargets: Array<{ health: string; lastError: string }> };
+            };
+            const active = targets.data.activeTargets[0];
+            if (active !== undefined && active.lastError !== '') throw new Error(`scrape failed: ${active.lastError}`);
+            const up = await query('up');
+            const events = await query(EVENTS);
+            const start = Math.floor(Date.now() / 1000) - 120;
+            const found = (await (
+              await fetch(
+                `${base}/api/v1/query_exemplars?query=${encodeURIComponent(`${DURATION}_bucket`)}&start=${start}&end=${start + 240}`,
+              )
+            ).json()) as { data: typeof exemplars };
+            exemplars = found.data;
+            if (up[0]?.value[1] === '1' && events.length > 0 && exemplars.length > 0) break;
+          } catch (error) {
+            if (error instanceof Error && error.message.startsWith('scrape failed')) throw error;
+          }
+          if (Date.now() > deadline || prometheus.child.exitCode !== null)
+            throw new Error(`Prometheus did not ingest the exporter:\n${prometheus.output().slice(-3000)}`);
+          await sleep(250);
         }
-        if (Date.now() > deadline || prometheus.child.exitCode !== null) throw new Error(`Prometheus did not ingest the exporter:\n${prometheus.output().slice(-3000)}`);
-        await sleep(250);
+        expect(
+          exemplars
+            .flatMap((series) => series.exemplars)
+            .every((exemplar) => /^msg_/.test(exemplar.labels.message_id ?? '')),
+        ).toBe(true);
+        // It negotiated OpenMetrics: 2.42 ingests `_created` as series of their own (created-timestamp
+        // ingestion, which would use them instead, does not exist in 2.42).
+        expect((await query('upstash_qstash_message_events_created')).length).toBeGreaterThan(0);
+        expect(Number((await query('scrape_samples_scraped'))[0]?.value[1])).toBeGreaterThan(0);
+        // Same series names as text 0.0.4: the counter keeps its _total name.
+        expect((await query(`${EVENTS}{state="DELIVERED"}`)).length).toBeGreaterThan(0);
+      } finally {
+        await prometheus.stop();
       }
-      expect(exemplars.flatMap((series) => series.exemplars).every((exemplar) => /^msg_/.test(exemplar.labels.message_id ?? ''))).toBe(true);
-      // It negotiated OpenMetrics: 2.42 ingests `_created` as series of their own (created-timestamp
-      // ingestion, which would use them instead, does not exist in 2.42).
-      expect((await query('upstash_qstash_message_events_created')).length).toBeGreaterThan(0);
-      expect(Number((await query('scrape_samples_scraped'))[0]?.value[1])).toBeGreaterThan(0);
-      // Same series names as text 0.0.4: the counter keeps its _total name.
-      expect((await query(`${EVENTS}{state="DELIVERED"}`)).length).toBeGreaterThan(0);
-    } finally {
-      await prometheus.stop();
-    }
-  }, 45_000);
+    },
+    45_000,
+  );
 
   it('keeps created times across a restart on the same state file; a file without them gives none', async () => {
     const beforeText = (await scrape(child, PROMETHEUS_ACCEPT)).text;
@@ -516,7 +623,12 @@ describe('OpenMetrics exposition of the running exporter', () => {
     expect(before.size).toBeGreaterThan(0);
     expect(beforeDuration.size).toBeGreaterThan(0);
     await stopChild(child);
-    const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as { payload: { counters: { events: { series: unknown[][] } }; histograms: { duration: { series: Array<Record<string, unknown>> } } } };
+    const saved = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+      payload: {
+        counters: { events: { series: unknown[][] } };
+        histograms: { duration: { series: Array<Record<string, unknown>> } };
+      };
+    };
     expect(saved.payload.counters.events.series.every((series) => typeof series[2] === 'number')).toBe(true);
 
     const restartedAt = Date.now() / 1000;

@@ -5,14 +5,26 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { boundLabelValue, isCutLabelValue, LABEL_VALUE_MAX_BYTES, OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../src/metrics/cardinality.js';
+import {
+  boundLabelValue,
+  isCutLabelValue,
+  LABEL_VALUE_MAX_BYTES,
+  OVERFLOW_LABEL_VALUE,
+  SeriesGuard,
+} from '../../src/metrics/cardinality.js';
 import { buildRevision, SelfMetrics } from '../../src/metrics/self.js';
 import { createRegistry, SnapshotRegistry } from '../../src/metrics/snapshot.js';
 
-async function samples(registry: Registry, name: string): Promise<{ labels: Record<string, string | number>; value: number }[]> {
+async function samples(
+  registry: Registry,
+  name: string,
+): Promise<{ labels: Record<string, string | number>; value: number }[]> {
   const metric = registry.getSingleMetric(name);
   if (metric === undefined) throw new Error(`no metric ${name}`);
-  return (await metric.get()).values.map((v) => ({ labels: v.labels as Record<string, string | number>, value: v.value }));
+  return (await metric.get()).values.map((v) => ({
+    labels: v.labels as Record<string, string | number>,
+    value: v.value,
+  }));
 }
 
 function promtoolAvailable(): boolean {
@@ -21,7 +33,11 @@ function promtoolAvailable(): boolean {
 
 describe('SelfMetrics', () => {
   it('serves build_info with version, revision and Node version', async () => {
-    const self = new SelfMetrics({ version: '1.2.3', revision: buildRevision({ UPSTASH_EXPORTER_REVISION: 'abc123' }), processMetrics: false });
+    const self = new SelfMetrics({
+      version: '1.2.3',
+      revision: buildRevision({ UPSTASH_EXPORTER_REVISION: 'abc123' }),
+      processMetrics: false,
+    });
     expect(await samples(self.registry, 'upstash_exporter_build_info')).toEqual([
       { labels: { version: '1.2.3', revision: 'abc123', nodejs_version: process.version }, value: 1 },
     ]);
@@ -43,7 +59,10 @@ describe('SelfMetrics', () => {
     ]) {
       const got = await samples(self.registry, name);
       expect(got.map((s) => s.labels.collector).sort(), name).toEqual(['account', 'logs']);
-      expect(got.every((s) => s.value === 0), name).toBe(true);
+      expect(
+        got.every((s) => s.value === 0),
+        name,
+      ).toBe(true);
     }
     self.recordPoll({ collector: 'logs', ok: true, durationSeconds: 0.25, finishedAtMs: 1_700_000_000_000 });
     self.recordPoll({ collector: 'account', ok: false, durationSeconds: 1.5, finishedAtMs: 1_700_000_001_000 });
@@ -65,7 +84,14 @@ describe('SelfMetrics', () => {
   it('implements the API clients onRequest hook', async () => {
     const self = new SelfMetrics({ version: '1.0.0', processMetrics: false });
     const { onRequest } = self; // passed detached, as the clients receive it
-    onRequest({ api: 'qstash', endpoint: '/v2/logs', method: 'GET', code: '200', durationSeconds: 0.04, rateLimitRemaining: 99 });
+    onRequest({
+      api: 'qstash',
+      endpoint: '/v2/logs',
+      method: 'GET',
+      code: '200',
+      durationSeconds: 0.04,
+      rateLimitRemaining: 99,
+    });
     onRequest({ api: 'qstash', endpoint: '/v2/logs', method: 'GET', code: '429', durationSeconds: 0.02 });
     onRequest({ api: 'management', endpoint: '/v2/search', method: 'GET', code: 'timeout', durationSeconds: 10 });
     const requests = await samples(self.registry, 'upstash_exporter_api_requests_total');
@@ -78,20 +104,30 @@ describe('SelfMetrics', () => {
     );
     const text = await self.registry.metrics();
     expect(text).toContain('upstash_exporter_api_request_duration_seconds_count{api="qstash",endpoint="/v2/logs"} 2');
-    expect(text).toContain('upstash_exporter_api_request_duration_seconds_bucket{le="0.05",api="qstash",endpoint="/v2/logs"} 2');
-    expect(text).toContain('upstash_exporter_api_request_duration_seconds_bucket{le="10",api="management",endpoint="/v2/search"} 1');
+    expect(text).toContain(
+      'upstash_exporter_api_request_duration_seconds_bucket{le="0.05",api="qstash",endpoint="/v2/logs"} 2',
+    );
+    expect(text).toContain(
+      'upstash_exporter_api_request_duration_seconds_bucket{le="10",api="management",endpoint="/v2/search"} 1',
+    );
     // The 429 carried no header: the last value seen stays.
-    expect(await samples(self.registry, 'upstash_exporter_rate_limit_remaining')).toEqual([{ labels: { api: 'qstash' }, value: 99 }]);
+    expect(await samples(self.registry, 'upstash_exporter_rate_limit_remaining')).toEqual([
+      { labels: { api: 'qstash' }, value: 99 },
+    ]);
   });
 
   it('registers only families documented in docs/metrics.md, plus the process defaults', () => {
     const self = new SelfMetrics({ version: '1.0.0' });
     const doc = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
-    const names = [self.registry, self.processRegistry].flatMap((registry) => registry.getMetricsAsArray().map((m) => m.name));
+    const names = [self.registry, self.processRegistry].flatMap((registry) =>
+      registry.getMetricsAsArray().map((m) => m.name),
+    );
     const own = names.filter((n) => n.startsWith('upstash_'));
     expect(own.length).toBeGreaterThanOrEqual(11);
     for (const name of own) expect(doc, name).toContain(`\`${name}\``);
-    expect(names.filter((n) => !n.startsWith('upstash_')).every((n) => n.startsWith('process_') || n.startsWith('nodejs_'))).toBe(true);
+    expect(
+      names.filter((n) => !n.startsWith('upstash_')).every((n) => n.startsWith('process_') || n.startsWith('nodejs_')),
+    ).toBe(true);
   });
 
   it('passes promtool check metrics on its own families', async (ctx) => {
@@ -100,19 +136,36 @@ describe('SelfMetrics', () => {
       ctx.skip('promtool not installed');
     }
     const self = new SelfMetrics({ version: '1.0.0', collectors: ['logs', 'vector'] });
-    self.onRequest({ api: 'qstash', endpoint: '/v2/logs', method: 'GET', code: '200', durationSeconds: 0.1, rateLimitRemaining: 5 });
+    self.onRequest({
+      api: 'qstash',
+      endpoint: '/v2/logs',
+      method: 'GET',
+      code: '200',
+      durationSeconds: 0.1,
+      rateLimitRemaining: 5,
+    });
     self.recordPoll({ collector: 'logs', ok: true, durationSeconds: 0.1, finishedAtMs: Date.now() });
-    const guard = new SeriesGuard({ metric: 'upstash_qstash_message_events_total', limit: 1, dropped: self.seriesDropped });
+    const guard = new SeriesGuard({
+      metric: 'upstash_qstash_message_events_total',
+      limit: 1,
+      dropped: self.seriesDropped,
+    });
     guard.admit({ state: 'CREATED' });
     guard.admit({ state: 'ACTIVE' });
     const text = (await self.registry.metrics()) + (await self.processRegistry.metrics());
     // prom-client's default metrics include gauges named nodejs_active_{handles,requests,resources}_total,
     // which promtool's lint rejects ("non-counter metrics should not have _total suffix"). They are
     // prom-client's names, not ours: drop exactly those three families and lint everything else.
-    const knownDefaultLintFailures = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+    const knownDefaultLintFailures = [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ];
     const filtered = text
       .split('\n')
-      .filter((line) => !knownDefaultLintFailures.some((family) => line.includes(` ${family} `) || line.startsWith(family)))
+      .filter(
+        (line) => !knownDefaultLintFailures.some((family) => line.includes(` ${family} `) || line.startsWith(family)),
+      )
       .join('\n');
     expect(filtered).toContain('upstash_exporter_build_info');
     expect(filtered).toContain('process_cpu_seconds_total');
@@ -132,7 +185,12 @@ describe('SelfMetrics', () => {
 describe('SeriesGuard', () => {
   it('admits up to the limit, then folds into one overflow series keeping the kept labels', async () => {
     const self = new SelfMetrics({ version: '1.0.0', processMetrics: false });
-    const guard = new SeriesGuard<'state' | 'queue'>({ metric: 'upstash_qstash_message_events_total', limit: 2, keep: ['state'], dropped: self.seriesDropped });
+    const guard = new SeriesGuard<'state' | 'queue'>({
+      metric: 'upstash_qstash_message_events_total',
+      limit: 2,
+      keep: ['state'],
+      dropped: self.seriesDropped,
+    });
     expect(await samples(self.registry, 'upstash_exporter_series_dropped_total')).toEqual([
       { labels: { metric: 'upstash_qstash_message_events_total' }, value: 0 },
     ]);
@@ -140,7 +198,10 @@ describe('SeriesGuard', () => {
     expect(guard.admit({ queue: 'b', state: 'ACTIVE' })).toEqual({ queue: 'b', state: 'ACTIVE' });
     // Full: a known set still gets its own series, in any key order.
     expect(guard.admit({ queue: 'a', state: 'CREATED' })).toEqual({ state: 'CREATED', queue: 'a' });
-    expect(guard.admit({ state: 'DELIVERED', queue: 'c' }, 3)).toEqual({ state: 'DELIVERED', queue: OVERFLOW_LABEL_VALUE });
+    expect(guard.admit({ state: 'DELIVERED', queue: 'c' }, 3)).toEqual({
+      state: 'DELIVERED',
+      queue: OVERFLOW_LABEL_VALUE,
+    });
     expect(guard.admit({ state: 'ERROR', queue: 'd' })).toEqual({ state: 'ERROR', queue: OVERFLOW_LABEL_VALUE });
     expect(guard.size).toBe(2);
     expect(guard.folded).toBe(4);
@@ -171,7 +232,12 @@ describe('SeriesGuard', () => {
 
   it('works as the label set of a real counter', async () => {
     const registry = createRegistry();
-    const counter = new Counter({ name: 'x_total', help: 'x', labelNames: ['state', 'queue'] as const, registers: [registry] });
+    const counter = new Counter({
+      name: 'x_total',
+      help: 'x',
+      labelNames: ['state', 'queue'] as const,
+      registers: [registry],
+    });
     const guard = new SeriesGuard<'state' | 'queue'>({ metric: 'x_total', limit: 1, keep: ['state'] });
     for (const queue of ['q1', 'q2', 'q3']) counter.inc(guard.admit({ state: 'DELIVERED', queue }));
     const text = await registry.metrics();
@@ -189,7 +255,10 @@ describe('SnapshotRegistry', () => {
     const snapshot = new SnapshotRegistry();
     expect(await snapshot.current.metrics()).toBe('\n');
     await snapshot.build((registry) => {
-      new Gauge({ name: 'item_info', help: 'i', labelNames: ['id'] as const, registers: [registry] }).set({ id: 'a' }, 1);
+      new Gauge({ name: 'item_info', help: 'i', labelNames: ['id'] as const, registers: [registry] }).set(
+        { id: 'a' },
+        1,
+      );
     });
     const first = snapshot.current;
     await expect(
@@ -201,7 +270,10 @@ describe('SnapshotRegistry', () => {
     expect(snapshot.current).toBe(first);
     // Series of vanished items go with the old registry.
     await snapshot.build((registry) => {
-      new Gauge({ name: 'item_info', help: 'i', labelNames: ['id'] as const, registers: [registry] }).set({ id: 'b' }, 1);
+      new Gauge({ name: 'item_info', help: 'i', labelNames: ['id'] as const, registers: [registry] }).set(
+        { id: 'b' },
+        1,
+      );
     });
     const text = await snapshot.current.metrics();
     expect(text).toContain('item_info{id="b"} 1');
@@ -233,7 +305,12 @@ describe('label value bounding', () => {
 
   it('bounds every label set the guard admits, counting each value cut once per series', async () => {
     const self = new SelfMetrics({ version: '1.0.0', processMetrics: false });
-    const guard = new SeriesGuard<'state' | 'queue'>({ metric: 'm', limit: 5, keep: ['state'], ...self.seriesCounters });
+    const guard = new SeriesGuard<'state' | 'queue'>({
+      metric: 'm',
+      limit: 5,
+      keep: ['state'],
+      ...self.seriesCounters,
+    });
     const queue = 'x'.repeat(10_000);
     const admitted = guard.admit({ state: 'CREATED', queue });
     expect(admitted).toEqual({ state: 'CREATED', queue: boundLabelValue(queue) });
@@ -241,15 +318,25 @@ describe('label value bounding', () => {
     expect(guard.has({ state: 'CREATED', queue })).toBe(true);
     guard.admit({ state: 'CREATED', queue: `${queue}y` });
     expect(guard.size).toBe(2);
-    expect(await samples(self.registry, 'upstash_exporter_label_values_truncated_total')).toEqual([{ labels: { metric: 'm' }, value: 2 }]);
+    expect(await samples(self.registry, 'upstash_exporter_label_values_truncated_total')).toEqual([
+      { labels: { metric: 'm' }, value: 2 },
+    ]);
     // After a restart the cut values are recognised, so the counter comes back to its value; a
     // checkpoint written before bounding (long values) restores bounded sets, counted the same.
-    for (const saved of [guard.exportState(), [{ state: 'CREATED', queue }, { state: 'CREATED', queue: `${queue}y` }]]) {
+    for (const saved of [
+      guard.exportState(),
+      [
+        { state: 'CREATED', queue },
+        { state: 'CREATED', queue: `${queue}y` },
+      ],
+    ]) {
       const next = new SelfMetrics({ version: '1.0.0', processMetrics: false });
       const restored = new SeriesGuard({ metric: 'm', limit: 5, ...next.seriesCounters });
       restored.restoreState(saved);
       expect(restored.exportState()[0]).toEqual(admitted);
-      expect(await samples(next.registry, 'upstash_exporter_label_values_truncated_total')).toEqual([{ labels: { metric: 'm' }, value: 2 }]);
+      expect(await samples(next.registry, 'upstash_exporter_label_values_truncated_total')).toEqual([
+        { labels: { metric: 'm' }, value: 2 },
+      ]);
     }
     expect(isCutLabelValue('short~0123456789ab')).toBe(false);
   });

@@ -19,7 +19,12 @@ afterEach(async () => {
 it('after a daily-limit 429 the probe sends nothing until the limit resets', async () => {
   const reset = Math.floor(Date.now() / 1000) + 3600;
   server = await startServiceDouble((_req, res) =>
-    sendJson(res, 429, { error: 'daily ratelimit exceeded' }, { 'RateLimit-Limit': '500', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) }),
+    sendJson(
+      res,
+      429,
+      { error: 'daily ratelimit exceeded' },
+      { 'RateLimit-Limit': '500', 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) },
+    ),
   );
   delivery = new DeliveryClient({ baseUrl: server.url, token: 'tok-probe' });
   const captured = captureLogger('info');
@@ -35,7 +40,9 @@ it('after a daily-limit 429 the probe sends nothing until the limit resets', asy
     logger,
   });
   probe.start();
-  await eventually(() => (captured.text().includes('daily request limit is reached') ? [] : ['no daily-limit log line yet']));
+  await eventually(() =>
+    captured.text().includes('daily request limit is reached') ? [] : ['no daily-limit log line yet'],
+  );
   // Twenty-five intervals later, still the one request (a burst 429 would have been retried,
   // and the schedule would have probed again every 20 ms).
   await sleep(500);

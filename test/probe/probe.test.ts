@@ -23,7 +23,17 @@ import { startExporter, type ExporterHandle } from '../../src/exporter.js';
 import { createProbe, type ProbeHandle } from '../../src/probe/index.js';
 import { ProbeMetrics } from '../../src/probe/metrics.js';
 import { startServer, type ExporterServer, type ExporterView } from '../../src/server/index.js';
-import { captureLogger, eventually, exporterTestArgs, familiesOf, parseExposition, sleep, valueOf, type CapturedLogger, type Family } from '../support/exporter-e2e-helpers.js';
+import {
+  captureLogger,
+  eventually,
+  exporterTestArgs,
+  familiesOf,
+  parseExposition,
+  sleep,
+  valueOf,
+  type CapturedLogger,
+  type Family,
+} from '../support/exporter-e2e-helpers.js';
 
 const TOKEN = 'probe-test-qstash-token-51c0';
 const KEY_A = 'sig_ProbeKeyAAAAAAAAAAAAAAAAAAAAA';
@@ -70,9 +80,12 @@ async function startIngress(): Promise<Ingress> {
           return;
         }
         // A man in the middle: same signature, a body claiming an earlier send time.
-        if (ingress.mode === 'tamper') body = body.replace(/"sentAt":(\d+)/, (_m, ms: string) => `"sentAt":${Number(ms) - 1}`);
+        if (ingress.mode === 'tamper')
+          body = body.replace(/"sentAt":(\d+)/, (_m, ms: string) => `"sentAt":${Number(ms) - 1}`);
         const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name)),
+          Object.entries(req.headers).filter(
+            ([name]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name),
+          ),
         ) as Record<string, string>;
         const answer = await request(`${ingress.target}${req.url ?? '/'}`, { method: 'POST', headers, body });
         const text = await answer.body.text();
@@ -101,11 +114,16 @@ function configFor(emulator: EmulatorHandle, ingress: Ingress, extra: string[] =
     [
       ...exporterTestArgs(emulator.url, TOKEN),
       '--probe-enabled',
-      '--probe-interval', '1m',
-      '--probe-timeout', '1500ms',
-      '--probe-receiver-url', `${ingress.url}${RECEIVER_PATH}`,
-      '--qstash-current-signing-key', KEY_A,
-      '--qstash-next-signing-key', KEY_B,
+      '--probe-interval',
+      '1m',
+      '--probe-timeout',
+      '1500ms',
+      '--probe-receiver-url',
+      `${ingress.url}${RECEIVER_PATH}`,
+      '--qstash-current-signing-key',
+      KEY_A,
+      '--qstash-next-signing-key',
+      KEY_B,
       ...extra,
     ],
     {},
@@ -123,7 +141,13 @@ interface ProbeStack {
 }
 
 function viewOf(probe: ProbeHandle): ExporterView {
-  return { version: 'test', registries: () => [{ name: 'probe', registry: probe.registry }], status: () => [], ready: () => true, waitingFor: () => [] };
+  return {
+    version: 'test',
+    registries: () => [{ name: 'probe', registry: probe.registry }],
+    status: () => [],
+    ready: () => true,
+    waitingFor: () => [],
+  };
 }
 
 const stacks: Array<{ close(): Promise<void> }> = [];
@@ -135,13 +159,24 @@ afterEach(async () => {
 async function startProbeStack(
   options: { emulator?: Parameters<typeof createEmulator>[0]; args?: (ingressUrl: string) => string[] } = {},
 ): Promise<ProbeStack> {
-  const emulator = await createEmulator({ token: TOKEN, currentSigningKey: KEY_A, nextSigningKey: KEY_B, ...options.emulator });
+  const emulator = await createEmulator({
+    token: TOKEN,
+    currentSigningKey: KEY_A,
+    nextSigningKey: KEY_B,
+    ...options.emulator,
+  });
   const ingress = await startIngress();
   const config = configFor(emulator, ingress, options.args?.(ingress.url));
   const log = captureLogger('debug');
   const delivery = new DeliveryClient({ baseUrl: emulator.url, token: TOKEN, retry: { maxRetries: 0 } });
   const probe = createProbe(config, { delivery, logger: log.logger });
-  const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: null, view: viewOf(probe), logger: log.logger, extraRouters: [probe.router] });
+  const server = await startServer({
+    listen: { host: '127.0.0.1', port: 0 },
+    webConfigFile: null,
+    view: viewOf(probe),
+    logger: log.logger,
+    extraRouters: [probe.router],
+  });
   ingress.target = server.url.replace(/\/$/, '');
   const stack: ProbeStack = {
     emulator,
@@ -162,7 +197,8 @@ async function startProbeStack(
   return stack;
 }
 
-const value = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined => valueOf(families, name, labels);
+const value = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined =>
+  valueOf(families, name, labels);
 
 // ---- tests -----------------------------------------------------------------------------------
 
@@ -181,7 +217,9 @@ describe('canary probe against the emulator', () => {
     expect(accept).toBeGreaterThan(0);
     expect(delivered).toBeGreaterThanOrEqual(accept - 0.002);
     expect(delivered).toBeLessThan(1.5);
-    expect(value(families, 'upstash_probe_last_success_timestamp_seconds', { kind: 'message' })).toBeGreaterThanOrEqual(before);
+    expect(value(families, 'upstash_probe_last_success_timestamp_seconds', { kind: 'message' })).toBeGreaterThanOrEqual(
+      before,
+    );
 
     // What the service was asked to deliver: a labelled, de-duplicated probe in the probe queue.
     const [delivery] = stack.ingress.requests;
@@ -189,7 +227,11 @@ describe('canary probe against the emulator', () => {
     expect(delivery!.headers['upstash-signature']).toMatch(/^ey/);
     const body = JSON.parse(delivery!.body) as Record<string, unknown>;
     expect(body).toMatchObject({ probe: 'upstash-exporter-probe', kind: 'message' });
-    const logs = (await (await fetch(`${stack.emulator.url}/v2/logs?queueName=upstash-exporter-probe`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as {
+    const logs = (await (
+      await fetch(`${stack.emulator.url}/v2/logs?queueName=upstash-exporter-probe`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      })
+    ).json()) as {
       logs: Array<Record<string, unknown>>;
     };
     expect(logs.logs.map((entry) => entry.state)).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
@@ -284,12 +326,25 @@ describe('canary probe against the emulator', () => {
     const stack = await startProbeStack();
     const receiver = `${stack.server.url.replace(/\/$/, '')}${RECEIVER_PATH}`;
     const subject = `${stack.ingress.url}${RECEIVER_PATH}`;
-    const post = async (body: string, signature?: string): Promise<{ status: number; json: Record<string, unknown> }> => {
-      const response = await fetch(receiver, { method: 'POST', body, headers: signature === undefined ? {} : { 'upstash-signature': signature } });
+    const post = async (
+      body: string,
+      signature?: string,
+    ): Promise<{ status: number; json: Record<string, unknown> }> => {
+      const response = await fetch(receiver, {
+        method: 'POST',
+        body,
+        headers: signature === undefined ? {} : { 'upstash-signature': signature },
+      });
       return { status: response.status, json: (await response.json()) as Record<string, unknown> };
     };
-    const probeBody = JSON.stringify({ probe: 'upstash-exporter-probe', id: 'probe_message_1_abc', kind: 'message', sentAt: Date.now() });
-    const sign = (body: string, key = KEY_A, url = subject): string => signDelivery({ url, body: Buffer.from(body), key, nowMs: Date.now() });
+    const probeBody = JSON.stringify({
+      probe: 'upstash-exporter-probe',
+      id: 'probe_message_1_abc',
+      kind: 'message',
+      sentAt: Date.now(),
+    });
+    const sign = (body: string, key = KEY_A, url = subject): string =>
+      signDelivery({ url, body: Buffer.from(body), key, nowMs: Date.now() });
 
     expect((await post(probeBody)).status).toBe(401);
     expect((await post(probeBody, sign(probeBody, KEY_C))).status).toBe(401);
@@ -298,7 +353,15 @@ describe('canary probe against the emulator', () => {
     // Signed by the service, but not a probe this process sent: 200 so the service stops retrying.
     expect(await post(probeBody, sign(probeBody))).toEqual({ status: 200, json: { result: 'unknown' } });
     expect((await post('{"hello":"world"}', sign('{"hello":"world"}'))).status).toBe(400);
-    expect((await fetch(receiver, { method: 'POST', body: 'x'.repeat(64 * 1024), headers: { 'upstash-signature': sign('x') } })).status).toBe(413);
+    expect(
+      (
+        await fetch(receiver, {
+          method: 'POST',
+          body: 'x'.repeat(64 * 1024),
+          headers: { 'upstash-signature': sign('x') },
+        })
+      ).status,
+    ).toBe(413);
     // Another method is 405 naming POST, not 404.
     const got = await fetch(receiver);
     expect(got.status).toBe(405);
@@ -315,7 +378,9 @@ describe('canary probe against the emulator', () => {
   });
 
   it('with --probe-workflow-url a workflow run is triggered too, with the probe id as run id', async () => {
-    const stack = await startProbeStack({ args: (ingressUrl) => ['--probe-workflow-url', `${ingressUrl}${RECEIVER_PATH}?run=workflow`] });
+    const stack = await startProbeStack({
+      args: (ingressUrl) => ['--probe-workflow-url', `${ingressUrl}${RECEIVER_PATH}?run=workflow`],
+    });
     expect(await stack.probe.probe.runOnce()).toEqual({ message: 'success', workflow: 'success' });
     const workflow = stack.ingress.requests.find((r) => r.url.endsWith('?run=workflow'))!;
     const body = JSON.parse(workflow.body) as { id: string; kind: string };
@@ -339,7 +404,14 @@ describe('the probe inside the exporter', () => {
     writeFileSync(webConfig, `basic_auth_users:\n  prometheus: ${bcrypt.hashSync('scrape-secret', 4)}\n`);
     const emulator = await createEmulator({ token: TOKEN, currentSigningKey: KEY_A, nextSigningKey: KEY_B });
     const ingress = await startIngress();
-    const config = configFor(emulator, ingress, ['--probe-interval', '1s', '--web-config-file', webConfig, '--poll-interval', '1s']);
+    const config = configFor(emulator, ingress, [
+      '--probe-interval',
+      '1s',
+      '--web-config-file',
+      webConfig,
+      '--poll-interval',
+      '1s',
+    ]);
     const log = captureLogger('info');
     const closeUpstream = async (): Promise<void> => {
       await ingress.close();
@@ -363,9 +435,13 @@ describe('the probe inside the exporter', () => {
     expect((await fetch(new URL('/metrics', exporter.url))).status).toBe(401);
 
     await eventually(async () => {
-      const families = parseExposition(await (await fetch(new URL('/metrics', exporter.url), { headers: auth })).text());
+      const families = parseExposition(
+        await (await fetch(new URL('/metrics', exporter.url), { headers: auth })).text(),
+      );
       const successes = value(families, 'upstash_probe_runs_total', { kind: 'message', result: 'success' }) ?? 0;
-      return successes >= 2 && value(families, 'upstash_probe_success', { kind: 'message' }) === 1 ? [] : [`probe successes: ${successes}`];
+      return successes >= 2 && value(families, 'upstash_probe_success', { kind: 'message' }) === 1
+        ? []
+        : [`probe successes: ${successes}`];
     }, 8_000);
     // The deliveries went through the receiver without basic auth, and were accepted.
     expect(ingress.requests.length).toBeGreaterThanOrEqual(2);

@@ -22,7 +22,8 @@ const schedule = (scheduleId: string, isPaused: boolean) => ({
 
 async function scheduleService(verb: 'PATCH' | 'POST'): Promise<ServiceDouble> {
   const server = await startServiceDouble((req, res) => {
-    if (req.method === 'GET' && pathOf(req) === '/v2/schedules') return sendJson(res, 200, [schedule('scd_run', false), schedule('scd_paused', true)]);
+    if (req.method === 'GET' && pathOf(req) === '/v2/schedules')
+      return sendJson(res, 200, [schedule('scd_run', false), schedule('scd_paused', true)]);
     if (req.method !== verb) return sendJson(res, 405, { error: 'method not allowed' });
     res.writeHead(200).end();
   });
@@ -43,7 +44,11 @@ describe('pauseSchedules over both schedule verbs', () => {
         { scheduleId: 'scd_gone', result: 'not_found' },
       ]);
       const pauses = server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.url}`);
-      expect(pauses).toEqual(verb === 'PATCH' ? ['PATCH /v2/schedules/scd_run/pause'] : ['PATCH /v2/schedules/scd_run/pause', 'POST /v2/schedules/scd_run/pause']);
+      expect(pauses).toEqual(
+        verb === 'PATCH'
+          ? ['PATCH /v2/schedules/scd_run/pause']
+          : ['PATCH /v2/schedules/scd_run/pause', 'POST /v2/schedules/scd_run/pause'],
+      );
     });
   }
 });

@@ -16,7 +16,14 @@ import { loadConfig } from '../../src/config/index.js';
 import { createEmulator, type EmulatorHandle } from '../../src/emulator/index.js';
 import { startExporter, type ExporterHandle } from '../../src/exporter.js';
 import { FailureThrottle, FREE_FAILURES } from '../../src/remediation/webhook.js';
-import { captureLogger, exporterTestArgs, parseExposition, valueOf, type CapturedLogger, type Family } from '../support/exporter-e2e-helpers.js';
+import {
+  captureLogger,
+  exporterTestArgs,
+  parseExposition,
+  valueOf,
+  type CapturedLogger,
+  type Family,
+} from '../support/exporter-e2e-helpers.js';
 import { startDestination, type Destination } from '../support/emulator-helpers.js';
 
 const TOKEN = 'remediation-test-qstash-token-93ab';
@@ -44,7 +51,10 @@ interface Stack {
   /** Creates a schedule (far-future cron: it never fires during the test) and returns its id. */
   schedule(id: string): Promise<string>;
   isPaused(id: string): Promise<boolean>;
-  notify(body: unknown, authorization?: string): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }>;
+  notify(
+    body: unknown,
+    authorization?: string,
+  ): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }>;
   scrape(): Promise<Map<string, Family>>;
   close(): Promise<void>;
 }
@@ -63,9 +73,11 @@ async function startStack(extraArgs: string[] = []): Promise<Stack> {
   const config = loadConfig(
     [
       ...exporterTestArgs(emulator.url, TOKEN),
-      '--web-config-file', webConfig,
+      '--web-config-file',
+      webConfig,
       '--remediation-enabled',
-      '--remediation-bearer-token', BEARER,
+      '--remediation-bearer-token',
+      BEARER,
       ...extraArgs,
     ],
     {},
@@ -84,7 +96,15 @@ async function startStack(extraArgs: string[] = []): Promise<Stack> {
     exporter,
     log,
     sdk,
-    schedule: async (id) => (await sdk.schedules.create({ scheduleId: id, destination: `${destination.url}/job`, cron: '0 0 1 1 *', retries: 0 })).scheduleId,
+    schedule: async (id) =>
+      (
+        await sdk.schedules.create({
+          scheduleId: id,
+          destination: `${destination.url}/job`,
+          cron: '0 0 1 1 *',
+          retries: 0,
+        })
+      ).scheduleId,
     isPaused: async (id) => (await sdk.schedules.get(id)).isPaused === true,
     notify: async (body, authorization = `Bearer ${BEARER}`) => {
       const response = await fetch(new URL(WEBHOOK, exporter.url), {
@@ -92,11 +112,17 @@ async function startStack(extraArgs: string[] = []): Promise<Stack> {
         headers: { 'content-type': 'application/json', authorization },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
-      return { status: response.status, json: (await response.json()) as Record<string, unknown>, headers: response.headers };
+      return {
+        status: response.status,
+        json: (await response.json()) as Record<string, unknown>,
+        headers: response.headers,
+      };
     },
     scrape: async () => {
       const response = await fetch(new URL('/metrics', exporter.url), {
-        headers: { authorization: `Basic ${Buffer.from(`${SCRAPE_USER.user}:${SCRAPE_USER.password}`).toString('base64')}` },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${SCRAPE_USER.user}:${SCRAPE_USER.password}`).toString('base64')}`,
+        },
       });
       return parseExposition(await response.text());
     },
@@ -145,15 +171,23 @@ describe('remediation webhook', () => {
     const failing = await stack.schedule('scd-failing');
     const healthy = await stack.schedule('scd-healthy');
 
-    const first = await stack.notify(notification([alert({ alertname: ALERT, schedule_id: failing, severity: 'warning' })]));
+    const first = await stack.notify(
+      notification([alert({ alertname: ALERT, schedule_id: failing, severity: 'warning' })]),
+    );
     expect(first.status).toBe(200);
-    expect(first.json).toEqual({ dryRun: false, ignored: 0, actions: [{ action: 'pause_schedule', scheduleId: failing, alertname: ALERT, result: 'paused' }] });
+    expect(first.json).toEqual({
+      dryRun: false,
+      ignored: 0,
+      actions: [{ action: 'pause_schedule', scheduleId: failing, alertname: ALERT, result: 'paused' }],
+    });
     expect(await stack.isPaused(failing)).toBe(true);
     expect(await stack.isPaused(healthy)).toBe(false);
 
     // Alertmanager repeats notifications: the second one changes nothing.
     const again = await stack.notify(notification([alert({ alertname: ALERT, schedule_id: failing })]));
-    expect(again.json.actions).toEqual([{ action: 'pause_schedule', scheduleId: failing, alertname: ALERT, result: 'already_paused' }]);
+    expect(again.json.actions).toEqual([
+      { action: 'pause_schedule', scheduleId: failing, alertname: ALERT, result: 'already_paused' },
+    ]);
 
     const families = await stack.scrape();
     expect(actions(families, 'paused')).toBe(1);
@@ -173,7 +207,14 @@ describe('remediation webhook', () => {
     const id = await stack.schedule('scd-guarded');
     const body = notification([alert({ alertname: ALERT, schedule_id: id })]);
     const basic = `Basic ${Buffer.from(`${SCRAPE_USER.user}:${SCRAPE_USER.password}`).toString('base64')}`;
-    for (const authorization of [`Bearer ${BEARER}x`, `Bearer ${BEARER.slice(0, -1)}`, 'Bearer', '', basic, `Token ${BEARER}`]) {
+    for (const authorization of [
+      `Bearer ${BEARER}x`,
+      `Bearer ${BEARER.slice(0, -1)}`,
+      'Bearer',
+      '',
+      basic,
+      `Token ${BEARER}`,
+    ]) {
       const answer = await stack.notify(body, authorization);
       expect(answer.status, authorization).toBe(401);
       expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -225,7 +266,10 @@ describe('remediation webhook', () => {
       ]),
     );
     expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ ignored: 3, actions: [{ scheduleId: 'scd-does-not-exist', result: 'not_found' }] });
+    expect(answer.json).toMatchObject({
+      ignored: 3,
+      actions: [{ scheduleId: 'scd-does-not-exist', result: 'not_found' }],
+    });
     expect(await stack.isPaused(id)).toBe(false);
     const families = await stack.scrape();
     for (const reason of ['resolved', 'not_allowed', 'no_schedule_id']) {
@@ -238,7 +282,12 @@ describe('remediation webhook', () => {
     const stack = await startStack();
     const id = await stack.schedule('scd-payloads');
     const good = notification([alert({ alertname: ALERT, schedule_id: id })]);
-    for (const body of ['not json', { ...good, version: '3' }, { ...good, alerts: [{ labels: { alertname: ALERT, schedule_id: id } }] }, []]) {
+    for (const body of [
+      'not json',
+      { ...good, version: '3' },
+      { ...good, alerts: [{ labels: { alertname: ALERT, schedule_id: id } }] },
+      [],
+    ]) {
       expect((await stack.notify(body)).status, JSON.stringify(body)).toBe(400);
     }
     expect(await stack.isPaused(id)).toBe(false);
@@ -262,7 +311,9 @@ describe('remediation webhook', () => {
     stack.emulator.setKnobs({ faultScope: ['schedules'], failNext: 1 });
     const failed = await stack.notify(body);
     expect(failed.status).toBe(503);
-    expect(failed.json.actions).toEqual([{ action: 'pause_schedule', scheduleId: id, alertname: 'CustomScheduleAlert', result: 'error' }]);
+    expect(failed.json.actions).toEqual([
+      { action: 'pause_schedule', scheduleId: id, alertname: 'CustomScheduleAlert', result: 'error' },
+    ]);
     expect(await stack.isPaused(id)).toBe(false);
     expect((await stack.notify(body)).status).toBe(200);
     expect(await stack.isPaused(id)).toBe(true);
@@ -306,13 +357,18 @@ describe('remediation families', () => {
   it('are the ones docs/metrics.md lists, and pass promtool check metrics', async (ctx) => {
     const stack = await startStack();
     const response = await fetch(new URL('/metrics', stack.exporter.url), {
-      headers: { authorization: `Basic ${Buffer.from(`${SCRAPE_USER.user}:${SCRAPE_USER.password}`).toString('base64')}` },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${SCRAPE_USER.user}:${SCRAPE_USER.password}`).toString('base64')}`,
+      },
     });
     const text = await response.text();
     const served = [...parseExposition(text).keys()].filter((name) => name.startsWith('upstash_remediation_')).sort();
     const doc = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
     const section = doc.split(/^## /m).find((block) => block.startsWith('Remediation'))!;
-    const documented = section.split('\n').flatMap((line) => /^\| `([a-z_]+)`/.exec(line)?.[1] ?? []).sort();
+    const documented = section
+      .split('\n')
+      .flatMap((line) => /^\| `([a-z_]+)`/.exec(line)?.[1] ?? [])
+      .sort();
     expect(served).toEqual(documented);
 
     if (spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status !== 0) {
@@ -320,7 +376,10 @@ describe('remediation families', () => {
       ctx.skip('promtool not installed');
     }
     const familyOf = (line: string): string => (line.startsWith('# ') ? (line.split(' ')[2] ?? '') : line);
-    const ours = text.split('\n').filter((line) => familyOf(line).startsWith('upstash_remediation_')).join('\n');
+    const ours = text
+      .split('\n')
+      .filter((line) => familyOf(line).startsWith('upstash_remediation_'))
+      .join('\n');
     const result = spawnSync('promtool', ['check', 'metrics'], { input: `${ours}\n`, encoding: 'utf8' });
     expect(`${result.stdout}${result.stderr}`).toBe('');
     expect(result.status).toBe(0);
@@ -335,10 +394,15 @@ interface Result {
 
 function cli(args: string[], env: Record<string, string>): Promise<Result> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: dir, timeout: 15_000 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      done({ status, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, cwd: dir, timeout: 15_000 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        done({ status, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -357,12 +421,27 @@ describe('upstash-exporter pause-schedule', () => {
     await sdk.schedules.create({ scheduleId: 'scd-cli', destination: `${destination.url}/job`, cron: '0 0 1 1 *' });
     const env = { QSTASH_TOKEN: TOKEN, QSTASH_URL: emulator.url, STATE_FILE: 'none' };
 
-    expect(await cli(['pause-schedule', 'scd-cli'], env)).toEqual({ status: 0, stdout: 'paused schedule scd-cli\n', stderr: '' });
+    expect(await cli(['pause-schedule', 'scd-cli'], env)).toEqual({
+      status: 0,
+      stdout: 'paused schedule scd-cli\n',
+      stderr: '',
+    });
     expect((await sdk.schedules.get('scd-cli')).isPaused).toBe(true);
-    expect(await cli(['pause-schedule', 'scd-cli', '--http-max-retries', '0'], env)).toEqual({ status: 0, stdout: 'schedule scd-cli was already paused\n', stderr: '' });
-    expect(await cli(['pause-schedule', 'scd-nope'], env)).toEqual({ status: 1, stdout: '', stderr: 'schedule scd-nope not found\n' });
+    expect(await cli(['pause-schedule', 'scd-cli', '--http-max-retries', '0'], env)).toEqual({
+      status: 0,
+      stdout: 'schedule scd-cli was already paused\n',
+      stderr: '',
+    });
+    expect(await cli(['pause-schedule', 'scd-nope'], env)).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'schedule scd-nope not found\n',
+    });
 
-    const wrongToken = await cli(['pause-schedule', 'scd-cli', '--http-max-retries', '0'], { ...env, QSTASH_TOKEN: 'wrong-token-canary' });
+    const wrongToken = await cli(['pause-schedule', 'scd-cli', '--http-max-retries', '0'], {
+      ...env,
+      QSTASH_TOKEN: 'wrong-token-canary',
+    });
     expect(wrongToken.status).toBe(1);
     expect(wrongToken.stderr).toMatch(/^cannot pause schedule scd-cli: ERR_API_AUTH: .*\n$/);
     expect(wrongToken.stderr).not.toContain('wrong-token-canary');
@@ -378,7 +457,11 @@ describe('upstash-exporter pause-schedule', () => {
       expect(result.stderr).toMatch(pattern);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
-    const noToken = await cli(['pause-schedule', 'scd-cli'], { UPSTASH_EMAIL: 'a@b.c', UPSTASH_API_KEY: 'k', STATE_FILE: 'none' });
+    const noToken = await cli(['pause-schedule', 'scd-cli'], {
+      UPSTASH_EMAIL: 'a@b.c',
+      UPSTASH_API_KEY: 'k',
+      STATE_FILE: 'none',
+    });
     expect(noToken.status).toBe(2);
     expect(noToken.stderr).toMatch(/^pause-schedule needs the QStash token/);
   });

@@ -58,12 +58,22 @@ function figuresOf(dom: string): DomFigure[] {
   for (const match of dom.matchAll(/<(dd|td|span)\s([^>]*data-figure="[^"]*"[^>]*)>([^<]*)</g)) {
     const attrs = match[2]!;
     const attr = (name: string): string | undefined => new RegExp(`${name}="([^"]*)"`).exec(attrs)?.[1];
-    figures.push({ id: attr('data-figure')!, value: attr('data-value'), metric: attr('data-metric'), queue: attr('data-queue'), text: match[3]! });
+    figures.push({
+      id: attr('data-figure')!,
+      value: attr('data-value'),
+      metric: attr('data-metric'),
+      queue: attr('data-queue'),
+      text: match[3]!,
+    });
   }
   return figures;
 }
 
-function total(families: Map<string, Family>, name: string, match: (labels: Record<string, string>) => boolean = () => true): number | undefined {
+function total(
+  families: Map<string, Family>,
+  name: string,
+  match: (labels: Record<string, string>) => boolean = () => true,
+): number | undefined {
   const family = families.get(name);
   if (family === undefined) return undefined;
   return family.samples.filter((s) => match(s.labels)).reduce((sum, s) => sum + s.value, 0);
@@ -95,7 +105,9 @@ function expected(families: Map<string, Family>, figure: DomFigure): number | un
     case 'dlq.size':
       return total(families, 'upstash_qstash_dlq_size');
     case 'dlq.oldest':
-      return Math.min(...(families.get('upstash_qstash_dlq_oldest_message_timestamp_seconds')?.samples.map((s) => s.value) ?? []));
+      return Math.min(
+        ...(families.get('upstash_qstash_dlq_oldest_message_timestamp_seconds')?.samples.map((s) => s.value) ?? []),
+      );
     case 'queues.backlog':
       return total(families, 'upstash_qstash_queue_lag', (l) => l.queue === figure.queue);
     case 'workflows.in_progress':
@@ -104,9 +116,12 @@ function expected(families: Map<string, Family>, figure: DomFigure): number | un
     case 'workflows.failed_window':
       return total(families, 'upstash_workflow_runs_total', state('failed'));
     default:
-      if (kind !== undefined && figure.id.endsWith('.success')) return total(families, 'upstash_probe_success', (l) => l.kind === kind);
-      if (kind !== undefined && figure.id.endsWith('.last_success')) return total(families, 'upstash_probe_last_success_timestamp_seconds', (l) => l.kind === kind);
-      if (kind !== undefined && figure.id.endsWith('.delivery_seconds')) return total(families, 'upstash_probe_delivery_duration_seconds', (l) => l.kind === kind);
+      if (kind !== undefined && figure.id.endsWith('.success'))
+        return total(families, 'upstash_probe_success', (l) => l.kind === kind);
+      if (kind !== undefined && figure.id.endsWith('.last_success'))
+        return total(families, 'upstash_probe_last_success_timestamp_seconds', (l) => l.kind === kind);
+      if (kind !== undefined && figure.id.endsWith('.delivery_seconds'))
+        return total(families, 'upstash_probe_delivery_duration_seconds', (l) => l.kind === kind);
       return undefined;
   }
 }
@@ -175,11 +190,15 @@ describe.skipIf(tools.skip)(`landing page in headless Chromium${tools.needs}`, (
         // The log lag is computed from the clock when rendered; /metrics may serve a render up to
         // MAX_AGE_MS old (src/server/exposition.ts), the page is rendered now.
         const slack = figure.id === 'logs.lag_seconds' ? MAX_AGE_MS / 1000 : 0;
-        if (shown < Math.min(a, b) - 1e-9 || shown > Math.max(a, b) + slack + 1e-9) mismatches.push(`${figure.id}${figure.queue === undefined ? '' : `{${figure.queue}}`}: page ${shown}, /metrics ${a} then ${b}`);
+        if (shown < Math.min(a, b) - 1e-9 || shown > Math.max(a, b) + slack + 1e-9)
+          mismatches.push(
+            `${figure.id}${figure.queue === undefined ? '' : `{${figure.queue}}`}: page ${shown}, /metrics ${a} then ${b}`,
+          );
       }
       const value = (id: string): number => Number(figures.find((f) => f.id === id)?.value);
       const ratio = value('deliveries.failed') / (value('deliveries.delivered') + value('deliveries.failed'));
-      if (Math.abs(value('deliveries.failure_ratio') - ratio) > 1e-9) mismatches.push(`failure ratio ${value('deliveries.failure_ratio')}, expected ${ratio}`);
+      if (Math.abs(value('deliveries.failure_ratio') - ratio) > 1e-9)
+        mismatches.push(`failure ratio ${value('deliveries.failure_ratio')}, expected ${ratio}`);
       if (mismatches.length === 0) break;
     }
     expect(mismatches).toEqual([]);
@@ -190,9 +209,16 @@ describe.skipIf(tools.skip)(`landing page in headless Chromium${tools.needs}`, (
     const dir = target === undefined ? mkdtempSync(join(tmpdir(), 'landing-shots-')) : resolve(target);
     mkdirSync(dir, { recursive: true });
     try {
-      for (const [name, width, height] of [['phone', 390, 844], ['desktop', 1280, 900]] as const) {
+      for (const [name, width, height] of [
+        ['phone', 390, 844],
+        ['desktop', 1280, 900],
+      ] as const) {
         const file = join(dir, `landing-${name}.png`);
-        const run = await runChromium(chromium(), [`--screenshot=${file}`, `--window-size=${width},${height}`, pageUrl()]);
+        const run = await runChromium(chromium(), [
+          `--screenshot=${file}`,
+          `--window-size=${width},${height}`,
+          pageUrl(),
+        ]);
         expect(cspViolations(run.stderr)).toEqual([]);
         const png = decodePng(readFileSync(file));
         expect([png.width, png.height]).toEqual([width, height]);

@@ -22,24 +22,69 @@ afterEach(async () => {
 /** Registries holding the families the overview reads, as the collectors name and label them. */
 function fakeExporterRegistries() {
   const logs = new Registry();
-  const events = new Counter({ name: 'upstash_qstash_message_events_total', help: 'h', labelNames: ['state', 'queue'] as const, registers: [logs] });
+  const events = new Counter({
+    name: 'upstash_qstash_message_events_total',
+    help: 'h',
+    labelNames: ['state', 'queue'] as const,
+    registers: [logs],
+  });
   const lag = new Gauge({ name: 'upstash_exporter_log_lag_seconds', help: 'h', registers: [logs] });
   new Gauge({ name: 'upstash_exporter_log_late_events_total', help: 'h', registers: [logs] }).set(3);
   new Gauge({ name: 'upstash_exporter_log_missed_late_events_total', help: 'h', registers: [logs] }).set(1);
   const daily = new Gauge({ name: 'upstash_qstash_daily_messages', help: 'h', registers: [logs] });
   const inventory = new Registry();
   new Gauge({ name: 'upstash_qstash_dlq_size', help: 'h', registers: [inventory] }).set(7);
-  const oldest = new Gauge({ name: 'upstash_qstash_dlq_oldest_message_timestamp_seconds', help: 'h', labelNames: ['queue', 'url_group'] as const, registers: [inventory] });
+  const oldest = new Gauge({
+    name: 'upstash_qstash_dlq_oldest_message_timestamp_seconds',
+    help: 'h',
+    labelNames: ['queue', 'url_group'] as const,
+    registers: [inventory],
+  });
   oldest.set({ queue: 'a', url_group: '' }, 1_000);
   oldest.set({ queue: '', url_group: 'g' }, 900);
-  const queueLag = new Gauge({ name: 'upstash_qstash_queue_lag', help: 'h', labelNames: ['queue'] as const, registers: [inventory] });
-  for (const [queue, backlog] of [['q1', 5], ['q2', 50], ['q3', 0], ['q4', 9], ['q5', 1], ['q6', 2], ['q7', 3]] as const) queueLag.set({ queue }, backlog);
-  new Gauge({ name: 'upstash_qstash_queue_paused', help: 'h', labelNames: ['queue'] as const, registers: [inventory] }).set({ queue: 'q2' }, 1);
+  const queueLag = new Gauge({
+    name: 'upstash_qstash_queue_lag',
+    help: 'h',
+    labelNames: ['queue'] as const,
+    registers: [inventory],
+  });
+  for (const [queue, backlog] of [
+    ['q1', 5],
+    ['q2', 50],
+    ['q3', 0],
+    ['q4', 9],
+    ['q5', 1],
+    ['q6', 2],
+    ['q7', 3],
+  ] as const)
+    queueLag.set({ queue }, backlog);
+  new Gauge({
+    name: 'upstash_qstash_queue_paused',
+    help: 'h',
+    labelNames: ['queue'] as const,
+    registers: [inventory],
+  }).set({ queue: 'q2' }, 1);
   const account = new Registry();
-  new Gauge({ name: 'upstash_qstash_account_info', help: 'h', labelNames: ['region'] as const, registers: [account] }).set({ region: 'us-east-1' }, 1);
+  new Gauge({
+    name: 'upstash_qstash_account_info',
+    help: 'h',
+    labelNames: ['region'] as const,
+    registers: [account],
+  }).set({ region: 'us-east-1' }, 1);
   new Gauge({ name: 'upstash_qstash_plan_max_requests_per_day', help: 'h', registers: [account] }).set(1_000);
-  new Gauge({ name: 'upstash_qstash_plan_max_requests_per_day_hard', help: 'h', registers: [account] }).set(Number.POSITIVE_INFINITY);
-  return { sources: [{ name: 'logs', registry: logs }, { name: 'inventory', registry: inventory }, { name: 'account', registry: account }], events, lag, daily };
+  new Gauge({ name: 'upstash_qstash_plan_max_requests_per_day_hard', help: 'h', registers: [account] }).set(
+    Number.POSITIVE_INFINITY,
+  );
+  return {
+    sources: [
+      { name: 'logs', registry: logs },
+      { name: 'inventory', registry: inventory },
+      { name: 'account', registry: account },
+    ],
+    events,
+    lag,
+    daily,
+  };
 }
 
 describe('SampleRing', () => {
@@ -50,7 +95,11 @@ describe('SampleRing', () => {
     for (let i = 1; i <= 5; i++) ring.push(i * 10, { a: i });
     expect(ring.size).toBe(3);
     expect(ring.bytes).toBe(bytes);
-    expect([0, 1, 2].map((i) => [ring.timeAt(i), ring.valueAt(i, 'a')])).toEqual([[30, 3], [40, 4], [50, 5]]);
+    expect([0, 1, 2].map((i) => [ring.timeAt(i), ring.valueAt(i, 'a')])).toEqual([
+      [30, 3],
+      [40, 4],
+      [50, 5],
+    ]);
     expect(ring.valueAt(0, 'b')).toBeNaN();
     expect(ring.indexAtOrBefore(45)).toBe(1);
     expect(ring.indexAtOrBefore(29)).toBe(-1);
@@ -68,7 +117,11 @@ describe('readOverview', () => {
     events.inc({ state: 'FAILED', queue: 'q' }, 2);
     now += 60_000;
     const young = await readOverview(sources, history, now);
-    expect(young.deliveries).toMatchObject({ delivered: { value: 8, sinceStart: true, windowMs: 60_000 }, failed: { value: 2 }, failureRatio: 0.2 });
+    expect(young.deliveries).toMatchObject({
+      delivered: { value: 8, sinceStart: true, windowMs: 60_000 },
+      failed: { value: 2 },
+      failureRatio: 0.2,
+    });
 
     for (let minute = 1; minute <= 9; minute++) {
       await history.sample();
@@ -77,13 +130,23 @@ describe('readOverview', () => {
     }
     // Ten minutes in: the window starts at the sample taken five minutes ago.
     const later = await readOverview(sources, history, now);
-    expect(later.deliveries).toMatchObject({ delivered: { value: 50, sinceStart: false, windowMs: 300_000 }, failed: { value: 0 }, failureRatio: 0 });
+    expect(later.deliveries).toMatchObject({
+      delivered: { value: 50, sinceStart: false, windowMs: 300_000 },
+      failed: { value: 0 },
+      failureRatio: 0,
+    });
     const plot = later.plots.find((p) => p.id === 'deliveries')!;
     expect(plot.series[0]!.points.at(-1)!.v).toBeCloseTo(10);
 
     daily.set(42);
     const withDaily = await readOverview(sources, history, now);
-    expect(withDaily.daily).toEqual({ requests: 42, metric: 'upstash_qstash_daily_messages', softLimit: 1_000, hardLimit: Number.POSITIVE_INFINITY, region: 'us-east-1' });
+    expect(withDaily.daily).toEqual({
+      requests: 42,
+      metric: 'upstash_qstash_daily_messages',
+      softLimit: 1_000,
+      hardLimit: Number.POSITIVE_INFINITY,
+      region: 'us-east-1',
+    });
   });
 
   it('lists the largest backlogs, the oldest DLQ message and leaves absent collectors out', async () => {
@@ -113,7 +176,14 @@ describe('readOverview', () => {
 
 describe('GET /', () => {
   function viewOf(sources: ExporterView['registries'], history?: OverviewHistory): ExporterView {
-    return { version: '9.9.9', registries: sources, status: () => [], ready: () => true, waitingFor: () => [], history };
+    return {
+      version: '9.9.9',
+      registries: sources,
+      status: () => [],
+      ready: () => true,
+      waitingFor: () => [],
+      history,
+    };
   }
 
   it('serves the overview and plots under a policy that allows nothing external', async () => {
@@ -123,7 +193,12 @@ describe('GET /', () => {
     events.inc({ state: 'DELIVERED', queue: '' }, 4);
     lag.set(12.5);
     await history.sample();
-    const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: null, view: viewOf(() => sources, history), logger: captureLogger().logger });
+    const server = await startServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      webConfigFile: null,
+      view: viewOf(() => sources, history),
+      logger: captureLogger().logger,
+    });
     cleanups.push(() => server.close());
     const res = await fetch(server.url);
     expect(res.status).toBe(200);
@@ -144,15 +219,28 @@ describe('GET /', () => {
     const file = join(dir, 'web.yml');
     writeFileSync(
       file,
-      ['http_server_config:', '  headers:', "    Content-Security-Policy: \"frame-ancestors 'self'\"", 'basic_auth_users:', `  alice: '${bcrypt.hashSync('s3cret', 4)}'`].join('\n'),
+      [
+        'http_server_config:',
+        '  headers:',
+        '    Content-Security-Policy: "frame-ancestors \'self\'"',
+        'basic_auth_users:',
+        `  alice: '${bcrypt.hashSync('s3cret', 4)}'`,
+      ].join('\n'),
     );
     const { sources } = fakeExporterRegistries();
-    const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: file, view: viewOf(() => sources), logger: captureLogger().logger });
+    const server = await startServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      webConfigFile: file,
+      view: viewOf(() => sources),
+      logger: captureLogger().logger,
+    });
     cleanups.push(() => server.close());
     const refused = await fetch(server.url);
     expect(refused.status).toBe(401);
     expect(await refused.text()).not.toContain('Overview');
-    const page = await fetch(server.url, { headers: { authorization: `Basic ${Buffer.from('alice:s3cret').toString('base64')}` } });
+    const page = await fetch(server.url, {
+      headers: { authorization: `Basic ${Buffer.from('alice:s3cret').toString('base64')}` },
+    });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toBe(`frame-ancestors 'self', ${LANDING_CSP}`);
     expect(await page.text()).toContain('data-figure="dlq.size" data-value="7"');

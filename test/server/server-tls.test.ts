@@ -39,8 +39,23 @@ beforeAll(() => {
   if (!opensslAvailable) return;
   const selfSigned = (name: string, san: string): void =>
     openssl([
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`, '-addext', `subjectAltName=${san}`,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      `subjectAltName=${san}`,
     ]);
   selfSigned('server', 'IP:127.0.0.1');
   selfSigned('client', 'DNS:client.test');
@@ -59,12 +74,21 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(webConfigYaml: string, name = 'web.yml', options: Pick<ServerOptions, 'timeouts'> = {}): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
+async function serve(
+  webConfigYaml: string,
+  name = 'web.yml',
+  options: Pick<ServerOptions, 'timeouts'> = {},
+): Promise<{ server: ExporterServer; path: string; log: CapturedLogger }> {
   const path = join(dir, name);
   writeFileSync(path, webConfigYaml);
   const log = captureLogger('debug');
   const selfMetrics = new SelfMetrics({ version: '1.0.0', processMetrics: false });
-  const runner = new CollectorRunner({ collectors: [], settings: collectorSettings({}, 'off'), selfMetrics, logger: log.logger });
+  const runner = new CollectorRunner({
+    collectors: [],
+    settings: collectorSettings({}, 'off'),
+    selfMetrics,
+    logger: log.logger,
+  });
   const server = await startServer({
     listen: { host: '127.0.0.1', port: 0 },
     webConfigFile: path,
@@ -82,10 +106,15 @@ interface HttpsOptions {
   clientCert?: boolean;
 }
 
-function httpsGet(url: string, path: string, options: HttpsOptions = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function httpsGet(
+  url: string,
+  path: string,
+  options: HttpsOptions = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
-    if (options.auth !== undefined) headers.Authorization = `Basic ${Buffer.from(`${options.auth.user}:${options.auth.password}`).toString('base64')}`;
+    if (options.auth !== undefined)
+      headers.Authorization = `Basic ${Buffer.from(`${options.auth.user}:${options.auth.password}`).toString('base64')}`;
     const req = httpsRequest(
       new URL(path, url),
       {
@@ -147,33 +176,55 @@ describe('HTTPS with basic auth', () => {
     expect((await httpsGet(server.url, '/-/healthy', { auth: { user: 'prometheus', password } })).status).toBe(200);
   });
 
-  it.skipIf(!opensslAvailable)('closes a connection that does not finish its TLS handshake within the handshake timeout', async () => {
-    const tls = ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key'].join('\n');
-    const { server } = await serve(tls, 'handshake.yml', { timeouts: { tlsHandshakeMs: 1_000 } });
-    // A TCP connection that never starts the handshake (node's default holds it for 120 s).
-    const socket = connect(server.port, '127.0.0.1');
-    socket.on('error', () => undefined);
-    const opened = Date.now();
-    const closed = await new Promise<number>((resolve) => {
-      const giveUp = setTimeout(() => resolve(Number.POSITIVE_INFINITY), 5_000);
-      socket.on('close', () => {
-        clearTimeout(giveUp);
-        resolve(Date.now());
+  it.skipIf(!opensslAvailable)(
+    'closes a connection that does not finish its TLS handshake within the handshake timeout',
+    async () => {
+      const tls = ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key'].join('\n');
+      const { server } = await serve(tls, 'handshake.yml', { timeouts: { tlsHandshakeMs: 1_000 } });
+      // A TCP connection that never starts the handshake (node's default holds it for 120 s).
+      const socket = connect(server.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      const opened = Date.now();
+      const closed = await new Promise<number>((resolve) => {
+        const giveUp = setTimeout(() => resolve(Number.POSITIVE_INFINITY), 5_000);
+        socket.on('close', () => {
+          clearTimeout(giveUp);
+          resolve(Date.now());
+        });
+        socket.resume();
       });
-      socket.resume();
-    });
-    socket.destroy();
-    expect(closed - opened).toBeLessThan(3_000);
-    // The server still answers a client that does shake hands.
-    expect((await httpsGet(server.url, '/-/healthy')).status).toBe(200);
-  });
+      socket.destroy();
+      expect(closed - opened).toBeLessThan(3_000);
+      // The server still answers a client that does shake hands.
+      expect((await httpsGet(server.url, '/-/healthy')).status).toBe(200);
+    },
+  );
 
   it.skipIf(!opensslAvailable)('re-reads the users when the file changes', async () => {
-    const { server, path } = await serve(['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', 'basic_auth_users:', `  alice: '${hash}'`].join('\n'), 'reload.yml');
+    const { server, path } = await serve(
+      [
+        'tls_server_config:',
+        '  cert_file: server.crt',
+        '  key_file: server.key',
+        'basic_auth_users:',
+        `  alice: '${hash}'`,
+      ].join('\n'),
+      'reload.yml',
+    );
     expect((await httpsGet(server.url, '/', { auth: { user: 'alice', password } })).status).toBe(200);
     const newHash = bcrypt.hashSync('new password', 4);
     // A different size guarantees a different signature even within one mtime tick.
-    writeFileSync(path, ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', 'basic_auth_users:', `  bob: '${newHash}'`, `  carol: '${newHash}'`].join('\n'));
+    writeFileSync(
+      path,
+      [
+        'tls_server_config:',
+        '  cert_file: server.crt',
+        '  key_file: server.key',
+        'basic_auth_users:',
+        `  bob: '${newHash}'`,
+        `  carol: '${newHash}'`,
+      ].join('\n'),
+    );
     expect((await httpsGet(server.url, '/', { auth: { user: 'alice', password } })).status).toBe(401);
     expect((await httpsGet(server.url, '/', { auth: { user: 'bob', password: 'new password' } })).status).toBe(200);
   });
@@ -182,9 +233,13 @@ describe('HTTPS with basic auth', () => {
     const costly = bcrypt.hashSync(password, 10);
     const { server } = await serve(['basic_auth_users:', `  alice: '${costly}'`].join('\n'), 'flood.yml');
     const basic = (secret: string): string => `Basic ${Buffer.from(`alice:${secret}`).toString('base64')}`;
-    expect((await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } })).status).toBe(200);
+    expect((await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } })).status).toBe(
+      200,
+    );
     // 40 new wrong passwords at once: one checked, 32 waiting, the rest refused at once.
-    const flood = Array.from({ length: 40 }, (_, i) => fetch(new URL('/-/healthy', server.url), { headers: { Authorization: basic(`wrong-${i}`) } }));
+    const flood = Array.from({ length: 40 }, (_, i) =>
+      fetch(new URL('/-/healthy', server.url), { headers: { Authorization: basic(`wrong-${i}`) } }),
+    );
     const scraper = await fetch(new URL('/metrics', server.url), { headers: { Authorization: basic(password) } });
     expect(scraper.status).toBe(200);
     const answers = await Promise.all(flood);
@@ -199,14 +254,23 @@ describe('HTTPS with basic auth', () => {
     const { server, path, log } = await serve(['basic_auth_users:', `  alice: '${hash}'`].join('\n'), 'plain.yml');
     expect(server.tls).toBe(false);
     writeFileSync(path, 'basic_auth_users:\n  alice: not-a-bcrypt-hash-at-all\n');
-    const answer = await fetch(new URL('/-/healthy', server.url), { headers: { Authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` } });
+    const answer = await fetch(new URL('/-/healthy', server.url), {
+      headers: { Authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` },
+    });
     expect(answer.status).toBe(200);
     expect(log.text()).toContain('web config file changed but is invalid');
   });
 
   it.skipIf(!opensslAvailable)('requires a trusted client certificate with RequireAndVerifyClientCert', async () => {
     const { server } = await serve(
-      ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', '  client_auth_type: RequireAndVerifyClientCert', '  client_ca_file: client.crt', '  min_version: TLS12'].join('\n'),
+      [
+        'tls_server_config:',
+        '  cert_file: server.crt',
+        '  key_file: server.key',
+        '  client_auth_type: RequireAndVerifyClientCert',
+        '  client_ca_file: client.crt',
+        '  min_version: TLS12',
+      ].join('\n'),
       'mtls.yml',
     );
     expect((await httpsGet(server.url, '/metrics', { clientCert: true })).status).toBe(200);
@@ -243,13 +307,34 @@ describe('web config validation', () => {
 
   it('rejects unknown keys, bad hashes, missing files and incomplete TLS with one line', () => {
     expectConfigError(write('unknown.yml', 'basic_auth_user:\n  a: b\n'), /basic_auth_user/);
-    expectConfigError(write('http2.yml', 'http_server_config:\n  http2: false\n'), /http_server_config: Unrecognized key.*http2/);
-    expectConfigError(write('hash.yml', 'basic_auth_users:\n  alice: plaintext\n'), /basic_auth_users\.alice: must be a bcrypt hash/);
+    expectConfigError(
+      write('http2.yml', 'http_server_config:\n  http2: false\n'),
+      /http_server_config: Unrecognized key.*http2/,
+    );
+    expectConfigError(
+      write('hash.yml', 'basic_auth_users:\n  alice: plaintext\n'),
+      /basic_auth_users\.alice: must be a bcrypt hash/,
+    );
     expectConfigError(write('colon.yml', `basic_auth_users:\n  "a:b": '${hash}'\n`), /cannot contain ":"/);
-    expectConfigError(write('nokey.yml', 'tls_server_config:\n  cert_file: server.crt\n'), /exactly one of key_file or key/);
-    expectConfigError(write('noca.yml', 'tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n'), /client_ca_file: is required/);
-    expectConfigError(write('authtype.yml', 'tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: Sometimes\n'), /client_auth_type/);
-    expectConfigError(write('missing.yml', 'tls_server_config:\n  cert_file: does-not-exist.crt\n  key_file: does-not-exist.key\n'), /cert_file does-not-exist\.crt cannot be read \(ENOENT\)/);
+    expectConfigError(
+      write('nokey.yml', 'tls_server_config:\n  cert_file: server.crt\n'),
+      /exactly one of key_file or key/,
+    );
+    expectConfigError(
+      write(
+        'noca.yml',
+        'tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n',
+      ),
+      /client_ca_file: is required/,
+    );
+    expectConfigError(
+      write('authtype.yml', 'tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: Sometimes\n'),
+      /client_auth_type/,
+    );
+    expectConfigError(
+      write('missing.yml', 'tls_server_config:\n  cert_file: does-not-exist.crt\n  key_file: does-not-exist.key\n'),
+      /cert_file does-not-exist\.crt cannot be read \(ENOENT\)/,
+    );
     expectConfigError(write('yaml.yml', 'basic_auth_users: [unclosed\n'), /not valid YAML/);
     expectConfigError(join(dir, 'absent.yml'), /cannot be read \(ENOENT\)/);
   });
@@ -270,15 +355,28 @@ describe('web config validation', () => {
   });
 
   it.skipIf(!opensslAvailable)('rejects a key that does not match the certificate', () => {
-    expectConfigError(write('mismatch.yml', 'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n'), /TLS certificate or key is not usable/);
+    expectConfigError(
+      write('mismatch.yml', 'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n'),
+      /TLS certificate or key is not usable/,
+    );
   });
 
   it('makes startServer fail before listening', async () => {
     const log = captureLogger('debug');
     const selfMetrics = new SelfMetrics({ version: '1.0.0', processMetrics: false });
-    const runner = new CollectorRunner({ collectors: [], settings: collectorSettings({}, 'off'), selfMetrics, logger: log.logger });
+    const runner = new CollectorRunner({
+      collectors: [],
+      settings: collectorSettings({}, 'off'),
+      selfMetrics,
+      logger: log.logger,
+    });
     await expect(
-      startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: write('bad.yml', 'nope: 1\n'), view: exporterView('1', selfMetrics, runner), logger: log.logger }),
+      startServer({
+        listen: { host: '127.0.0.1', port: 0 },
+        webConfigFile: write('bad.yml', 'nope: 1\n'),
+        view: exporterView('1', selfMetrics, runner),
+        logger: log.logger,
+      }),
     ).rejects.toBeInstanceOf(ConfigError);
   });
 });
@@ -322,7 +420,9 @@ describe('basic auth checks', () => {
     const checker = new BasicAuthChecker({ maxPending: 3 });
     const start = performance.eventLoopUtilization();
     // Distinct wrong passwords: nothing to remember between them.
-    const verdicts = await Promise.all(Array.from({ length: 8 }, (_, i) => checker.check(users, 'alice', `wrong-${i}`)));
+    const verdicts = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => checker.check(users, 'alice', `wrong-${i}`)),
+    );
     const busy = performance.eventLoopUtilization(start);
     // One runs, three wait, four are told to come back.
     expect(verdicts.filter((v) => v === 'refused')).toHaveLength(4);

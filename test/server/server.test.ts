@@ -15,7 +15,14 @@ import { SelfMetrics } from '../../src/metrics/self.js';
 import { SnapshotRegistry } from '../../src/metrics/snapshot.js';
 import { acceptsGzip } from '../../src/server/metrics-endpoint.js';
 import { escapeHtml } from '../../src/server/landing.js';
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVER_TIMEOUTS, exporterView, startServer, type ExporterServer, type ServerOptions } from '../../src/server/index.js';
+import {
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_SERVER_TIMEOUTS,
+  exporterView,
+  startServer,
+  type ExporterServer,
+  type ServerOptions,
+} from '../../src/server/index.js';
 import { VERSION } from '../../src/version.js';
 import { captureLogger, type CapturedLogger } from '../support/exporter-e2e-helpers.js';
 import { collectorSettings } from '../support/collector-settings.js';
@@ -34,7 +41,12 @@ class ScriptedCollector implements Collector {
     const n = ++this.polls;
     await this.behaviour(n, ctx);
     await this.snapshot.build((registry) => {
-      new Gauge({ name: `upstash_test_${this.name}_items`, help: 'items seen', labelNames: ['kind'] as const, registers: [registry] }).set({ kind: 'a' }, n);
+      new Gauge({
+        name: `upstash_test_${this.name}_items`,
+        help: 'items seen',
+        labelNames: ['kind'] as const,
+        registers: [registry],
+      }).set({ kind: 'a' }, n);
     });
   }
 }
@@ -46,14 +58,24 @@ interface Answer {
 }
 
 /** node:http rather than fetch: fetch decompresses gzip silently and hides HEAD details. */
-function get(url: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+function get(
+  url: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(new URL(path, url), { method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      new URL(path, url),
+      { method: options.method ?? 'GET', headers: options.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -79,7 +101,13 @@ async function startStack(
 ): Promise<{ server: ExporterServer; runner: CollectorRunner; log: CapturedLogger }> {
   const log = captureLogger();
   const selfMetrics = new SelfMetrics({ version: '7.7.7', processMetrics: options.processMetrics ?? false });
-  const runner = new CollectorRunner({ collectors, settings: collectorSettings(intervalsMs, 'no UPSTASH_EMAIL + UPSTASH_API_KEY'), selfMetrics, logger: log.logger, secrets: options.secrets });
+  const runner = new CollectorRunner({
+    collectors,
+    settings: collectorSettings(intervalsMs, 'no UPSTASH_EMAIL + UPSTASH_API_KEY'),
+    selfMetrics,
+    logger: log.logger,
+    secrets: options.secrets,
+  });
   const server = await startServer({
     listen: { host: '127.0.0.1', port: 0 },
     webConfigFile: null,
@@ -96,7 +124,11 @@ async function startStack(
 
 describe('/metrics', () => {
   it('serves the self registry and every collector snapshot with the explicit content type', async () => {
-    const { server, runner } = await startStack([new ScriptedCollector('schedules'), new ScriptedCollector('account')], { schedules: 60_000, account: 60_000 }, { processMetrics: true });
+    const { server, runner } = await startStack(
+      [new ScriptedCollector('schedules'), new ScriptedCollector('account')],
+      { schedules: 60_000, account: 60_000 },
+      { processMetrics: true },
+    );
     await runner.firstPolls();
     await runner.stop(); // no scheduled poll may change the values below
     const answer = await get(server.url, '/metrics');
@@ -122,7 +154,9 @@ describe('/metrics', () => {
     await runner.firstPolls();
     await runner.stop(); // the two scrapes below must see the same values
     const plain = await get(server.url, '/metrics');
-    const zipped = await get(server.url, '/metrics', { headers: { 'Accept-Encoding': 'br;q=1.0, gzip;q=0.8, *;q=0.1' } });
+    const zipped = await get(server.url, '/metrics', {
+      headers: { 'Accept-Encoding': 'br;q=1.0, gzip;q=0.8, *;q=0.1' },
+    });
     expect(zipped.headers['content-encoding']).toBe('gzip');
     expect(zipped.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(Number(zipped.headers['content-length'])).toBe(zipped.body.length);
@@ -161,7 +195,10 @@ describe('/metrics', () => {
       })(),
       poll: () => Promise.resolve(),
     };
-    const { server, runner, log } = await startStack([broken, new ScriptedCollector('search')], { vector: 60_000, search: 60_000 });
+    const { server, runner, log } = await startStack([broken, new ScriptedCollector('search')], {
+      vector: 60_000,
+      search: 60_000,
+    });
     await runner.firstPolls();
     const answer = await get(server.url, '/metrics');
     expect(answer.status).toBe(200);
@@ -208,7 +245,9 @@ describe('/metrics', () => {
     expect(gunzipSync(zipped.body).equals(first.body)).toBe(true);
     expect(first.body.toString('utf8')).toContain('upstash_test_logs_items{kind="a"} 1');
     const om = await get(server.url, '/metrics', { headers: { Accept: 'application/openmetrics-text;version=1.0.0' } });
-    const omAgain = await get(server.url, '/metrics', { headers: { Accept: 'application/openmetrics-text;version=1.0.0', 'Accept-Encoding': 'gzip' } });
+    const omAgain = await get(server.url, '/metrics', {
+      headers: { Accept: 'application/openmetrics-text;version=1.0.0', 'Accept-Encoding': 'gzip' },
+    });
     expect(renders).toBe(2);
     expect(gunzipSync(omAgain.body).equals(om.body)).toBe(true);
     expect(om.body.toString('utf8').endsWith('# EOF\n')).toBe(true);
@@ -222,7 +261,11 @@ describe('/metrics', () => {
   });
 
   it('renders the process metrics on every scrape, a second apart', async () => {
-    const { server, runner } = await startStack([new ScriptedCollector('schedules')], { schedules: 60_000 }, { processMetrics: true });
+    const { server, runner } = await startStack(
+      [new ScriptedCollector('schedules')],
+      { schedules: 60_000 },
+      { processMetrics: true },
+    );
     await runner.firstPolls();
     await runner.stop();
     const cpu = (text: string): string => /^process_cpu_seconds_total (\S+)$/m.exec(text)?.[1] ?? '';
@@ -261,7 +304,9 @@ class RawClient {
     cleanups.push(() => Promise.resolve(void this.socket.destroy()));
   }
   connected(): Promise<void> {
-    return new Promise((resolve) => (this.socket.readyState === 'open' ? resolve() : this.socket.once('connect', () => resolve())));
+    return new Promise((resolve) =>
+      this.socket.readyState === 'open' ? resolve() : this.socket.once('connect', () => resolve()),
+    );
   }
   send(path: string): void {
     this.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
@@ -274,8 +319,19 @@ class RawClient {
 async function startBareServer(options: Pick<ServerOptions, 'maxConnections' | 'timeouts'>): Promise<ExporterServer> {
   const log = captureLogger();
   const selfMetrics = new SelfMetrics({ version: '7.7.7', processMetrics: false });
-  const runner = new CollectorRunner({ collectors: [], settings: collectorSettings({}, 'off'), selfMetrics, logger: log.logger });
-  const server = await startServer({ listen: { host: '127.0.0.1', port: 0 }, webConfigFile: null, view: exporterView('7.7.7', selfMetrics, runner), logger: log.logger, ...options });
+  const runner = new CollectorRunner({
+    collectors: [],
+    settings: collectorSettings({}, 'off'),
+    selfMetrics,
+    logger: log.logger,
+  });
+  const server = await startServer({
+    listen: { host: '127.0.0.1', port: 0 },
+    webConfigFile: null,
+    view: exporterView('7.7.7', selfMetrics, runner),
+    logger: log.logger,
+    ...options,
+  });
   cleanups.push(() => server.close());
   return server;
 }
@@ -384,7 +440,8 @@ describe('methods and exact paths', () => {
         expect(answer.headers.allow).toBe('GET, HEAD');
       }
     }
-    for (const path of ['/METRICS', '/metrics/', '/Metrics', '/-/ready/']) expect((await get(server.url, path)).status, path).toBe(404);
+    for (const path of ['/METRICS', '/metrics/', '/Metrics', '/-/ready/'])
+      expect((await get(server.url, path)).status, path).toBe(404);
     expect((await get(server.url, '/nope', { method: 'POST' })).status).toBe(404);
   });
 });
@@ -394,7 +451,10 @@ describe('landing page', () => {
     const failing = new ScriptedCollector('schedules', () => {
       throw Object.assign(new Error('bad <b>html</b> & "quotes"'), { code: 'ERR_API_SCHEMA_DRIFT' });
     });
-    const { server, runner } = await startStack([failing, new ScriptedCollector('account')], { schedules: 60_000, account: 60_000 });
+    const { server, runner } = await startStack([failing, new ScriptedCollector('account')], {
+      schedules: 60_000,
+      account: 60_000,
+    });
     await runner.firstPolls();
     await runner.stop(); // the status below must be that of the first polls
     const page = await get(server.url, '/');
@@ -455,15 +515,24 @@ describe('secrets', () => {
     const upstream = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
     const config = loadConfig(
       [
-        '--listen-address', '127.0.0.1:0',
-        '--qstash-token', token,
-        '--qstash-url', upstream,
-        '--upstash-email', email,
-        '--upstash-api-key', apiKey,
-        '--management-url', upstream,
-        '--state-file', 'none',
-        '--http-max-retries', '0',
-        '--poll-interval', '1s',
+        '--listen-address',
+        '127.0.0.1:0',
+        '--qstash-token',
+        token,
+        '--qstash-url',
+        upstream,
+        '--upstash-email',
+        email,
+        '--upstash-api-key',
+        apiKey,
+        '--management-url',
+        upstream,
+        '--state-file',
+        'none',
+        '--http-max-retries',
+        '0',
+        '--poll-interval',
+        '1s',
       ],
       {},
     );
@@ -488,13 +557,20 @@ describe('secrets', () => {
     const email = 'canary-owner@example.test';
     const config = loadConfig(
       [
-        '--listen-address', '127.0.0.1:0',
-        '--qstash-token', token,
-        '--qstash-url', 'http://127.0.0.1:9',
-        '--upstash-email', email,
-        '--upstash-api-key', apiKey,
-        '--management-url', 'http://127.0.0.1:9',
-        '--state-file', 'none',
+        '--listen-address',
+        '127.0.0.1:0',
+        '--qstash-token',
+        token,
+        '--qstash-url',
+        'http://127.0.0.1:9',
+        '--upstash-email',
+        email,
+        '--upstash-api-key',
+        apiKey,
+        '--management-url',
+        'http://127.0.0.1:9',
+        '--state-file',
+        'none',
       ],
       {},
     );

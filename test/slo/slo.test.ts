@@ -32,7 +32,11 @@ async function command(file: string, args: string[]): Promise<{ code: number; st
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      stdout: failed.stdout ?? '',
+      stderr: failed.stderr ?? '',
+    };
   }
 }
 
@@ -41,7 +45,7 @@ describe('the generator', () => {
     expect(readFileSync(SLO_RULES_FILE, 'utf8')).toBe(renderRulesFile(spec, { source: SPEC }));
   });
 
-  it('uses the workbook\'s burn-rate factors for 30 days, and scales them with the period', () => {
+  it("uses the workbook's burn-rate factors for 30 days, and scales them with the period", () => {
     expect(BURN_WINDOWS.map((window) => burnFactor(window, '30d'))).toEqual([14.4, 6, 3, 1]);
     expect(BURN_WINDOWS.map((window) => [window.severity, window.long, window.short])).toEqual([
       ['page', '1h', '5m'],
@@ -54,13 +58,20 @@ describe('the generator', () => {
 
   it('records the error ratio over every window, and objective, budget and budget left per SLO', () => {
     for (const slo of spec.slos) {
-      const records = groups.filter((group) => group.name.startsWith(`upstash-slos.${slo.name}.`)).flatMap((group) => group.rules);
-      const windows = records.filter((rule) => rule.record?.startsWith('slo:sli_error:ratio_rate')).map((rule) => rule.labels?.sloth_window);
+      const records = groups
+        .filter((group) => group.name.startsWith(`upstash-slos.${slo.name}.`))
+        .flatMap((group) => group.rules);
+      const windows = records
+        .filter((rule) => rule.record?.startsWith('slo:sli_error:ratio_rate'))
+        .map((rule) => rule.labels?.sloth_window);
       expect(windows).toEqual([...SLI_WINDOWS, '30d']);
       const objective = records.find((rule) => rule.record === 'slo:objective:ratio');
       expect(objective?.expr).toBe(`vector(${Number((slo.objective / 100).toPrecision(12))})`);
       expect(records.map((rule) => rule.record)).toContain('slo:period_error_budget_remaining:ratio');
-      expect(records.filter((rule) => rule.alert !== undefined).map((rule) => rule.labels?.sloth_severity)).toEqual(['page', 'ticket']);
+      expect(records.filter((rule) => rule.alert !== undefined).map((rule) => rule.labels?.sloth_severity)).toEqual([
+        'page',
+        'ticket',
+      ]);
     }
   });
 
@@ -72,7 +83,7 @@ describe('the generator', () => {
     expect(page.expr).toContain('[1h]))) * 3600 > 1.5');
   });
 
-  it('leaves out a disabled ticket alert and keeps the spec\'s labels on every series', () => {
+  it("leaves out a disabled ticket alert and keeps the spec's labels on every series", () => {
     const custom = parseSloSpec(
       {
         version: 'prometheus/v1',
@@ -90,9 +101,14 @@ describe('the generator', () => {
       'inline',
     );
     const rules = generateRuleGroups(custom).flatMap((group) => group.rules);
-    expect(rules.filter((rule) => rule.alert !== undefined).map((rule) => rule.labels?.sloth_severity)).toEqual(['page']);
-    for (const rule of rules.filter((r) => r.record !== undefined)) expect(rule.labels?.team, rule.record).toBe('payments');
-    expect(rules.find((rule) => rule.alert !== undefined)!.expr).toContain('ignoring (sloth_id, sloth_service, sloth_slo, team)');
+    expect(rules.filter((rule) => rule.alert !== undefined).map((rule) => rule.labels?.sloth_severity)).toEqual([
+      'page',
+    ]);
+    for (const rule of rules.filter((r) => r.record !== undefined))
+      expect(rule.labels?.team, rule.record).toBe('payments');
+    expect(rules.find((rule) => rule.alert !== undefined)!.expr).toContain(
+      'ignoring (sloth_id, sloth_service, sloth_slo, team)',
+    );
   });
 });
 
@@ -100,10 +116,16 @@ describe('the SLO spec, read strictly', () => {
   const base = (): Record<string, unknown> => parse(readFileSync(join(ROOT, SPEC), 'utf8')) as Record<string, unknown>;
   const cases: [string, (value: Record<string, unknown>) => void, RegExp][] = [
     ['an unknown key', (value) => (value.window = '30d'), /^SLO spec inline: window: unknown key$/],
-    ['an objective of 100', (value) => ((value.slos as Record<string, unknown>[])[0]!.objective = 100), /slos\[0\]\.objective: must be below 100/],
+    [
+      'an objective of 100',
+      (value) => ((value.slos as Record<string, unknown>[])[0]!.objective = 100),
+      /slos\[0\]\.objective: must be below 100/,
+    ],
     [
       'a query without {{.window}}',
-      (value) => (((value.slos as Record<string, unknown>[])[1]!.sli as { events: { total_query: string } }).events.total_query = 'sum(x)'),
+      (value) =>
+        (((value.slos as Record<string, unknown>[])[1]!.sli as { events: { total_query: string } }).events.total_query =
+          'sum(x)'),
       /slos\[1\]\.sli\.events\.total_query: must use \{\{\.window\}\}/,
     ],
     ['another version', (value) => (value.version = 'openslo/v1'), /version: /],
@@ -164,19 +186,34 @@ describe.skipIf(binaries.skip)(`promtool on the SLO rules${binaries.needs}`, () 
   });
 
   // About 30 s of CPU: the freshness SLI's subqueries over 1d and 3d at every minute of each case.
-  it('passes the SLO unit tests: pages, tickets, silence, no traffic, first failure, exporter outage', { timeout: 160_000 }, async () => {
-    const { code, stdout, stderr } = await command(binaries.paths.promtool!, ['test', 'rules', RULE_TESTS]);
-    expect(stdout + stderr).toContain('SUCCESS');
-    expect(code).toBe(0);
-  });
+  it(
+    'passes the SLO unit tests: pages, tickets, silence, no traffic, first failure, exporter outage',
+    { timeout: 160_000 },
+    async () => {
+      const { code, stdout, stderr } = await command(binaries.paths.promtool!, ['test', 'rules', RULE_TESTS]);
+      expect(stdout + stderr).toContain('SUCCESS');
+      expect(code).toBe(0);
+    },
+  );
 
   it('has a test case per SLO at 20x (page), 5x (ticket) and half (nothing) its budget', () => {
-    const names = (parse(readFileSync(RULE_TESTS, 'utf8')) as { tests: { name: string }[] }).tests.map((test) => test.name);
+    const names = (parse(readFileSync(RULE_TESTS, 'utf8')) as { tests: { name: string }[] }).tests.map(
+      (test) => test.name,
+    );
     for (const slo of spec.slos.filter((s) => s.sli.events !== undefined)) {
       expect(names.filter((name) => name.startsWith(`${slo.name} `)).length, slo.name).toBeGreaterThanOrEqual(3);
-      expect(names.some((name) => name.startsWith(slo.name) && /pages within 5 minutes/.test(name)), slo.name).toBe(true);
-      expect(names.some((name) => name.startsWith(slo.name) && /opens a ticket, no page/.test(name)), slo.name).toBe(true);
-      expect(names.some((name) => name.startsWith(slo.name) && /fires nothing/.test(name)), slo.name).toBe(true);
+      expect(
+        names.some((name) => name.startsWith(slo.name) && /pages within 5 minutes/.test(name)),
+        slo.name,
+      ).toBe(true);
+      expect(
+        names.some((name) => name.startsWith(slo.name) && /opens a ticket, no page/.test(name)),
+        slo.name,
+      ).toBe(true);
+      expect(
+        names.some((name) => name.startsWith(slo.name) && /fires nothing/.test(name)),
+        slo.name,
+      ).toBe(true);
     }
     expect(names).toContain('exporter-freshness outage fires the freshness SLO, not the delivery ones');
   });
@@ -185,15 +222,23 @@ describe.skipIf(binaries.skip)(`promtool on the SLO rules${binaries.needs}`, () 
 describe('SLO alerts', () => {
   it('have a CamelCase UpstashSlo name, critical (page) or warning (ticket), and a runbook section in docs/slos.md', () => {
     const doc = readFileSync(SLO_DOC, 'utf8');
-    const sections = new Map(doc.split(/^### /m).slice(1).map((part) => [part.slice(0, part.indexOf('\n')).trim().toLowerCase(), part]));
+    const sections = new Map(
+      doc
+        .split(/^### /m)
+        .slice(1)
+        .map((part) => [part.slice(0, part.indexOf('\n')).trim().toLowerCase(), part]),
+    );
     for (const alert of alerts) {
       const name = alert.alert ?? '';
       expect(name).toMatch(/^UpstashSlo(?:[A-Z][a-z0-9]*)+BudgetBurn$/);
       expect(alert.labels?.severity, name).toBe(alert.labels?.sloth_severity === 'page' ? 'critical' : 'warning');
-      expect(alert.annotations?.runbook_url, name).toBe(`https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/slos.md#${name.toLowerCase()}`);
+      expect(alert.annotations?.runbook_url, name).toBe(
+        `https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/slos.md#${name.toLowerCase()}`,
+      );
       const section = sections.get(name.toLowerCase());
       expect(section, name).toBeDefined();
-      for (const part of ['**Meaning.**', '**Impact.**', '**Diagnosis.**', '**Mitigation.**']) expect(section, `${name} ${part}`).toContain(part);
+      for (const part of ['**Meaning.**', '**Impact.**', '**Diagnosis.**', '**Mitigation.**'])
+        expect(section, `${name} ${part}`).toContain(part);
     }
   });
 });

@@ -10,7 +10,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { boundLabelValue } from '../../src/metrics/cardinality.js';
 import { logsStateSchema, migrateLogsState } from '../../src/collectors/logs/logs-state.js';
-import { CheckpointFile, CheckpointSection, STATE_VERSION, StateFileError, upstreamIdentity } from '../../src/state/index.js';
+import {
+  CheckpointFile,
+  CheckpointSection,
+  STATE_VERSION,
+  StateFileError,
+  upstreamIdentity,
+} from '../../src/state/index.js';
 import { stateFileProblem } from '../../src/config/state-file-access.js';
 
 const payloadSchema = z.strictObject({ watermark: z.number(), keys: z.array(z.string()) });
@@ -37,9 +43,19 @@ describe('state file', () => {
     const state = file();
     const keys = [`x${'é€😀'.repeat(30_000)}`, '😀'.repeat(40_000), 'plain'];
     await state.save({ watermark: 1, keys });
-    const envelope = { format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1_700_000_000_000, payload: { watermark: 1, keys } };
+    const envelope = {
+      format: 'upstash-exporter-state',
+      version: STATE_VERSION,
+      upstream: UPSTREAM,
+      savedAt: 1_700_000_000_000,
+      payload: { watermark: 1, keys },
+    };
     expect(await readFile(state.path, 'utf8')).toBe(JSON.stringify(envelope));
-    expect(file().loadSync()).toEqual({ status: 'loaded', payload: { watermark: 1, keys }, savedAt: 1_700_000_000_000 });
+    expect(file().loadSync()).toEqual({
+      status: 'loaded',
+      payload: { watermark: 1, keys },
+      savedAt: 1_700_000_000_000,
+    });
   });
 
   it('round-trips a checkpoint, owner-only, without temp files or the token', async () => {
@@ -47,12 +63,20 @@ describe('state file', () => {
     expect(state.loadSync()).toEqual({ status: 'missing' });
     await state.save({ watermark: 42, keys: ['a', 'b'] });
     await state.save({ watermark: 43, keys: ['c'] });
-    expect(state.loadSync()).toEqual({ status: 'loaded', payload: { watermark: 43, keys: ['c'] }, savedAt: 1_700_000_000_000 });
+    expect(state.loadSync()).toEqual({
+      status: 'loaded',
+      payload: { watermark: 43, keys: ['c'] },
+      savedAt: 1_700_000_000_000,
+    });
     expect(await readdir(dir)).toEqual(['state.json']);
     expect(statSync(state.path).mode & 0o777).toBe(0o600);
     const text = await readFile(state.path, 'utf8');
     expect(text).not.toContain('token-one');
-    expect(JSON.parse(text)).toMatchObject({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM });
+    expect(JSON.parse(text)).toMatchObject({
+      format: 'upstash-exporter-state',
+      version: STATE_VERSION,
+      upstream: UPSTREAM,
+    });
   });
 
   it('keeps the previous checkpoint when a write fails, and says why', async () => {
@@ -66,7 +90,9 @@ describe('state file', () => {
     expect((failure as StateFileError).code).toBe('ERR_STATE_FILE');
     expect(state.loadSync()).toMatchObject({ status: 'loaded', payload: { watermark: 1 } });
     await rm(blocker, { recursive: true });
-    await expect(file(join(dir, 'missing-dir', 'state.json')).save({ watermark: 3, keys: [] })).rejects.toThrow(/cannot write the state file/);
+    await expect(file(join(dir, 'missing-dir', 'state.json')).save({ watermark: 3, keys: [] })).rejects.toThrow(
+      /cannot write the state file/,
+    );
   });
 
   it('never leaves a half-written file when the writer is killed with SIGKILL', async () => {
@@ -85,7 +111,10 @@ describe('state file', () => {
     // one kill has hit a write in progress, and check the file after every kill.
     let killedWhileWriting = 0;
     for (let attempt = 0; attempt < 16 && (attempt < 3 || killedWhileWriting === 0); attempt++) {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: resolve('.'), stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: resolve('.'),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       await new Promise<void>((done) => child.stdout.once('data', () => done()));
       await new Promise((done) => setTimeout(done, 50 + (attempt % 5) * 70));
       const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -105,12 +134,56 @@ describe('state file', () => {
     const path = join(dir, 'state.json');
     const cases: Array<[string, string, string]> = [
       ['{ "format": "upstash-exporter-state", "vers', 'corrupt', 'not JSON'],
-      ['{"format":"something-else","version":1,"upstream":"x","savedAt":1,"payload":{}}', 'corrupt', 'not a state file'],
-      [JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 'x', keys: [] } }), 'corrupt', 'invalid content (watermark'],
-      [JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: upstreamIdentity('http://127.0.0.1:8080', 'token-two'), savedAt: 1, payload: { watermark: 1, keys: [] } }), 'foreign', 'another QStash URL or token'],
-      [JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION + 1, upstream: UPSTREAM, savedAt: 1, payload: {} }), 'version', `format version ${STATE_VERSION + 1}`],
+      [
+        '{"format":"something-else","version":1,"upstream":"x","savedAt":1,"payload":{}}',
+        'corrupt',
+        'not a state file',
+      ],
+      [
+        JSON.stringify({
+          format: 'upstash-exporter-state',
+          version: STATE_VERSION,
+          upstream: UPSTREAM,
+          savedAt: 1,
+          payload: { watermark: 'x', keys: [] },
+        }),
+        'corrupt',
+        'invalid content (watermark',
+      ],
+      [
+        JSON.stringify({
+          format: 'upstash-exporter-state',
+          version: STATE_VERSION,
+          upstream: upstreamIdentity('http://127.0.0.1:8080', 'token-two'),
+          savedAt: 1,
+          payload: { watermark: 1, keys: [] },
+        }),
+        'foreign',
+        'another QStash URL or token',
+      ],
+      [
+        JSON.stringify({
+          format: 'upstash-exporter-state',
+          version: STATE_VERSION + 1,
+          upstream: UPSTREAM,
+          savedAt: 1,
+          payload: {},
+        }),
+        'version',
+        `format version ${STATE_VERSION + 1}`,
+      ],
       // An older version without a migration (this reader has none) is set aside too.
-      [JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 1, keys: [] } }), 'version', 'format version 1'],
+      [
+        JSON.stringify({
+          format: 'upstash-exporter-state',
+          version: 1,
+          upstream: UPSTREAM,
+          savedAt: 1,
+          payload: { watermark: 1, keys: [] },
+        }),
+        'version',
+        'format version 1',
+      ],
     ];
     for (const [text, reason, detail] of cases) {
       await writeFile(path, text);
@@ -146,7 +219,9 @@ describe('state file', () => {
     expect(stateFileProblem(path)).toBeNull();
     await writeFile(path, 'anything');
     expect(stateFileProblem(path)).toBeNull();
-    expect(stateFileProblem(join(dir, 'missing-dir', 'state.json'))).toMatch(/^the directory .*missing-dir of the state file cannot take new files \(ENOENT\)/);
+    expect(stateFileProblem(join(dir, 'missing-dir', 'state.json'))).toMatch(
+      /^the directory .*missing-dir of the state file cannot take new files \(ENOENT\)/,
+    );
   });
 
   it('refuses to start when a file to set aside cannot be renamed: its next write would replace it', async () => {
@@ -154,7 +229,9 @@ describe('state file', () => {
     await writeFile(path, 'not json at all');
     // The set-aside name is taken by a non-empty directory: the rename fails.
     await mkdir(join(dir, 'state.json.corrupt-1700000000000', 'inside'), { recursive: true });
-    expect(() => file(path).loadSync()).toThrow(/^the state file .*state\.json cannot be used \(corrupt\) and cannot be renamed aside/);
+    expect(() => file(path).loadSync()).toThrow(
+      /^the state file .*state\.json cannot be used \(corrupt\) and cannot be renamed aside/,
+    );
     expect(await readFile(path, 'utf8')).toBe('not json at all');
   });
 
@@ -163,9 +240,17 @@ describe('state file', () => {
     const state = file(path);
     expect(state.loadSync()).toEqual({ status: 'missing' });
     // Someone else's checkpoint lands there while this process runs.
-    const theirs = JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 99, keys: ['x', 'y', 'z'] } });
+    const theirs = JSON.stringify({
+      format: 'upstash-exporter-state',
+      version: STATE_VERSION,
+      upstream: UPSTREAM,
+      savedAt: 1,
+      payload: { watermark: 99, keys: ['x', 'y', 'z'] },
+    });
     await writeFile(path, theirs);
-    await expect(state.save({ watermark: 1, keys: [] })).rejects.toThrow(/a file appeared there after this process started/);
+    await expect(state.save({ watermark: 1, keys: [] })).rejects.toThrow(
+      /a file appeared there after this process started/,
+    );
     expect(await readFile(path, 'utf8')).toBe(theirs);
 
     // A process that read it writes over it as usual, until another writer replaces it.
@@ -173,7 +258,13 @@ describe('state file', () => {
     expect(reader.loadSync()).toMatchObject({ status: 'loaded', payload: { watermark: 99 } });
     await reader.save({ watermark: 100, keys: ['x', 'y', 'z'] });
     await reader.save({ watermark: 101, keys: ['x', 'y', 'z'] });
-    const other = JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 2, payload: { watermark: 500, keys: [] } });
+    const other = JSON.stringify({
+      format: 'upstash-exporter-state',
+      version: STATE_VERSION,
+      upstream: UPSTREAM,
+      savedAt: 2,
+      payload: { watermark: 500, keys: [] },
+    });
     await writeFile(`${path}.other`, other);
     await rename(`${path}.other`, path);
     await expect(reader.save({ watermark: 102, keys: [] })).rejects.toThrow(/replaced or changed by someone else/);
@@ -208,11 +299,21 @@ describe('state file', () => {
       slice: null,
       dedup: { keys: ['k1'], repeats: [] },
       counters: {
-        events: { labelNames: ['state', 'queue'], series: [[['CREATED', long], 5], [['CREATED', 'short'], 2]] },
+        events: {
+          labelNames: ['state', 'queue'],
+          series: [
+            [['CREATED', long], 5],
+            [['CREATED', 'short'], 2],
+          ],
+        },
         errors: { labelNames: ['reason', 'queue'], series: [] },
       },
       histograms: {
-        duration: { labelNames: ['outcome', 'queue'], buckets: [1], series: [{ labels: ['delivered', long], counts: [1, 0], sum: 0.5, count: 1 }] },
+        duration: {
+          labelNames: ['outcome', 'queue'],
+          buckets: [1],
+          series: [{ labels: ['delivered', long], counts: [1, 0], sum: 0.5, count: 1 }],
+        },
         attempts: { labelNames: ['outcome', 'queue'], buckets: [1], series: [] },
       },
       tracker: { messages: [['msg_1', 1_700_000_000_000, 1, null, -1, long, 'example.com']], finished: [] },
@@ -220,19 +321,36 @@ describe('state file', () => {
       self: { pages: 3, duplicates: 1, gaps: 0, evictions: 0, checkpointsSuccess: 4, checkpointsError: 0, folded: {} },
     };
     const path = join(dir, 'state.json');
-    await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: v1 }));
+    await writeFile(
+      path,
+      JSON.stringify({ format: 'upstash-exporter-state', version: 1, upstream: UPSTREAM, savedAt: 1, payload: v1 }),
+    );
     const logs = new CheckpointFile({ path, upstream: UPSTREAM, schema: logsStateSchema, migrate: migrateLogsState });
     const result = logs.loadSync();
     if (result.status !== 'loaded') throw new Error(`not loaded: ${JSON.stringify(result)}`);
     const state = result.payload;
     expect(state.self).toEqual({ ...v1.self, late: 0, missedLate: 0, walkErrors: {} });
-    expect(state.counters.events.series).toEqual([[['CREATED', boundLabelValue(long)], 5], [['CREATED', 'short'], 2]]);
+    expect(state.counters.events.series).toEqual([
+      [['CREATED', boundLabelValue(long)], 5],
+      [['CREATED', 'short'], 2],
+    ]);
     expect(state.histograms.duration.series[0]!.labels).toEqual(['delivered', boundLabelValue(long)]);
-    expect(state.tracker.messages[0]).toEqual(['msg_1', 1_700_000_000_000, 1, null, -1, boundLabelValue(long), 'example.com']);
+    expect(state.tracker.messages[0]).toEqual([
+      'msg_1',
+      1_700_000_000_000,
+      1,
+      null,
+      -1,
+      boundLabelValue(long),
+      'example.com',
+    ]);
     expect(state.watermark).toBe(v1.watermark);
     // Written back in the current version, late events kept from then on.
     await logs.save({ ...state, self: { ...state.self, late: 9 } });
-    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: STATE_VERSION, payload: { self: { late: 9 } } });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
+      version: STATE_VERSION,
+      payload: { self: { late: 9 } },
+    });
     expect(migrateLogsState(STATE_VERSION + 1, v1)).toBeUndefined();
     expect(state.slices).toEqual([]);
   });
@@ -252,7 +370,9 @@ describe('state file', () => {
       sawBoundary: false,
       sawStateless: false,
       sawStateField: true,
-      walks: [{ state: null, resumeTo: 1_700_000_010_000, cursor: 'cursor-3', chainTo: 1_700_000_060_000, done: false }],
+      walks: [
+        { state: null, resumeTo: 1_700_000_010_000, cursor: 'cursor-3', chainTo: 1_700_000_060_000, done: false },
+      ],
     };
     const v2 = {
       watermark: 1_700_000_000_000,
@@ -266,14 +386,28 @@ describe('state file', () => {
       rateEwma: 0.5,
       slice,
       dedup: { keys: ['k1'], repeats: [] },
-      counters: { events: { labelNames: ['state'], series: [[['CREATED'], 5]] }, errors: { labelNames: ['reason'], series: [] } },
+      counters: {
+        events: { labelNames: ['state'], series: [[['CREATED'], 5]] },
+        errors: { labelNames: ['reason'], series: [] },
+      },
       histograms: {
         duration: { labelNames: ['outcome'], buckets: [1], series: [] },
         attempts: { labelNames: ['outcome'], buckets: [1], series: [] },
       },
       tracker: { messages: [], finished: [] },
       daily: { day: 19_675, count: 7 },
-      self: { pages: 3, duplicates: 1, gaps: 0, evictions: 0, checkpointsSuccess: 4, checkpointsError: 0, late: 2, missedLate: 0, walkErrors: {}, folded: {} },
+      self: {
+        pages: 3,
+        duplicates: 1,
+        gaps: 0,
+        evictions: 0,
+        checkpointsSuccess: 4,
+        checkpointsError: 0,
+        late: 2,
+        missedLate: 0,
+        walkErrors: {},
+        folded: {},
+      },
     };
     const path = join(dir, 'state-v2.json');
     const { slice: _one, ...v3 } = v2;
@@ -284,7 +418,10 @@ describe('state file', () => {
       [3, { ...v3, slices: [slice] }, [slice], v2.dedupFrom - 1],
     ] as const;
     for (const [version, payload, slices, validFrom] of cases) {
-      await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version, upstream: UPSTREAM, savedAt: 1, payload }));
+      await writeFile(
+        path,
+        JSON.stringify({ format: 'upstash-exporter-state', version, upstream: UPSTREAM, savedAt: 1, payload }),
+      );
       const logs = new CheckpointFile({ path, upstream: UPSTREAM, schema: logsStateSchema, migrate: migrateLogsState });
       const result = logs.loadSync();
       if (result.status !== 'loaded') throw new Error(`not loaded: ${JSON.stringify(result)}`);
@@ -293,20 +430,28 @@ describe('state file', () => {
       expect(result.payload.self).toEqual(v2.self);
       expect(result.payload.cold).toEqual({ validFrom, seconds: [] });
       await logs.save(result.payload);
-      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ version: 4, payload: { slices, cold: { validFrom } } });
+      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
+        version: 4,
+        payload: { slices, cold: { validFrom } },
+      });
     }
     expect(STATE_VERSION).toBe(4);
   });
 });
 
-describe('a file shared with another collector\'s section', () => {
+describe("a file shared with another collector's section", () => {
   it('holds each part as it was when saved, not as the live objects it came from became', async () => {
     // The logs payload holds the walk's live slices; a later write of the workflows section
     // serializes it again. Were the part kept by reference, that write would show slices read
     // further than the counters of the same payload: a restart would skip what they never counted.
     const path = join(dir, 'state.json');
     const owner = file(path);
-    const section = new CheckpointSection({ path, upstream: UPSTREAM, name: 'workflows', schema: z.object({ n: z.number() }) });
+    const section = new CheckpointSection({
+      path,
+      upstream: UPSTREAM,
+      name: 'workflows',
+      schema: z.object({ n: z.number() }),
+    });
     const live: Payload = { watermark: 1, keys: ['a'] };
     await owner.save(live);
     live.watermark = 2;
@@ -317,21 +462,35 @@ describe('a file shared with another collector\'s section', () => {
   });
 });
 
-describe('a file shared with another collector\'s section, after a restore', () => {
-  it('holds the owner\'s part as loaded until the owner saves, however the loaded objects change', async () => {
+describe("a file shared with another collector's section, after a restore", () => {
+  it("holds the owner's part as loaded until the owner saves, however the loaded objects change", async () => {
     // The logs collector restores the walk's slices from the loaded payload and walks on with
     // them. Until its first checkpoint, a write of the workflows section carries the owner's part
     // as loaded: were that part the loaded object itself, the write would show the slices read
     // further than the counters beside them, and a SIGKILL then would skip what was never counted.
     const path = join(dir, 'state.json');
     // Written as a previous process left it (this process has not touched the path yet).
-    await writeFile(path, JSON.stringify({ format: 'upstash-exporter-state', version: STATE_VERSION, upstream: UPSTREAM, savedAt: 1, payload: { watermark: 1, keys: ['a'] } }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        format: 'upstash-exporter-state',
+        version: STATE_VERSION,
+        upstream: UPSTREAM,
+        savedAt: 1,
+        payload: { watermark: 1, keys: ['a'] },
+      }),
+    );
     const owner = file(path);
     const loaded = owner.loadSync();
     if (loaded.status !== 'loaded') throw new Error(`not loaded: ${loaded.status}`);
     loaded.payload.watermark = 2;
     loaded.payload.keys.push('b');
-    await new CheckpointSection({ path, upstream: UPSTREAM, name: 'workflows', schema: z.object({ n: z.number() }) }).save({ n: 1 });
+    await new CheckpointSection({
+      path,
+      upstream: UPSTREAM,
+      name: 'workflows',
+      schema: z.object({ n: z.number() }),
+    }).save({ n: 1 });
     const written = JSON.parse(await readFile(path, 'utf8')) as { payload: Payload & { workflows: { n: number } } };
     expect(written.payload).toEqual({ watermark: 1, keys: ['a'], workflows: { n: 1 } });
   });

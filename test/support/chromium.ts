@@ -34,7 +34,8 @@ export async function runChromium(binary: string, args: readonly string[], timeo
           ...args,
         ],
         { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
-        (error, stdout, stderr) => (error ? reject(new Error(`chromium failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr })),
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`chromium failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
       );
     });
   } finally {

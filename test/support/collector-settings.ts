@@ -3,11 +3,21 @@
 import { COLLECTOR_NAMES, type CollectorName } from '../../src/collectors/collector.js';
 import type { CollectorConfig } from '../../src/config/index.js';
 
-export function collectorSettings(intervalsMs: Partial<Record<CollectorName, number>>, disabledReason: string): Record<CollectorName, CollectorConfig> {
+export function collectorSettings(
+  intervalsMs: Partial<Record<CollectorName, number>>,
+  disabledReason: string,
+): Record<CollectorName, CollectorConfig> {
   return Object.fromEntries(
     COLLECTOR_NAMES.map((name) => {
       const interval = intervalsMs[name];
-      return [name, { enabled: interval !== undefined, intervalMs: interval ?? 60_000, disabledReason: interval === undefined ? disabledReason : null }];
+      return [
+        name,
+        {
+          enabled: interval !== undefined,
+          intervalMs: interval ?? 60_000,
+          disabledReason: interval === undefined ? disabledReason : null,
+        },
+      ];
     }),
   ) as Record<CollectorName, CollectorConfig>;
 }

@@ -37,7 +37,19 @@ export async function startDemoProcess(extraArgs: string[] = [], timeoutMs = 15_
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const child = spawn(
     process.execPath,
-    [CLI, 'demo', '--listen-address', '127.0.0.1:0', '--emulator-address', '127.0.0.1:0', '--log-format', 'json', '--log-level', 'warn', ...extraArgs],
+    [
+      CLI,
+      'demo',
+      '--listen-address',
+      '127.0.0.1:0',
+      '--emulator-address',
+      '127.0.0.1:0',
+      '--log-format',
+      'json',
+      '--log-level',
+      'warn',
+      ...extraArgs,
+    ],
     { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -79,7 +91,9 @@ export async function startDemoProcess(extraArgs: string[] = [], timeoutMs = 15_
 }
 
 /** Every family docs/metrics.md lists in its tables (`| \`name\` ...` or `| \`name{labels}\` ...`). */
-export function documentedFamilyNames(text: string = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8')): string[] {
+export function documentedFamilyNames(
+  text: string = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8'),
+): string[] {
   const names = new Set<string>();
   for (const line of text.split('\n')) {
     const row = /^\|\s*`(upstash_[a-z0-9_]+)(?:\{[^`]*\})?`\s*\|/.exec(line);

@@ -6,7 +6,8 @@ import { Client } from '@upstash/qstash';
 import type { EmulatorHandle } from '../../src/emulator/index.js';
 
 // The SDK switches to its own dev server or other regions when these are set.
-for (const name of ['QSTASH_DEV', 'QSTASH_URL', 'QSTASH_TOKEN', 'QSTASH_REGION', 'UPSTASH_DISABLE_TELEMETRY']) delete process.env[name];
+for (const name of ['QSTASH_DEV', 'QSTASH_URL', 'QSTASH_TOKEN', 'QSTASH_REGION', 'UPSTASH_DISABLE_TELEMETRY'])
+  delete process.env[name];
 
 export interface RecordedRequest {
   method: string;
@@ -37,7 +38,9 @@ export interface Destination {
   close(): Promise<void>;
 }
 
-export async function startDestination(responder: Responder = () => ({ status: 200, body: 'ok' })): Promise<Destination> {
+export async function startDestination(
+  responder: Responder = () => ({ status: 200, body: 'ok' }),
+): Promise<Destination> {
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let inFlight = 0;
@@ -82,7 +85,11 @@ export async function startDestination(responder: Responder = () => ({ status: 2
     requests,
     maxInFlight: () => maxInFlight,
     waitForRequests: async (count, timeoutMs = 5000) => {
-      await waitFor(() => requests.length >= count, timeoutMs, () => `${count} requests (got ${requests.length})`);
+      await waitFor(
+        () => requests.length >= count,
+        timeoutMs,
+        () => `${count} requests (got ${requests.length})`,
+      );
       return requests;
     },
     close: async () => {
@@ -93,11 +100,16 @@ export async function startDestination(responder: Responder = () => ({ status: 2
   };
 }
 
-export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 5000, what: string | (() => string) = 'condition'): Promise<void> {
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what: string | (() => string) = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await predicate()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${typeof what === 'function' ? what() : what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs}ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
@@ -107,13 +119,18 @@ export function sdkClient(emulator: EmulatorHandle): Client {
 }
 
 /** Raw log entries from /v2/logs (all pages). */
-export async function allLogs(emulator: EmulatorHandle, query: Record<string, string> = {}): Promise<Array<Record<string, unknown>>> {
+export async function allLogs(
+  emulator: EmulatorHandle,
+  query: Record<string, string> = {},
+): Promise<Array<Record<string, unknown>>> {
   const entries: Array<Record<string, unknown>> = [];
   let cursor: string | undefined;
   do {
     const params = new URLSearchParams(query);
     if (cursor) params.set('cursor', cursor);
-    const response = await fetch(`${emulator.url}/v2/logs?${params.toString()}`, { headers: { authorization: `Bearer ${emulator.credentials.token}` } });
+    const response = await fetch(`${emulator.url}/v2/logs?${params.toString()}`, {
+      headers: { authorization: `Bearer ${emulator.credentials.token}` },
+    });
     if (!response.ok) throw new Error(`logs answered ${response.status}: ${await response.text()}`);
     const page = (await response.json()) as { cursor?: string; logs: Array<Record<string, unknown>> };
     entries.push(...page.logs);

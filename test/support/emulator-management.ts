@@ -47,7 +47,10 @@ export function basic(user: string, password: string): string {
   return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 }
 
-export async function startManagement(plan: PlanProfile = 'fixed', traffic?: TrafficReader): Promise<ManagementHarness> {
+export async function startManagement(
+  plan: PlanProfile = 'fixed',
+  traffic?: TrafficReader,
+): Promise<ManagementHarness> {
   const clock = { now: START };
   const apiVersion: ManagementHarness['apiVersion'] = { value: 'current' };
   const management = createManagement({
@@ -117,7 +120,12 @@ export const INDEX_LIMIT_FIELDS = {
 } as const;
 
 /** Limits the docs give as -1 (unlimited) on paid indexes. */
-export const LIMITS_UNLIMITED_IN_DOCS = ['max_monthly_reranks', 'max_daily_updates', 'max_daily_queries', 'max_monthly_bandwidth'];
+export const LIMITS_UNLIMITED_IN_DOCS = [
+  'max_monthly_reranks',
+  'max_daily_updates',
+  'max_daily_queries',
+  'max_monthly_bandwidth',
+];
 
 export async function statsOf(h: ManagementHarness, id: string, period?: string): Promise<VectorStats> {
   const query = period === undefined ? '' : `?period=${period}`;

@@ -14,8 +14,15 @@ export interface ExporterChild {
  * `args` start with the CLI path; `children` collects the process for the test's clean-up; `env`
  * adds to the child's environment (e.g. LD_PRELOAD of libfaketime).
  */
-export async function spawnExporter(args: readonly string[], qstashToken: string, children: ChildProcessWithoutNullStreams[], env: Record<string, string> = {}): Promise<ExporterChild> {
-  const child = spawn(process.execPath, [...args], { env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: qstashToken, ...env } });
+export async function spawnExporter(
+  args: readonly string[],
+  qstashToken: string,
+  children: ChildProcessWithoutNullStreams[],
+  env: Record<string, string> = {},
+): Promise<ExporterChild> {
+  const child = spawn(process.execPath, [...args], {
+    env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: qstashToken, ...env },
+  });
   children.push(child);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

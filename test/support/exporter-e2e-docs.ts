@@ -2,7 +2,17 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const INVENTORY_SECTIONS = ['Schedules', 'Queues', 'URL Groups', 'Dead-letter queue', 'Flow control', 'Account and plan limits', 'Search indexes', 'Official QStash usage', 'Vector indexes'] as const;
+export const INVENTORY_SECTIONS = [
+  'Schedules',
+  'Queues',
+  'URL Groups',
+  'Dead-letter queue',
+  'Flow control',
+  'Account and plan limits',
+  'Search indexes',
+  'Official QStash usage',
+  'Vector indexes',
+] as const;
 
 export interface DocumentedFamily {
   section: (typeof INVENTORY_SECTIONS)[number];
@@ -16,7 +26,11 @@ export interface DocumentedFamily {
 const METRICS_DOC = fileURLToPath(new URL('../../docs/metrics.md', import.meta.url));
 
 function cells(row: string): string[] {
-  return row.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+  return row
+    .trim()
+    .replace(/^\||\|$/g, '')
+    .split('|')
+    .map((c) => c.trim());
 }
 
 /** Backticked names outside parentheses: "`schedule_id`, `state` (`IN_PROGRESS`, ...)" -> schedule_id, state. */
@@ -41,7 +55,11 @@ export function documentedFamilies(text: string = readFileSync(METRICS_DOC, 'utf
       const columns = cells(row);
       const match = /^`([a-z_:][a-z0-9_:]*)(?:\{([^}]*)\})?`$/.exec(columns[metricCol] ?? '');
       if (!match) throw new Error(`section ${heading}: cannot read metric cell ${columns[metricCol]}`);
-      const inline = match[2]?.split(',').map((l) => l.trim()).filter(Boolean) ?? [];
+      const inline =
+        match[2]
+          ?.split(',')
+          .map((l) => l.trim())
+          .filter(Boolean) ?? [];
       const fromColumn = labelsCol >= 0 ? labelNames(columns[labelsCol] ?? '') : [];
       families.push({
         section,

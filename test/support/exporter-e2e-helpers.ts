@@ -88,11 +88,19 @@ export function parseExposition(text: string): Map<string, Family> {
 
 /** Canonical text of a label set, for comparing sets of series. */
 export function labelKey(labels: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+  return JSON.stringify(
+    Object.keys(labels)
+      .sort()
+      .map((k) => [k, labels[k]]),
+  );
 }
 
 /** The value of the series with exactly these labels, or undefined. */
-export function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined {
+export function valueOf(
+  families: Map<string, Family>,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const key = labelKey(labels);
   return families.get(name)?.samples.find((s) => labelKey(s.labels) === key)?.value;
 }
@@ -152,7 +160,11 @@ export function pollContext(logger: Logger, signal: AbortSignal = new AbortContr
  * Runs `check` until it returns no problems (an empty list) or the time is up; then throws with
  * the problems of the last attempt. For values that move with time or polls.
  */
-export async function eventually(check: () => Promise<string[]> | string[], timeoutMs = 8_000, intervalMs = 50): Promise<void> {
+export async function eventually(
+  check: () => Promise<string[]> | string[],
+  timeoutMs = 8_000,
+  intervalMs = 50,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let problems: string[] = [];
   for (;;) {
@@ -230,12 +242,18 @@ const MANAGEMENT_PATH = /^\/v2\/(vector|search|qstash\/user|qstash\/stats|svc\/u
  */
 export function exporterTestArgs(qstashUrl: string, token: string): string[] {
   return [
-    '--listen-address', '127.0.0.1:0',
-    '--qstash-url', qstashUrl,
-    '--qstash-token', token,
-    '--state-file', 'none',
-    '--disable-collector', 'logs',
-    '--http-max-retries', '0',
+    '--listen-address',
+    '127.0.0.1:0',
+    '--qstash-url',
+    qstashUrl,
+    '--qstash-token',
+    token,
+    '--state-file',
+    'none',
+    '--disable-collector',
+    'logs',
+    '--http-max-retries',
+    '0',
   ];
 }
 
@@ -263,14 +281,22 @@ export interface StackOptions {
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // The flow-control list is off by default (as the SDK); on here so every documented family is served.
-  const emulator = await createEmulator({ ...CANARY, ...options.emulator, knobs: { flowControlList: true, ...options.emulator?.knobs } });
+  const emulator = await createEmulator({
+    ...CANARY,
+    ...options.emulator,
+    knobs: { flowControlList: true, ...options.emulator?.knobs },
+  });
   const config = loadConfig(
     [
       ...exporterTestArgs(emulator.url, CANARY.token),
-      '--management-url', emulator.url,
-      '--upstash-email', CANARY.email,
-      '--upstash-api-key', CANARY.apiKey,
-      '--poll-interval', '1s',
+      '--management-url',
+      emulator.url,
+      '--upstash-email',
+      CANARY.email,
+      '--upstash-api-key',
+      CANARY.apiKey,
+      '--poll-interval',
+      '1s',
       ...(options.args ?? []),
     ],
     {},
@@ -324,13 +350,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
  * Waits for a successful poll of `collector` that STARTED after `afterMs` (unix ms): its end
  * (last success) minus its duration, both from the self metrics of one scrape.
  */
-export async function waitForPollAfter(stack: Stack, collector: string, afterMs: number, timeoutMs = 6_000): Promise<void> {
+export async function waitForPollAfter(
+  stack: Stack,
+  collector: string,
+  afterMs: number,
+  timeoutMs = 6_000,
+): Promise<void> {
   await eventually(async () => {
     const families = await stack.scrape();
     const end = valueOf(families, 'upstash_exporter_collector_last_success_timestamp_seconds', { collector }) ?? 0;
     const duration = valueOf(families, 'upstash_exporter_collector_duration_seconds', { collector }) ?? 0;
     const success = valueOf(families, 'upstash_exporter_collector_success', { collector });
     const started = (end - duration) * 1000;
-    return success === 1 && started > afterMs ? [] : [`${collector}: last successful poll started at ${started}, not after ${afterMs}`];
+    return success === 1 && started > afterMs
+      ? []
+      : [`${collector}: last successful poll started at ${started}, not after ${afterMs}`];
   }, timeoutMs);
 }

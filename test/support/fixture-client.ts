@@ -15,7 +15,9 @@ export interface FixtureClient<C> {
  * client of it made by `connect`, and a debug-level captured logger; client and server are
  * closed after the test. Read the fields inside the tests: they change from test to test.
  */
-export function fixtureClientPerTest<C extends { close(): Promise<void> }>(connect: (url: string) => C): FixtureClient<C> {
+export function fixtureClientPerTest<C extends { close(): Promise<void> }>(
+  connect: (url: string) => C,
+): FixtureClient<C> {
   const current = {} as FixtureClient<C>;
   beforeEach(async () => {
     current.fixture = await startFixtureServer();

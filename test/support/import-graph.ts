@@ -31,7 +31,8 @@ export function importEdges(root: string): ImportEdge[] {
   for (const file of sourceFiles(root).sort()) {
     const text = readFileSync(file, 'utf8');
     const from = relative(root, file);
-    const target = (specifier: string): string => relative(root, resolve(dirname(file), specifier.replace(/\.js$/, '.ts')));
+    const target = (specifier: string): string =>
+      relative(root, resolve(dirname(file), specifier.replace(/\.js$/, '.ts')));
     for (const match of text.matchAll(STATIC_IMPORT)) edges.push({ from, to: target(match[1]!), dynamic: false });
     for (const match of text.matchAll(DYNAMIC_IMPORT)) edges.push({ from, to: target(match[1]!), dynamic: true });
   }

@@ -11,7 +11,14 @@ import { createEmulator, type EmulatorHandle, type GroundTruth, type Knobs } fro
 import type { Logger } from '../../src/logging/index.js';
 import { upstreamIdentity } from '../../src/state/index.js';
 import { startDestination, type Destination } from './emulator-helpers.js';
-import { captureLogger, parseExposition, pollContext, sleep, type CapturedLogger, type Family } from './exporter-e2e-helpers.js';
+import {
+  captureLogger,
+  parseExposition,
+  pollContext,
+  sleep,
+  type CapturedLogger,
+  type Family,
+} from './exporter-e2e-helpers.js';
 
 export const TEST_SETTINGS: LogsSettings = {
   ingestionDelayMs: 150,
@@ -43,7 +50,10 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(knobs: Partial<Knobs> = {}, options: { freezableClock?: boolean } = {}): Promise<World> {
+export async function startWorld(
+  knobs: Partial<Knobs> = {},
+  options: { freezableClock?: boolean } = {},
+): Promise<World> {
   // The emulator reads the time through the Date.now it finds at construction. To pack many
   // entries into one millisecond (a machine is rarely fast enough to do it by itself), it gets a
   // wrapper that can stand still; the rest of the process keeps the real Date.now.
@@ -57,7 +67,10 @@ export async function startWorld(knobs: Partial<Knobs> = {}, options: { freezabl
     Date.now = realNow;
   }
   const ok = await startDestination(() => ({ status: 200, body: 'ok' }));
-  const flaky = await startDestination((request) => ({ status: request.headers['upstash-retried'] === '0' ? 500 : 200, body: 'flaky' }));
+  const flaky = await startDestination((request) => ({
+    status: request.headers['upstash-retried'] === '0' ? 500 : 200,
+    body: 'flaky',
+  }));
   const broken = await startDestination(() => ({ status: 500, body: 'broken' }));
   const missing = await startDestination(() => ({ status: 404, body: 'missing' }));
   const closed = await startDestination();
@@ -139,7 +152,13 @@ export function startCollector(
 
 // ---- traffic -----------------------------------------------------------------------------------
 
-async function call(emu: EmulatorHandle, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<unknown> {
+async function call(
+  emu: EmulatorHandle,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<unknown> {
   const response = await fetch(`${emu.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${emu.credentials.token}`, ...headers },
@@ -164,12 +183,28 @@ export async function publish(emu: EmulatorHandle, destination: string, options:
   await call(emu, 'POST', path, headers, 'hello');
 }
 
-export async function addUrlGroup(emu: EmulatorHandle, name: string, endpoints: Array<{ name?: string; url: string }>): Promise<void> {
-  await call(emu, 'POST', `/v2/topics/${name}/endpoints`, { 'content-type': 'application/json' }, JSON.stringify({ endpoints }));
+export async function addUrlGroup(
+  emu: EmulatorHandle,
+  name: string,
+  endpoints: Array<{ name?: string; url: string }>,
+): Promise<void> {
+  await call(
+    emu,
+    'POST',
+    `/v2/topics/${name}/endpoints`,
+    { 'content-type': 'application/json' },
+    JSON.stringify({ endpoints }),
+  );
 }
 
 export async function createSchedule(emu: EmulatorHandle, destination: string, cron: string): Promise<string> {
-  const created = (await call(emu, 'POST', `/v2/schedules/${destination}`, { 'Upstash-Cron': cron, 'content-type': 'text/plain' }, 'tick')) as { scheduleId: string };
+  const created = (await call(
+    emu,
+    'POST',
+    `/v2/schedules/${destination}`,
+    { 'Upstash-Cron': cron, 'content-type': 'text/plain' },
+    'tick',
+  )) as { scheduleId: string };
   return created.scheduleId;
 }
 
@@ -192,7 +227,8 @@ export async function mixedTraffic(world: World, scale = 1): Promise<void> {
   ]);
   const scheduleId = await createSchedule(emu, `${world.ok.url}/cron`, '* * * * *');
   const jobs: Array<Promise<void>> = [];
-  for (let i = 0; i < 6 * scale; i++) jobs.push(publish(emu, `${world.ok.url}/plain`, { labels: i % 2 === 0 ? ['even'] : ['odd', 'extra'] }));
+  for (let i = 0; i < 6 * scale; i++)
+    jobs.push(publish(emu, `${world.ok.url}/plain`, { labels: i % 2 === 0 ? ['even'] : ['odd', 'extra'] }));
   for (let i = 0; i < 3 * scale; i++) jobs.push(publish(emu, `${world.flaky.url}/retry`, { retries: 2 }));
   for (let i = 0; i < 2 * scale; i++) jobs.push(publish(emu, `${world.broken.url}/fail`, { retries: 1 }));
   for (let i = 0; i < scale; i++) jobs.push(publish(emu, `${world.missing.url}/gone`, { retries: 0 }));
@@ -241,13 +277,20 @@ export interface PollSummary {
 }
 
 /** Polls (errors are collected, not thrown) until the watermark passes `until`. */
-export async function pollUntil(under: CollectorUnderTest, until: number, timeoutMs = 15_000, logger?: Logger): Promise<PollSummary> {
+export async function pollUntil(
+  under: CollectorUnderTest,
+  until: number,
+  timeoutMs = 15_000,
+  logger?: Logger,
+): Promise<PollSummary> {
   const summary: PollSummary = { polls: 0, failures: [] };
   const deadline = Date.now() + timeoutMs;
   const context = pollContext(logger ?? under.log.logger);
   while (under.collector.position.watermark < until) {
     if (Date.now() > deadline) {
-      throw new Error(`watermark ${under.collector.position.watermark} did not pass ${until} in ${timeoutMs} ms; failures: ${summary.failures.map((e) => e.message).join(' | ')}`);
+      throw new Error(
+        `watermark ${under.collector.position.watermark} did not pass ${until} in ${timeoutMs} ms; failures: ${summary.failures.map((e) => e.message).join(' | ')}`,
+      );
     }
     summary.polls += 1;
     try {
@@ -330,6 +373,10 @@ export async function familiesOfCollector(collector: LogsCollector): Promise<Map
   return parseExposition(await collector.registry.metrics());
 }
 
-export function sumOf(families: Map<string, Family>, name: string, filter: (labels: Record<string, string>) => boolean = () => true): number {
+export function sumOf(
+  families: Map<string, Family>,
+  name: string,
+  filter: (labels: Record<string, string>) => boolean = () => true,
+): number {
   return (families.get(name)?.samples ?? []).filter((s) => filter(s.labels)).reduce((total, s) => total + s.value, 0);
 }

@@ -39,7 +39,8 @@ export function decodePng(file: Buffer): DecodedPng {
       height = body.readUInt32BE(4);
       const [depth, colourType, , , interlace] = [body[8]!, body[9]!, body[10], body[11], body[12]];
       const perPixel = CHANNELS[colourType];
-      if (depth !== 8 || perPixel === undefined || interlace !== 0) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
+      if (depth !== 8 || perPixel === undefined || interlace !== 0)
+        throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
       channels = perPixel;
     } else if (type === 'IDAT') data.push(body);
     else if (type === 'IEND') break;
@@ -57,7 +58,8 @@ export function decodePng(file: Buffer): DecodedPng {
       const a = x >= channels ? out[x - channels]! : 0;
       const b = up[x]!;
       const c = x >= channels ? up[x - channels]! : 0;
-      const predictor = filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : paeth(a, b, c);
+      const predictor =
+        filter === 0 ? 0 : filter === 1 ? a : filter === 2 ? b : filter === 3 ? (a + b) >> 1 : paeth(a, b, c);
       out[x] = (line[x]! + predictor) & 0xff;
     }
   }

@@ -216,7 +216,8 @@ export async function startPrometheusStack(options: PrometheusStackOptions): Pro
         } catch {
           // not listening yet
         }
-        if (Date.now() - startedAt > timeoutMs) throw new Error(`no target up ${timeoutMs / 1000} s after Prometheus started:\n${prometheus.output()}`);
+        if (Date.now() - startedAt > timeoutMs)
+          throw new Error(`no target up ${timeoutMs / 1000} s after Prometheus started:\n${prometheus.output()}`);
         await sleep(250);
       }
     },

@@ -42,9 +42,15 @@ export function otherUser(suite: string, user: string, files: readonly string[])
     // The test's own node may sit where the user cannot reach it (npx's cache under /root, as in
     // the Node 24 pass of .ci/run); the system's node reads the same files the same way.
     const onPath = findOnPath('node');
-    const candidates = [process.execPath, ...(onPath === undefined ? [] : [onPath]), '/usr/bin/node', '/usr/local/bin/node'];
+    const candidates = [
+      process.execPath,
+      ...(onPath === undefined ? [] : [onPath]),
+      '/usr/bin/node',
+      '/usr/local/bin/node',
+    ];
     const usable = candidates.find((candidate) => reachable(user, candidate, files));
-    if (usable === undefined) missing = `user ${user} cannot run node or read ${files.join(', ')} (make the checkout readable by others: chmod o+rX on it and its parents)`;
+    if (usable === undefined)
+      missing = `user ${user} cannot run node or read ${files.join(', ')} (make the checkout readable by others: chmod o+rX on it and its parents)`;
     else node = usable;
   }
   if (missing !== null && !inCi) console.warn(`${suite}: skipped, ${missing}`);

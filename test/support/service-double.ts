@@ -18,7 +18,9 @@ export interface ServiceDouble {
   close(): Promise<void>;
 }
 
-export async function startServiceDouble(handler: (req: SeenRequest, res: ServerResponse) => void): Promise<ServiceDouble> {
+export async function startServiceDouble(
+  handler: (req: SeenRequest, res: ServerResponse) => void,
+): Promise<ServiceDouble> {
   const requests: SeenRequest[] = [];
   const server = createServer((req, res) => {
     req.resume();
@@ -41,7 +43,12 @@ export async function startServiceDouble(handler: (req: SeenRequest, res: Server
   };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -76,7 +83,8 @@ export async function streamPage(
     });
   const writeBody = async (size: number): Promise<void> => {
     await write('"');
-    for (let sent = 0; sent < size; sent += piece.length) await write(piece.slice(0, Math.min(piece.length, size - sent)));
+    for (let sent = 0; sent < size; sent += piece.length)
+      await write(piece.slice(0, Math.min(piece.length, size - sent)));
     await write('"');
   };
   await write(`{${cursor === undefined ? '' : `"cursor":${JSON.stringify(cursor)},`}"events":[`);

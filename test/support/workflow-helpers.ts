@@ -15,11 +15,25 @@ export function workflowResponder(request: RecordedRequest): Reply {
   const total = steps ? Number(steps[1]) : failAt ? Number(failAt[1]) : 2;
   const delayMs = slow ? Number(slow[1]) : 0;
   if (step > total) return { status: 200, body: '{"result":"done"}', delayMs };
-  return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ step: { name: `step-${step}`, type: TYPES[(step - 1) % TYPES.length] } }), delayMs };
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ step: { name: `step-${step}`, type: TYPES[(step - 1) % TYPES.length] } }),
+    delayMs,
+  };
 }
 
-export async function trigger(emulatorUrl: string, token: string, workflowUrl: string, headers: Record<string, string> = {}): Promise<{ workflowRunId: string; workflowCreatedAt: number }> {
-  const response = await fetch(`${emulatorUrl}/v2/trigger/${workflowUrl}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: '{"input":1}' });
+export async function trigger(
+  emulatorUrl: string,
+  token: string,
+  workflowUrl: string,
+  headers: Record<string, string> = {},
+): Promise<{ workflowRunId: string; workflowCreatedAt: number }> {
+  const response = await fetch(`${emulatorUrl}/v2/trigger/${workflowUrl}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, ...headers },
+    body: '{"input":1}',
+  });
   if (response.status !== 200) throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as { workflowRunId: string; workflowCreatedAt: number };
 }

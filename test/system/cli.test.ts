@@ -83,7 +83,10 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
 
   it('bad URL', async () => {
     expectConfigFailure(
-      await cli(['check-config', '--management-url', 'ftp://api.upstash.com'], { UPSTASH_EMAIL: 'e@example.com', UPSTASH_API_KEY: 'k' }),
+      await cli(['check-config', '--management-url', 'ftp://api.upstash.com'], {
+        UPSTASH_EMAIL: 'e@example.com',
+        UPSTASH_API_KEY: 'k',
+      }),
       '--management-url: "ftp://api.upstash.com" is not an http or https URL; write e.g. https://api.upstash.com',
     );
   });
@@ -99,23 +102,37 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
   it('a secret file with a broken value: names the path, never the content', async () => {
     const broken = file('broken-key', 'CANARY_KEY_7f3e9 trailing words\n');
     const result = await cli(['check-config', '--upstash-api-key-file', broken], { UPSTASH_EMAIL: 'e@example.com' });
-    expectConfigFailure(result, `--upstash-api-key-file (${broken}) contains whitespace or control characters (value not shown); check that the management API key was copied whole`);
+    expectConfigFailure(
+      result,
+      `--upstash-api-key-file (${broken}) contains whitespace or control characters (value not shown); check that the management API key was copied whole`,
+    );
     expect(result.stderr).not.toContain('CANARY');
   });
 
   it('empty token', async () => {
-    expectConfigFailure(await cli(['check-config'], { QSTASH_TOKEN: '' }), 'QSTASH_TOKEN is empty; set it to your QStash token or unset it');
+    expectConfigFailure(
+      await cli(['check-config'], { QSTASH_TOKEN: '' }),
+      'QSTASH_TOKEN is empty; set it to your QStash token or unset it',
+    );
   });
 
   it('a remediation bearer token under 32 characters: names the key, never the token', async () => {
     const token = file('short-bearer', 'CANARY-bearer-31-characters-xyz\n');
-    const result = await cli(['check-config', '--remediation-enabled', '--remediation-bearer-token-file', token], { QSTASH_TOKEN: 'tok' });
-    expectConfigFailure(result, `--remediation-bearer-token-file: the token has 31 characters, fewer than 32; use a random one, e.g. openssl rand -hex 32`);
+    const result = await cli(['check-config', '--remediation-enabled', '--remediation-bearer-token-file', token], {
+      QSTASH_TOKEN: 'tok',
+    });
+    expectConfigFailure(
+      result,
+      `--remediation-bearer-token-file: the token has 31 characters, fewer than 32; use a random one, e.g. openssl rand -hex 32`,
+    );
     expect(result.stderr).not.toContain('CANARY');
   });
 
   it('web.max_connections out of range', async () => {
-    expectConfigFailure(await cli(['check-config', '--web-max-connections', '0'], { QSTASH_TOKEN: 'tok' }), '--web-max-connections: 0 is out of range; use a number between 1 and 65535');
+    expectConfigFailure(
+      await cli(['check-config', '--web-max-connections', '0'], { QSTASH_TOKEN: 'tok' }),
+      '--web-max-connections: 0 is out of range; use a number between 1 and 65535',
+    );
   });
 
   it('unknown collector name', async () => {
@@ -140,7 +157,10 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
   });
 
   it('the same contract holds for run', async () => {
-    expectConfigFailure(await cli(['run', '--log-format', 'xml'], { QSTASH_TOKEN: 'tok' }), '--log-format: "xml" is not a known log format; use one of json, pretty');
+    expectConfigFailure(
+      await cli(['run', '--log-format', 'xml'], { QSTASH_TOKEN: 'tok' }),
+      '--log-format: "xml" is not a known log format; use one of json, pretty',
+    );
     expectConfigFailure(await cli([]), /^no credentials: /);
   });
 
@@ -153,34 +173,77 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
 });
 
 const opensslAvailable = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
-if (!opensslAvailable && process.env.CI === 'true') throw new Error('openssl is required under CI for the web config checks');
+if (!opensslAvailable && process.env.CI === 'true')
+  throw new Error('openssl is required under CI for the web config checks');
 
 describe('check-config refuses every web config file run refuses, with the same line', () => {
   /** A self-signed certificate and its key, made by openssl in the temp dir. */
   function selfSigned(name: string): void {
-    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`], { cwd: dir, encoding: 'utf8' });
+    const made = spawnSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.crt`,
+        '-days',
+        '2',
+        '-subj',
+        `/CN=${name}`,
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
     if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
   }
 
   const cases: Array<[string, () => string, RegExp]> = [
-    ['a plaintext password', () => 'basic_auth_users:\n  alice: correct-horse\n', /basic_auth_users\.alice: must be a bcrypt hash/],
-    ['an unknown key', () => `basic_auth_users:\n  alice: '${bcrypt.hashSync('pw', 4)}'\nhttp_server_config:\n  compression: true\n`, /http_server_config: Unrecognized key: "compression"/],
-    ['a missing certificate', () => 'tls_server_config:\n  cert_file: absent.crt\n  key_file: absent.key\n', /cert_file absent\.crt cannot be read \(ENOENT\)/],
-    ['a certificate with another certificate\'s key', () => 'tls_server_config:\n  cert_file: one.crt\n  key_file: two.key\n', /the TLS certificate or key is not usable \(.*key values mismatch/],
+    [
+      'a plaintext password',
+      () => 'basic_auth_users:\n  alice: correct-horse\n',
+      /basic_auth_users\.alice: must be a bcrypt hash/,
+    ],
+    [
+      'an unknown key',
+      () => `basic_auth_users:\n  alice: '${bcrypt.hashSync('pw', 4)}'\nhttp_server_config:\n  compression: true\n`,
+      /http_server_config: Unrecognized key: "compression"/,
+    ],
+    [
+      'a missing certificate',
+      () => 'tls_server_config:\n  cert_file: absent.crt\n  key_file: absent.key\n',
+      /cert_file absent\.crt cannot be read \(ENOENT\)/,
+    ],
+    [
+      "a certificate with another certificate's key",
+      () => 'tls_server_config:\n  cert_file: one.crt\n  key_file: two.key\n',
+      /the TLS certificate or key is not usable \(.*key values mismatch/,
+    ],
   ];
 
-  it.skipIf(!opensslAvailable).each(cases)('%s: exit 2, one line, from check-config as from run', async (name, content, reason) => {
-    if (!existsSync(join(dir, 'one.crt'))) {
-      selfSigned('one');
-      selfSigned('two');
-    }
-    const web = file(`web-${name.replace(/\W+/g, '-')}.yml`, content());
-    const env = { QSTASH_TOKEN: 'tok', QSTASH_URL: 'http://127.0.0.1:9' };
-    const checked = await cli(['check-config', '--web-config-file', web], env);
-    expectConfigFailure(checked, new RegExp(`^web config file ${web.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*${reason.source}`));
-    const run = await cli(['run', '--web-config-file', web, '--listen-address', '127.0.0.1:0'], env);
-    expectConfigFailure(run, checked.stderr.trimEnd());
-  });
+  it.skipIf(!opensslAvailable).each(cases)(
+    '%s: exit 2, one line, from check-config as from run',
+    async (name, content, reason) => {
+      if (!existsSync(join(dir, 'one.crt'))) {
+        selfSigned('one');
+        selfSigned('two');
+      }
+      const web = file(`web-${name.replace(/\W+/g, '-')}.yml`, content());
+      const env = { QSTASH_TOKEN: 'tok', QSTASH_URL: 'http://127.0.0.1:9' };
+      const checked = await cli(['check-config', '--web-config-file', web], env);
+      expectConfigFailure(
+        checked,
+        new RegExp(`^web config file ${web.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*${reason.source}`),
+      );
+      const run = await cli(['run', '--web-config-file', web, '--listen-address', '127.0.0.1:0'], env);
+      expectConfigFailure(run, checked.stderr.trimEnd());
+    },
+  );
 });
 
 describe('check-config prints the poll intervals the runner uses', () => {
@@ -209,7 +272,15 @@ describe('run on an address in use', () => {
   });
 
   it('exits 2 with the one line the demo gives, no stack trace', async () => {
-    const args = ['run', '--listen-address', `127.0.0.1:${port}`, '--qstash-url', 'http://127.0.0.1:9', '--state-file', 'none'];
+    const args = [
+      'run',
+      '--listen-address',
+      `127.0.0.1:${port}`,
+      '--qstash-url',
+      'http://127.0.0.1:9',
+      '--state-file',
+      'none',
+    ];
     const line = `--listen-address: cannot listen on 127.0.0.1:${port} (EADDRINUSE); choose another with --listen-address`;
     expectConfigFailure(await cli([...args, '--log-level', 'warn'], { QSTASH_TOKEN: 'tok' }), line);
     // At the default level the start is logged as usual; the refusal is still that one line, no error log.
@@ -217,7 +288,11 @@ describe('run on an address in use', () => {
     expect(result.status).toBe(2);
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines.filter((text) => !text.startsWith('{'))).toEqual([line]);
-    expect(lines.filter((text) => text.startsWith('{')).map((text) => (JSON.parse(text) as { level: string | number }).level)).not.toContainEqual(expect.stringMatching(/error|fatal/));
+    expect(
+      lines
+        .filter((text) => text.startsWith('{'))
+        .map((text) => (JSON.parse(text) as { level: string | number }).level),
+    ).not.toContainEqual(expect.stringMatching(/error|fatal/));
     expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/);
   });
 });
@@ -228,7 +303,11 @@ describe('check-config on a valid configuration', () => {
     const apiKey = 'CANARY_APIKEY_9d2e4a';
     const email = 'ops@example.com';
     const keyFile = file('api-key', `${apiKey}\n`);
-    const result = await cli(['check-config', '--poll-interval', 'logs=5s'], { QSTASH_TOKEN: token, UPSTASH_EMAIL: email, UPSTASH_API_KEY_FILE: keyFile });
+    const result = await cli(['check-config', '--poll-interval', 'logs=5s'], {
+      QSTASH_TOKEN: token,
+      UPSTASH_EMAIL: email,
+      UPSTASH_API_KEY_FILE: keyFile,
+    });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     for (const secret of [token, apiKey, Buffer.from(`${email}:${apiKey}`).toString('base64'), 'CANARY']) {
@@ -250,13 +329,20 @@ describe('check-config on a valid configuration', () => {
   });
 
   it('flags beat environment beat the YAML file', async () => {
-    const config = file('layers.yaml', 'qstash_token: tok_yaml\nlisten_address: 127.0.0.1:1001\nlog_level: debug\nlog_format: pretty\n');
+    const config = file(
+      'layers.yaml',
+      'qstash_token: tok_yaml\nlisten_address: 127.0.0.1:1001\nlog_level: debug\nlog_format: pretty\n',
+    );
     const result = await cli(['check-config', '--config', config, '--listen-address', '127.0.0.1:1003'], {
       LISTEN_ADDRESS: '127.0.0.1:1002',
       LOG_LEVEL: 'warn',
     });
     expect(result.status).toBe(0);
-    expect(YAML.parse(result.stdout)).toMatchObject({ listen_address: '127.0.0.1:1003', log_level: 'warn', log_format: 'pretty' });
+    expect(YAML.parse(result.stdout)).toMatchObject({
+      listen_address: '127.0.0.1:1003',
+      log_level: 'warn',
+      log_format: 'pretty',
+    });
   });
 });
 
@@ -269,12 +355,21 @@ describe('other commands', () => {
   it('--help lists every flag and exits 0, also after a command', async () => {
     const result = await cli(['--help']);
     expect(result.status).toBe(0);
-    for (const flag of ['--listen-address', '--qstash-token', '--poll-interval', '--[no-]vector-discovery', '--logs-message-tracker-size', 'QSTASH_TOKEN_FILE']) {
+    for (const flag of [
+      '--listen-address',
+      '--qstash-token',
+      '--poll-interval',
+      '--[no-]vector-discovery',
+      '--logs-message-tracker-size',
+      'QSTASH_TOKEN_FILE',
+    ]) {
       expect(result.stdout).toContain(flag);
     }
     expect((await cli(['check-config', '--help'])).stdout).toBe(result.stdout);
     // The demo's port flags, often needed (9824 and 8787 are often taken), are named at the top level.
-    expect(result.stdout).toContain('upstash-exporter demo [--listen-address host:port] [--emulator-address host:port]');
+    expect(result.stdout).toContain(
+      'upstash-exporter demo [--listen-address host:port] [--emulator-address host:port]',
+    );
   });
 
   it('emulator is dispatched to the emulator module, whose usage errors keep the exit-2 contract', async () => {
@@ -287,7 +382,14 @@ describe('other commands', () => {
     expect(result.status).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^Usage: upstash-exporter demo \[flags\]\n/);
-    for (const flag of ['--listen-address <value>', '--emulator-address <value>', '--time-scale <value>', '--state-file <value>', '--seed <value>', '-h, --help']) {
+    for (const flag of [
+      '--listen-address <value>',
+      '--emulator-address <value>',
+      '--time-scale <value>',
+      '--state-file <value>',
+      '--seed <value>',
+      '-h, --help',
+    ]) {
       expect(result.stdout).toContain(flag);
     }
     expect(result.stdout).not.toBe(general);
@@ -303,8 +405,22 @@ describe('other commands', () => {
   it('run starts the exporter with a redacting logger and exits 0 on SIGTERM', async () => {
     const token = 'CANARY_RUN_TOKEN_55aa';
     // Loopback only: the upstream URLs point at a closed port, the server at an ephemeral one.
-    const args = ['--log-level', 'debug', '--state-file', 'none', '--listen-address', '127.0.0.1:0', '--qstash-url', 'http://127.0.0.1:9', '--management-url', 'http://127.0.0.1:9'];
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: token } });
+    const args = [
+      '--log-level',
+      'debug',
+      '--state-file',
+      'none',
+      '--listen-address',
+      '127.0.0.1:0',
+      '--qstash-url',
+      'http://127.0.0.1:9',
+      '--management-url',
+      'http://127.0.0.1:9',
+    ];
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: token },
+    });
     let stdout = '';
     let stderr = '';
     let signalled = false;
@@ -320,7 +436,10 @@ describe('other commands', () => {
     const status = await new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     expect(status).toBe(0);
     expect(stdout).toBe('');
-    const lines = stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ level: 'info', msg: 'starting upstash-exporter', version: PACKAGE_VERSION });
     expect(stderr).not.toContain(token);
   });

@@ -8,21 +8,40 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { differences, EVENTS, exportedEventSeries, mixedTraffic, publish, settle, startWorld, sumOf, truthEventSeries, type World } from '../support/logs-helpers.js';
+import {
+  differences,
+  EVENTS,
+  exportedEventSeries,
+  mixedTraffic,
+  publish,
+  settle,
+  startWorld,
+  sumOf,
+  truthEventSeries,
+  type World,
+} from '../support/logs-helpers.js';
 import { parseExposition, sleep, valueOf, type Family } from '../support/exporter-e2e-helpers.js';
 import { spawnExporter, type ExporterChild } from '../support/exporter-child.js';
 import { requireBinaries } from '../support/prometheus.js';
 
 const CLI = resolve('dist/cli.js');
 /** libfaketime of Debian's faketime package, next to the binary's multiarch directory. */
-const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/faketime/libfaketime.so.1'].find((path) => existsSync(path));
-const faketime = requireBinaries('clock-jumps.test.ts', LIBFAKETIME === undefined ? ['faketime', 'libfaketime.so.1'] : ['faketime']);
+const LIBFAKETIME = [
+  '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
+  '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
+  '/usr/lib/faketime/libfaketime.so.1',
+].find((path) => existsSync(path));
+const faketime = requireBinaries(
+  'clock-jumps.test.ts',
+  LIBFAKETIME === undefined ? ['faketime', 'libfaketime.so.1'] : ['faketime'],
+);
 
 let world: World | undefined;
 const children: ChildProcessWithoutNullStreams[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await world?.close();
   world = undefined;
 });
@@ -33,7 +52,8 @@ beforeAll(() => {
   const built = statSync(resolve('dist/collectors/walk/walker.js')).mtimeMs;
   for (const dir of ['src/collectors/logs', 'src/collectors/walk', 'src/api', 'src/collectors']) {
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
-      if (statSync(join(dir, file)).mtimeMs > built) throw new Error(`dist is older than ${dir}/${file}: run \`npm run build\` first`);
+      if (statSync(join(dir, file)).mtimeMs > built)
+        throw new Error(`dist is older than ${dir}/${file}: run \`npm run build\` first`);
     }
   }
 });
@@ -141,7 +161,9 @@ async function expectExactCounts(child: ExporterChild): Promise<Map<string, Fami
   expect(sumOf(families, EVENTS)).toBe(truth.total);
   expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
   // The watermark is a time on the service's clock: never ahead of it.
-  expect((valueOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') ?? 0) * 1000).toBeLessThanOrEqual(Date.now());
+  expect((valueOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') ?? 0) * 1000).toBeLessThanOrEqual(
+    Date.now(),
+  );
   const lag = valueOf(families, 'upstash_exporter_log_lag_seconds') ?? Number.NaN;
   expect(lag).toBeGreaterThan(0);
   expect(lag).toBeLessThan(10);
@@ -213,7 +235,9 @@ describe.skipIf(faketime.skip)(`a clock that disagrees with the upstream's${fake
     // The file as an exporter whose clock ran an hour ahead writes it: its walk passed the
     // upstream's now, and each completed slice kept the window from the newest entry counted
     // (the anchor) on, which the watermark then left behind.
-    const file = JSON.parse(readFileSync(stateFile, 'utf8')) as { payload: { watermark: number; watermarkReadAt: number; dedupFrom: number; anchorTime: number; slices: unknown[] } };
+    const file = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+      payload: { watermark: number; watermarkReadAt: number; dedupFrom: number; anchorTime: number; slices: unknown[] };
+    };
     const payload = file.payload;
     expect(payload.anchorTime).toBeGreaterThan(0);
     payload.watermark += 3_600_000;

@@ -20,13 +20,21 @@ describe('container image', () => {
     it.skip(skipReason, () => undefined);
     return;
   }
-  it('builds from the Dockerfile and passes every check of deploy/container/test-image.sh', { timeout: 15 * 60_000 }, () => {
-    const run = spawnSync('bash', ['deploy/container/test-image.sh'], { cwd: ROOT, encoding: 'utf8', timeout: 14 * 60_000 });
-    const output = `${run.stdout}${run.stderr}`;
-    process.stdout.write(output);
-    expect(output).not.toMatch(/^SKIP /m);
-    expect(output.match(/^FAIL .*/gm) ?? []).toEqual([]);
-    expect(output).toContain('all container checks passed');
-    expect(run.status).toBe(0);
-  });
+  it(
+    'builds from the Dockerfile and passes every check of deploy/container/test-image.sh',
+    { timeout: 15 * 60_000 },
+    () => {
+      const run = spawnSync('bash', ['deploy/container/test-image.sh'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 14 * 60_000,
+      });
+      const output = `${run.stdout}${run.stderr}`;
+      process.stdout.write(output);
+      expect(output).not.toMatch(/^SKIP /m);
+      expect(output.match(/^FAIL .*/gm) ?? []).toEqual([]);
+      expect(output).toContain('all container checks passed');
+      expect(run.status).toBe(0);
+    },
+  );
 });

@@ -70,7 +70,8 @@ function documentedSeries(): Set<string> {
     if (row === null) continue;
     const [, name = '', type = ''] = row;
     names.add(name);
-    if (type.trim().startsWith('histogram')) for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
+    if (type.trim().startsWith('histogram'))
+      for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
   }
   return names;
 }
@@ -88,7 +89,11 @@ function defaultProcessSeries(): Set<string> {
   return names;
 }
 
-const recordedNames = new Set(shippedRuleGroups().flatMap((group) => group.rules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]))));
+const recordedNames = new Set(
+  shippedRuleGroups().flatMap((group) =>
+    group.rules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record])),
+  ),
+);
 
 describe('the metric catalogue parsed from docs/metrics.md', () => {
   it('holds every family of the tables, with histogram series', () => {
@@ -118,9 +123,9 @@ describe('PromQL helpers', () => {
   });
 
   it('replace Grafana variables and refuse unknown ones', () => {
-    expect(interpolateGrafanaVariables('rate(x{job=~"$job",q=~"${q:regex}"}[$__rate_interval])', { job: '.+', q: '.*' })).toBe(
-      'rate(x{job=~".+",q=~".*"}[5m])',
-    );
+    expect(
+      interpolateGrafanaVariables('rate(x{job=~"$job",q=~"${q:regex}"}[$__rate_interval])', { job: '.+', q: '.*' }),
+    ).toBe('rate(x{job=~".+",q=~".*"}[5m])');
     expect(() => interpolateGrafanaVariables('x{a="$nope"}', {})).toThrow(/\$nope/);
   });
 });
@@ -176,7 +181,10 @@ describe('dashboards', () => {
         for (const panel of panels) {
           expect(panel.datasource, panel.title).toEqual({ type: 'prometheus', uid: DATASOURCE_UID });
           for (const target of panel.type === 'row' ? [] : ((panel as Panel).targets ?? [])) {
-            expect((target as { datasource?: unknown }).datasource, panel.title).toEqual({ type: 'prometheus', uid: DATASOURCE_UID });
+            expect((target as { datasource?: unknown }).datasource, panel.title).toEqual({
+              type: 'prometheus',
+              uid: DATASOURCE_UID,
+            });
           }
         }
       });
@@ -208,9 +216,11 @@ describe('dashboards', () => {
         for (const panel of panels) {
           for (const { refId, expr } of panelTargets(panel)) {
             const unit = targetUnit(panel, refId);
-            if (/_timestamp_seconds\b/.test(expr) && /\* 1000$/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('dateTimeFromNow');
+            if (/_timestamp_seconds\b/.test(expr) && /\* 1000$/.test(expr))
+              expect(unit, `${panel.title} ${refId}`).toBe('dateTimeFromNow');
             // A burn rate is an error ratio in units of the error budget: 14.4x, not 1440%.
-            if (/burn_rate:ratio\b|group_left \(\) slo:error_budget:ratio/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('suffix:x');
+            if (/burn_rate:ratio\b|group_left \(\) slo:error_budget:ratio/.test(expr))
+              expect(unit, `${panel.title} ${refId}`).toBe('suffix:x');
             else if (/_ratio:|:ratio\b/.test(expr)) expect(unit, `${panel.title} ${refId}`).toBe('percentunit');
           }
         }
@@ -219,7 +229,8 @@ describe('dashboards', () => {
       it('uses only variables it defines', () => {
         const values = allValues(dashboard);
         for (const panel of panels) {
-          for (const { expr } of panelTargets(panel)) expect(() => interpolateGrafanaVariables(expr, values)).not.toThrow();
+          for (const { expr } of panelTargets(panel))
+            expect(() => interpolateGrafanaVariables(expr, values)).not.toThrow();
         }
       });
     });
@@ -238,8 +249,14 @@ function targetUnit(panel: Panel, refId: string): string | undefined {
       .flatMap((o) => o.properties)
       .find((p) => p.id === 'unit')?.value as string | undefined;
   const organize = (panel.transformations ?? []).find((t) => t.id === 'organize');
-  const renamed = (organize?.options as { renameByName?: Record<string, string> } | undefined)?.renameByName?.[`Value #${refId}`];
-  return unitOf('byFrameRefID', refId) ?? (renamed === undefined ? undefined : unitOf('byName', renamed)) ?? panel.fieldConfig?.defaults.unit;
+  const renamed = (organize?.options as { renameByName?: Record<string, string> } | undefined)?.renameByName?.[
+    `Value #${refId}`
+  ];
+  return (
+    unitOf('byFrameRefID', refId) ??
+    (renamed === undefined ? undefined : unitOf('byName', renamed)) ??
+    panel.fieldConfig?.defaults.unit
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +268,10 @@ describe('shipped PromQL (dashboards and rules)', () => {
   const known = new Set([...documentedSeries(), ...defaultProcessSeries(), ...recordedNames, 'up']);
 
   it('covers every dashboard target and every rule', () => {
-    const targets = dashboards.reduce((n, d) => n + allPanels(d.dashboard).reduce((m, p) => m + panelTargets(p).length, 0), 0);
+    const targets = dashboards.reduce(
+      (n, d) => n + allPanels(d.dashboard).reduce((m, p) => m + panelTargets(p).length, 0),
+      0,
+    );
     const rules = shippedRuleGroups().reduce((n, g) => n + g.rules.length, 0);
     expect(expressions.filter((e) => e.origin === 'dashboard')).toHaveLength(targets);
     expect(expressions.filter((e) => e.origin === 'rule')).toHaveLength(rules);
@@ -259,12 +279,18 @@ describe('shipped PromQL (dashboards and rules)', () => {
   });
 
   it('parse without syntax errors', () => {
-    const broken = expressions.map((e) => ({ where: e.where, errors: syntaxErrors(e.query) })).filter((e) => e.errors.length > 0);
+    const broken = expressions
+      .map((e) => ({ where: e.where, errors: syntaxErrors(e.query) }))
+      .filter((e) => e.errors.length > 0);
     expect(broken).toEqual([]);
   });
 
   it('name only documented metrics, recording rules, `up` and process defaults', () => {
-    const unknown = expressions.flatMap((e) => metricNames(e.query).filter((name) => !known.has(name)).map((name) => `${e.where}: ${name}`));
+    const unknown = expressions.flatMap((e) =>
+      metricNames(e.query)
+        .filter((name) => !known.has(name))
+        .map((name) => `${e.where}: ${name}`),
+    );
     expect(unknown).toEqual([]);
   });
 

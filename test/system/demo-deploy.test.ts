@@ -14,7 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadConfig, SETTINGS } from '../../src/config/index.js';
 import { parseDemoArgs } from '../../src/demo.js';
-import { PROMETHEUS_RULE_FILE, RULES_FILES, renderPrometheusRule } from '../../deploy/kubernetes/generator/prometheus-rule.js';
+import {
+  PROMETHEUS_RULE_FILE,
+  RULES_FILES,
+  renderPrometheusRule,
+} from '../../deploy/kubernetes/generator/prometheus-rule.js';
 import { CLI, ROOT, sleep } from '../support/demo-helpers.js';
 import { freePort } from '../support/prometheus.js';
 import { NODE_FLAGS } from '../../src/node-flags.js';
@@ -67,7 +71,8 @@ function stagesOf(instructions: Instruction[]): { from: string; name: string; bo
 
 function execForm(args: string): string[] {
   const parsed: unknown = JSON.parse(args);
-  if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) throw new Error(`not an exec form: ${args}`);
+  if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string'))
+    throw new Error(`not an exec form: ${args}`);
   return parsed;
 }
 
@@ -99,14 +104,22 @@ describe('Dockerfile', () => {
   it('is multi-stage on Node 24, builds with npm ci and copies the results into the runtime stage', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
     // Every stage on one base: the official image unless the BASE_IMAGE build argument says otherwise.
-    expect(instructions.filter((i) => i.keyword === 'ARG').map((i) => i.args)).toContain('BASE_IMAGE=node:24-bookworm-slim');
+    expect(instructions.filter((i) => i.keyword === 'ARG').map((i) => i.args)).toContain(
+      'BASE_IMAGE=node:24-bookworm-slim',
+    );
     for (const stage of stages) expect(stage.from).toBe('${BASE_IMAGE}');
-    const build = stages.find((stage) => stage.body.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args)));
+    const build = stages.find((stage) =>
+      stage.body.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args)),
+    );
     expect(build, 'a stage runs npm run build').toBeDefined();
     expect(build!.body.some((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args))).toBe(true);
     // Production dependencies only in the runtime image.
-    expect(stages.some((stage) => stage.body.some((i) => i.keyword === 'RUN' && /npm ci --omit=dev/.test(i.args)))).toBe(true);
-    const copiedFrom = find('COPY').map((i) => /--from=(\S+)/.exec(i.args)?.[1]).filter(Boolean);
+    expect(
+      stages.some((stage) => stage.body.some((i) => i.keyword === 'RUN' && /npm ci --omit=dev/.test(i.args))),
+    ).toBe(true);
+    const copiedFrom = find('COPY')
+      .map((i) => /--from=(\S+)/.exec(i.args)?.[1])
+      .filter(Boolean);
     expect(copiedFrom).toEqual(expect.arrayContaining([build!.name]));
     for (const stage of copiedFrom) expect(stages.map((s) => s.name)).toContain(stage);
   });
@@ -118,18 +131,27 @@ describe('Dockerfile', () => {
     expect(execForm(find('ENTRYPOINT').at(-1)!.args)).toEqual(['/usr/bin/tini', '--']);
     expect(execForm(find('CMD').at(-1)!.args)).toEqual(['node', ...NODE_FLAGS, 'dist/cli.js']);
     expect(find('EXPOSE').map((i) => i.args)).toEqual(['9824']);
-    const env = find('ENV').map((i) => i.args).join(' ');
+    const env = find('ENV')
+      .map((i) => i.args)
+      .join(' ');
     expect(env).toMatch(/NODE_ENV=production/);
     // The state file sits on a volume the node user owns.
     const stateFile = /STATE_FILE=(\S+)/.exec(env)?.[1];
     expect(stateFile).toBeDefined();
     const stateDir = dirname(stateFile!);
-    expect(find('VOLUME').map((i) => i.args).join(' ')).toContain(stateDir);
+    expect(
+      find('VOLUME')
+        .map((i) => i.args)
+        .join(' '),
+    ).toContain(stateDir);
     expect(runtime.body.some((i) => i.keyword === 'RUN' && i.args.includes(`chown node:node ${stateDir}`))).toBe(true);
   });
 
   it('.dockerignore lets in exactly what the build copies, and those files exist', () => {
-    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     expect(ignore[0]).toBe('**');
     const sources = stages.flatMap((stage) =>
       stage.body
@@ -151,11 +173,25 @@ describe('Dockerfile', () => {
 
     beforeAll(async () => {
       port = await freePort();
-      exporter = spawn(process.execPath, [CLI, '--qstash-token', 'token-for-the-healthcheck-test', '--qstash-url', 'http://127.0.0.1:1', '--state-file', 'none', '--log-level', 'silent'], {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', LISTEN_ADDRESS: `127.0.0.1:${port}` },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      exporter = spawn(
+        process.execPath,
+        [
+          CLI,
+          '--qstash-token',
+          'token-for-the-healthcheck-test',
+          '--qstash-url',
+          'http://127.0.0.1:1',
+          '--state-file',
+          'none',
+          '--log-level',
+          'silent',
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '', LISTEN_ADDRESS: `127.0.0.1:${port}` },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
       let stderr = '';
       exporter.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       for (let attempt = 0; ; attempt += 1) {
@@ -231,7 +267,13 @@ describe('Kubernetes manifests', () => {
       expect(manifest.kind).toBeTruthy();
       expect(manifest.metadata?.name).toBeTruthy();
     }
-    expect(manifests.map((m) => String(m.kind)).sort()).toEqual(['Deployment', 'PersistentVolumeClaim', 'PrometheusRule', 'Service', 'ServiceMonitor']);
+    expect(manifests.map((m) => String(m.kind)).sort()).toEqual([
+      'Deployment',
+      'PersistentVolumeClaim',
+      'PrometheusRule',
+      'Service',
+      'ServiceMonitor',
+    ]);
   });
 
   it('the committed PrometheusRule is the one generated from the rules files, SLO rules included (npm run deploy:generate)', () => {
@@ -240,7 +282,9 @@ describe('Kubernetes manifests', () => {
     const rule = byKind('PrometheusRule');
     expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(rule.spec.groups).toEqual(rulesTexts.flatMap((text) => (YAML.parse(text) as { groups: unknown[] }).groups));
-    expect((rule.spec.groups as { name: string }[]).map((group) => group.name)).toContain('upstash-slos.delivery-success.alerts');
+    expect((rule.spec.groups as { name: string }[]).map((group) => group.name)).toContain(
+      'upstash-slos.delivery-success.alerts',
+    );
   });
 
   it('the generator refuses a rules file without groups', () => {
@@ -250,7 +294,9 @@ describe('Kubernetes manifests', () => {
   const deployment = byKind('Deployment');
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0];
-  const env: Record<string, string> = Object.fromEntries((container.env as { name: string; value: string }[]).map((e) => [e.name, e.value]));
+  const env: Record<string, string> = Object.fromEntries(
+    (container.env as { name: string; value: string }[]).map((e) => [e.name, e.value]),
+  );
   const mountFor = (path: string): { name: string; mountPath: string } | undefined =>
     (container.volumeMounts as { name: string; mountPath: string }[]).find((m) => path.startsWith(`${m.mountPath}/`));
   const volume = (name: string): Manifest => (pod.volumes as Manifest[]).find((v) => v.name === name)!;
@@ -266,7 +312,11 @@ describe('Kubernetes manifests', () => {
     expect(container.readinessProbe.httpGet).toEqual({ path: '/-/ready', port: 'metrics' });
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(pod.securityContext.runAsUser).not.toBe(0);
-    expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(container.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(container.resources.limits.memory).toBeTruthy();
     expect(container.resources.requests.memory).toBeTruthy();
     // Closing takes up to 10 s (the exporter's own deadline): the grace period must be longer.
@@ -277,10 +327,14 @@ describe('Kubernetes manifests', () => {
     const stateMount = mountFor(env.STATE_FILE!);
     expect(stateMount, 'a volume holds the state file directory').toBeDefined();
     expect(stateMount!.mountPath).toBe(dirname(env.STATE_FILE!));
-    expect(volume(stateMount!.name).persistentVolumeClaim?.claimName).toBe(byKind('PersistentVolumeClaim').metadata.name);
+    expect(volume(stateMount!.name).persistentVolumeClaim?.claimName).toBe(
+      byKind('PersistentVolumeClaim').metadata.name,
+    );
 
     const secretKeys = Object.keys(secretExample.stringData as Record<string, string>);
-    const secretFileVariables = new Set(SETTINGS.filter((spec) => spec.secretFile === true).map((spec) => `${spec.env}_FILE`));
+    const secretFileVariables = new Set(
+      SETTINGS.filter((spec) => spec.secretFile === true).map((spec) => `${spec.env}_FILE`),
+    );
     const fileVariables = Object.keys(env).filter((name) => secretFileVariables.has(name));
     expect(fileVariables.sort()).toEqual(['QSTASH_TOKEN_FILE', 'UPSTASH_API_KEY_FILE', 'UPSTASH_EMAIL_FILE']);
     for (const name of fileVariables) {
@@ -299,11 +353,14 @@ describe('Kubernetes manifests', () => {
         const mount = mountFor(path)!;
         return join(scratch, mount.name, relative(mount.mountPath, path));
       };
-      for (const mount of container.volumeMounts as { name: string }[]) mkdirSync(join(scratch, mount.name), { recursive: true });
+      for (const mount of container.volumeMounts as { name: string }[])
+        mkdirSync(join(scratch, mount.name), { recursive: true });
       for (const [key, value] of Object.entries(secretExample.stringData as Record<string, string>)) {
         writeFileSync(join(scratch, 'credentials', key), `${value}\n`);
       }
-      const localEnv = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.startsWith('/') ? local(value) : value]));
+      const localEnv = Object.fromEntries(
+        Object.entries(env).map(([name, value]) => [name, value.startsWith('/') ? local(value) : value]),
+      );
       const config = loadConfig([], localEnv);
       expect(config.qstash.token).toBe(secretExample.stringData['qstash-token']);
       expect(config.management.apiKey).toBe(secretExample.stringData['upstash-api-key']);
@@ -367,7 +424,9 @@ describe('compose files', () => {
   it('the exporter env file example names only known settings', () => {
     const envFile = (services.exporter!.env_file as { path: string }[])[0]!.path;
     const example = readFileSync(resolve(COMPOSE, `${envFile}.example`), 'utf8');
-    const known = new Set(SETTINGS.flatMap((spec) => (spec.secretFile === true ? [spec.env, `${spec.env}_FILE`] : [spec.env])));
+    const known = new Set(
+      SETTINGS.flatMap((spec) => (spec.secretFile === true ? [spec.env, `${spec.env}_FILE`] : [spec.env])),
+    );
     const names = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
     expect(names).toEqual(expect.arrayContaining(['QSTASH_TOKEN', 'UPSTASH_EMAIL', 'UPSTASH_API_KEY']));
     for (const name of names) expect(known.has(name), name).toBe(true);
@@ -401,7 +460,9 @@ describe('compose files', () => {
   it('Grafana gets the Prometheus data source and the dashboards of dashboards/', () => {
     const grafana = services.grafana!;
     const provisioning = hostPath(grafana, '/etc/grafana/provisioning');
-    const datasources = YAML.parse(readFileSync(join(provisioning, 'datasources', 'prometheus.yaml'), 'utf8')) as Manifest;
+    const datasources = YAML.parse(
+      readFileSync(join(provisioning, 'datasources', 'prometheus.yaml'), 'utf8'),
+    ) as Manifest;
     const source = (datasources.datasources as Manifest[])[0]!;
     expect(source.type).toBe('prometheus');
     expect(source.isDefault).toBe(true);
@@ -414,7 +475,8 @@ describe('compose files', () => {
     expect(dashboardsDir).toBe(join(ROOT, 'dashboards'));
     const files = readdirSync(dashboardsDir).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThan(0);
-    for (const file of files) expect((JSON.parse(readFileSync(join(dashboardsDir, file), 'utf8')) as { uid?: string }).uid).toBeTruthy();
+    for (const file of files)
+      expect((JSON.parse(readFileSync(join(dashboardsDir, file), 'utf8')) as { uid?: string }).uid).toBeTruthy();
   });
 
   it('the demo override runs `demo` with flags the demo accepts, listening on all interfaces', () => {

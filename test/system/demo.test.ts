@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExposition } from '../support/exporter-e2e-helpers.js';
 import { DEV_CREDENTIALS } from '../../src/emulator/options.js';
 import { spawnExporter } from '../support/exporter-child.js';
-import { CLI, documentedFamilyNames, ROOT, sleep, startDemoProcess, type DemoProcess } from '../support/demo-helpers.js';
+import {
+  CLI,
+  documentedFamilyNames,
+  ROOT,
+  sleep,
+  startDemoProcess,
+  type DemoProcess,
+} from '../support/demo-helpers.js';
 
 /** What the demo must achieve, from its start (the issue's promise). */
 const ALL_FAMILIES_WITHIN_MS = 30_000;
@@ -71,7 +78,7 @@ describe('npm run demo: every documented family within 30 s', () => {
     expect(missing, `families without samples ${ALL_FAMILIES_WITHIN_MS / 1000} s after the demo started`).toEqual([]);
   });
 
-  it('prints the emulator\'s credentials and an exporter command line that works when pasted', async () => {
+  it("prints the emulator's credentials and an exporter command line that works when pasted", async () => {
     const out = demo.stdout();
     expect(out).toContain(`URL=${demo.emulatorUrl}`);
     expect(out).toContain(`QSTASH_TOKEN=${DEV_CREDENTIALS.token}`);
@@ -123,9 +130,14 @@ interface Result {
 
 function runCli(args: string[]): Promise<Result> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, timeout: 10_000 }, (error, stdout, stderr) => {
-      done({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, timeout: 10_000 },
+      (error, stdout, stderr) => {
+        done({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -150,7 +162,10 @@ describe('demo usage errors: one line, exit 2', () => {
   });
 
   it('an unknown flag names the demo flags', async () => {
-    expectOneLineExit2(await runCli(['demo', '--qstash-token', 'x']), /^demo: .*'--qstash-token'.*; flags are --listen-address, --emulator-address/);
+    expectOneLineExit2(
+      await runCli(['demo', '--qstash-token', 'x']),
+      /^demo: .*'--qstash-token'.*; flags are --listen-address, --emulator-address/,
+    );
   });
 
   it('a bad time scale names the flag', async () => {
@@ -165,7 +180,18 @@ describe('demo usage errors: one line, exit 2', () => {
   });
 
   it('an exporter address in use names the flag and leaves nothing running', async () => {
-    const result = await runCli(['demo', '--emulator-address', '127.0.0.1:0', '--listen-address', `127.0.0.1:${occupiedPort}`, '--log-level', 'silent']);
-    expectOneLineExit2(result, new RegExp(`^--listen-address: cannot listen on 127\\.0\\.0\\.1:${occupiedPort} \\(EADDRINUSE\\)`));
+    const result = await runCli([
+      'demo',
+      '--emulator-address',
+      '127.0.0.1:0',
+      '--listen-address',
+      `127.0.0.1:${occupiedPort}`,
+      '--log-level',
+      'silent',
+    ]);
+    expectOneLineExit2(
+      result,
+      new RegExp(`^--listen-address: cannot listen on 127\\.0\\.0\\.1:${occupiedPort} \\(EADDRINUSE\\)`),
+    );
   });
 });

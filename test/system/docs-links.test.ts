@@ -80,15 +80,15 @@ describe('documentation links', () => {
   });
 
   it('makes anchors as GitHub does', () => {
-    expect([...headingAnchors('# The landing page (`/`)\n## TLS and basic auth: the web config file\n## Soak\n## Soak\n')]).toEqual([
-      'the-landing-page-',
-      'tls-and-basic-auth-the-web-config-file',
-      'soak',
-      'soak-1',
-    ]);
+    expect([
+      ...headingAnchors('# The landing page (`/`)\n## TLS and basic auth: the web config file\n## Soak\n## Soak\n'),
+    ]).toEqual(['the-landing-page-', 'tls-and-basic-auth-the-web-config-file', 'soak', 'soak-1']);
   });
 
-  it.each(markdownFiles().map((path) => [relative(ROOT, path), path]))('%s: every relative link resolves', (_name, path) => {
-    expect(brokenLinks(path)).toEqual([]);
-  });
+  it.each(markdownFiles().map((path) => [relative(ROOT, path), path]))(
+    '%s: every relative link resolves',
+    (_name, path) => {
+      expect(brokenLinks(path)).toEqual([]);
+    },
+  );
 });

@@ -8,7 +8,19 @@ import { eventually, startStack, valueOf, type Family, type Stack } from '../sup
 import { documentedFamilies, INVENTORY_SECTIONS } from '../support/exporter-e2e-docs.js';
 
 /** Name prefixes of the families the inventory collectors own. */
-const INVENTORY_PREFIXES = ['upstash_qstash_schedule', 'upstash_qstash_queue', 'upstash_qstash_global_parallelism_', 'upstash_qstash_url_group', 'upstash_qstash_dlq_', 'upstash_qstash_flow_control_', 'upstash_qstash_account_', 'upstash_qstash_plan_', 'upstash_qstash_usage_', 'upstash_search_', 'upstash_vector_'];
+const INVENTORY_PREFIXES = [
+  'upstash_qstash_schedule',
+  'upstash_qstash_queue',
+  'upstash_qstash_global_parallelism_',
+  'upstash_qstash_url_group',
+  'upstash_qstash_dlq_',
+  'upstash_qstash_flow_control_',
+  'upstash_qstash_account_',
+  'upstash_qstash_plan_',
+  'upstash_qstash_usage_',
+  'upstash_search_',
+  'upstash_vector_',
+];
 
 let stack: Stack;
 let scraped: Map<string, Family>;
@@ -36,8 +48,17 @@ describe('docs/metrics.md, inventory sections', () => {
     expect([...new Set(documented.map((d) => d.section))]).toEqual([...INVENTORY_SECTIONS]);
     expect(documented.length).toBeGreaterThanOrEqual(7 + 25 + 24 + 5 + 21);
     expect(new Set(documented.map((d) => d.name)).size).toBe(documented.length);
-    expect(documented.find((d) => d.name === 'upstash_qstash_account_info')!.labels).toEqual(['state', 'plan', 'reserved_plan', 'region', 'selected_by']);
-    expect(documented.find((d) => d.name === 'upstash_qstash_schedule_last_run_messages')!.labels).toEqual(['schedule_id', 'state']);
+    expect(documented.find((d) => d.name === 'upstash_qstash_account_info')!.labels).toEqual([
+      'state',
+      'plan',
+      'reserved_plan',
+      'region',
+      'selected_by',
+    ]);
+    expect(documented.find((d) => d.name === 'upstash_qstash_schedule_last_run_messages')!.labels).toEqual([
+      'schedule_id',
+      'state',
+    ]);
   });
 
   it('every documented family is served with its type and label names', () => {

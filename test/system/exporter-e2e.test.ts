@@ -51,13 +51,15 @@ function put(expected: Expected, family: string, labels: Record<string, string>,
   if (value !== undefined) series.set(labelKey(labels), { labels, value });
 }
 
-const num = (record: Json, field: string): number | undefined => (typeof record[field] === 'number' ? record[field] : undefined);
+const num = (record: Json, field: string): number | undefined =>
+  typeof record[field] === 'number' ? record[field] : undefined;
 const limit = (value: number | undefined, divisor = 1): number | undefined =>
   value === undefined ? undefined : value === -1 ? Number.POSITIVE_INFINITY : value / divisor;
 const flag = (value: unknown): number | undefined => (typeof value === 'boolean' ? (value ? 1 : 0) : undefined);
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 /** The emulator writes points oldest first, so its newest point is the last element. */
-const last = (points: unknown): number | undefined => (Array.isArray(points) && points.length > 0 ? (points.at(-1) as Point).y : undefined);
+const last = (points: unknown): number | undefined =>
+  Array.isArray(points) && points.length > 0 ? (points.at(-1) as Point).y : undefined;
 
 function expectedSchedules(expected: Expected, schedules: Schedule[]): void {
   const paused = schedules.filter((s) => s.isPaused).length;
@@ -68,8 +70,18 @@ function expectedSchedules(expected: Expected, schedules: Schedule[]): void {
     const destination = /^https?:\/\//.test(s.destination) ? new URL(s.destination).host : s.destination;
     put(expected, 'upstash_qstash_schedule_info', { ...id, cron: s.cron, destination, method: s.method }, 1);
     put(expected, 'upstash_qstash_schedule_paused', id, s.isPaused ? 1 : 0);
-    put(expected, 'upstash_qstash_schedule_next_run_timestamp_seconds', id, s.nextScheduleTime === undefined ? undefined : s.nextScheduleTime / 1000);
-    put(expected, 'upstash_qstash_schedule_last_run_timestamp_seconds', id, s.lastScheduleTime === undefined ? undefined : s.lastScheduleTime / 1000);
+    put(
+      expected,
+      'upstash_qstash_schedule_next_run_timestamp_seconds',
+      id,
+      s.nextScheduleTime === undefined ? undefined : s.nextScheduleTime / 1000,
+    );
+    put(
+      expected,
+      'upstash_qstash_schedule_last_run_timestamp_seconds',
+      id,
+      s.lastScheduleTime === undefined ? undefined : s.lastScheduleTime / 1000,
+    );
     put(expected, 'upstash_qstash_schedule_created_timestamp_seconds', id, s.createdAt / 1000);
     for (const state of ['IN_PROGRESS', 'SUCCESS', 'FAIL']) {
       const count = Object.values(s.lastScheduleStates ?? {}).filter((v) => v === state).length;
@@ -99,7 +111,13 @@ const ACCOUNT_FIELDS: Array<[string, string, number?]> = [
 
 function expectedAccount(expected: Expected, a: Json): void {
   // The exporter has the delivery token, so the user is chosen by it.
-  const info = { state: str(a.state), plan: str(a.type), reserved_plan: str(a.reserved_type), region: str(a.region), selected_by: 'token' };
+  const info = {
+    state: str(a.state),
+    plan: str(a.type),
+    reserved_plan: str(a.reserved_type),
+    region: str(a.region),
+    selected_by: 'token',
+  };
   put(expected, 'upstash_qstash_account_info', info, 1);
   put(expected, 'upstash_qstash_account_active', {}, flag(a.active));
   put(expected, 'upstash_qstash_account_prod_pack_enabled', {}, flag(a.prod_pack_enabled));
@@ -124,7 +142,12 @@ const SEARCH_LIMITS: Array<[string, string]> = [
 function expectedSearch(expected: Expected, indexes: Json[]): void {
   for (const i of indexes) {
     const id = { index_id: str(i.id) };
-    put(expected, 'upstash_search_index_info', { ...id, name: str(i.name), plan: str(i.type), cloud_region: str(i.region) }, 1);
+    put(
+      expected,
+      'upstash_search_index_info',
+      { ...id, name: str(i.name), plan: str(i.type), cloud_region: str(i.region) },
+      1,
+    );
     put(expected, 'upstash_search_index_created_timestamp_seconds', id, num(i, 'creation_time'));
     put(expected, 'upstash_search_index_input_enrichment_enabled', id, flag(i.input_enrichment_enabled));
     put(expected, 'upstash_search_index_throughput', id, last(i.throughput_vector));
@@ -154,16 +177,31 @@ const VECTOR_LIMITS: Array<[string, string]> = [
   ['upstash_vector_index_max_monthly_reranks', 'max_monthly_reranks'],
 ];
 
-function expectedVector(expected: Expected, indexes: Json[], scalars: Record<string, Json>, series: Record<string, Json>): void {
+function expectedVector(
+  expected: Expected,
+  indexes: Json[],
+  scalars: Record<string, Json>,
+  series: Record<string, Json>,
+): void {
   for (const i of indexes) {
     const indexId = str(i.id);
     const id = { index_id: indexId };
-    put(expected, 'upstash_vector_index_info', { ...id, name: str(i.name), plan: str(i.type), cloud_region: str(i.region) }, 1);
+    put(
+      expected,
+      'upstash_vector_index_info',
+      { ...id, name: str(i.name), plan: str(i.type), cloud_region: str(i.region) },
+      1,
+    );
     for (const [family, field] of VECTOR_SCALARS) put(expected, family, id, num(scalars[indexId]!, field));
     for (const [family, field] of VECTOR_LIMITS) put(expected, family, id, limit(num(i, field)));
     const stats = series[indexId]!;
     for (const operation of ['query', 'update', 'embeds', 'rerank']) {
-      put(expected, 'upstash_vector_index_latency_mean', { ...id, operation }, last(stats[`${operation}_latency_mean`]));
+      put(
+        expected,
+        'upstash_vector_index_latency_mean',
+        { ...id, operation },
+        last(stats[`${operation}_latency_mean`]),
+      );
       put(expected, 'upstash_vector_index_latency_p99', { ...id, operation }, last(stats[`${operation}_latency_99`]));
     }
     for (const operation of ['query', 'update']) {
@@ -226,12 +264,23 @@ beforeAll(async () => {
   // Time scale 60: a minute cron fires every second while the schedules get their first runs.
   stack = await startStack({ emulator: { knobs: { timeScale: 60 } } });
   sdk = new Client({ baseUrl: stack.emulator.url, token: CANARY.token, retry: false });
-  await stack.emulatorJson('/__emulator/management/account', { method: 'PATCH', body: { read_only_token: ACCOUNT_PASSWORD_CANARY } });
+  await stack.emulatorJson('/__emulator/management/account', {
+    method: 'PATCH',
+    body: { read_only_token: ACCOUNT_PASSWORD_CANARY },
+  });
 
-  await sdk.urlGroups.addEndpoints({ name: 'nightly', endpoints: [{ url: `${destination.url}/ok?n=1` }, { url: `${destination.url}/ok?n=2` }] });
+  await sdk.urlGroups.addEndpoints({
+    name: 'nightly',
+    endpoints: [{ url: `${destination.url}/ok?n=1` }, { url: `${destination.url}/ok?n=2` }],
+  });
   const every = '* * * * *';
   const created = await Promise.all([
-    sdk.schedules.create({ destination: `${destination.url}/ok`, cron: every, headers: { Authorization: SCHEDULE_HEADER_CANARY }, body: SCHEDULE_BODY_CANARY }),
+    sdk.schedules.create({
+      destination: `${destination.url}/ok`,
+      cron: every,
+      headers: { Authorization: SCHEDULE_HEADER_CANARY },
+      body: SCHEDULE_BODY_CANARY,
+    }),
     sdk.schedules.create({ destination: `${destination.url}/fail`, cron: every, retries: 0 }),
     sdk.schedules.create({ destination: 'nightly', cron: every }),
     sdk.schedules.create({ destination: `${destination.url}/ok`, cron: '0 0 1 1 *', method: 'GET' }),
@@ -239,7 +288,9 @@ beforeAll(async () => {
   const [, failing, , yearly] = created.map((c) => c.scheduleId);
   await eventually(async () => {
     const schedules = await stack.emulatorJson<Schedule[]>('/v2/schedules');
-    return schedules.filter((s) => s.cron === every && s.lastScheduleTime === undefined).map((s) => `${s.scheduleId} has not run yet`);
+    return schedules
+      .filter((s) => s.cron === every && s.lastScheduleTime === undefined)
+      .map((s) => `${s.scheduleId} has not run yet`);
   });
   // Virtual time almost stops: no schedule fires again during these tests, so the data holds still.
   stack.emulator.setKnobs({ timeScale: 0.001 });
@@ -247,7 +298,9 @@ beforeAll(async () => {
   await sdk.schedules.pause({ schedule: yearly! });
   await eventually(async () => {
     const schedules = await stack.emulatorJson<Schedule[]>('/v2/schedules');
-    return schedules.flatMap((s) => (Object.values(s.lastScheduleStates ?? {}).includes('IN_PROGRESS') ? [`${s.scheduleId} in progress`] : []));
+    return schedules.flatMap((s) =>
+      Object.values(s.lastScheduleStates ?? {}).includes('IN_PROGRESS') ? [`${s.scheduleId} in progress`] : [],
+    );
   });
 });
 
@@ -264,33 +317,57 @@ describe('exporter end to end against the emulator', () => {
     // The four sections this file builds the expected values of; queues, URL Groups, DLQ and flow
     // control are checked against the emulator in test/collectors-{queues,dlq,flow-control}.test.ts.
     const documented = documentedFamilies().filter((d) => FOUR_SECTIONS.includes(d.section));
-    const withoutSamples = documented.filter((d) => (scraped.get(d.name)?.samples.length ?? 0) === 0).map((d) => d.name);
+    const withoutSamples = documented
+      .filter((d) => (scraped.get(d.name)?.samples.length ?? 0) === 0)
+      .map((d) => d.name);
     expect(withoutSamples).toEqual([]);
 
     // The runs the setup produced are visible: SUCCESS from the URL and the URL Group, FAIL from the failing destination.
     const runs = scraped.get('upstash_qstash_schedule_last_run_messages')!.samples;
     expect(runs.filter((s) => s.labels.state === 'FAIL' && s.value > 0)).toHaveLength(1);
-    expect(runs.filter((s) => s.labels.state === 'SUCCESS').map((s) => s.value).sort()).toEqual([0, 0, 1, 2]);
+    expect(
+      runs
+        .filter((s) => s.labels.state === 'SUCCESS')
+        .map((s) => s.value)
+        .sort(),
+    ).toEqual([0, 0, 1, 2]);
     expect(valueOf(scraped, 'upstash_qstash_schedules', { paused: 'true' })).toBe(2);
-    const destinations = scraped.get('upstash_qstash_schedule_info')!.samples.map((s) => s.labels.destination).sort();
+    const destinations = scraped
+      .get('upstash_qstash_schedule_info')!
+      .samples.map((s) => s.labels.destination)
+      .sort();
     expect(destinations).toEqual([...Array<string>(3).fill(new URL(destination.url).host), 'nightly']);
     // -1 limits of the payg indexes are +Inf; the free index has a finite rerank limit.
-    expect(scraped.get('upstash_vector_index_max_daily_queries')!.samples.map((s) => s.value)).toContain(Number.POSITIVE_INFINITY);
+    expect(scraped.get('upstash_vector_index_max_daily_queries')!.samples.map((s) => s.value)).toContain(
+      Number.POSITIVE_INFINITY,
+    );
     const rerankLimits = scraped.get('upstash_vector_index_max_monthly_reranks')!.samples.map((s) => s.value);
     expect(rerankLimits).toContain(Number.POSITIVE_INFINITY);
     expect(rerankLimits.some((value) => Number.isFinite(value) && value > 0)).toBe(true);
-    expect(scraped.get('upstash_search_index_max_monthly_bandwidth_bytes')!.samples.map((s) => s.value)).toContain(Number.POSITIVE_INFINITY);
+    expect(scraped.get('upstash_search_index_max_monthly_bandwidth_bytes')!.samples.map((s) => s.value)).toContain(
+      Number.POSITIVE_INFINITY,
+    );
     for (const name of documented.map((d) => d.name)) {
-      expect(scraped.get(name)!.help, name).toMatch(/Source: .+\. Cached: polled every 1s by the (schedules|account|search|vector|usage) collector/);
+      expect(scraped.get(name)!.help, name).toMatch(
+        /Source: .+\. Cached: polled every 1s by the (schedules|account|search|vector|usage) collector/,
+      );
     }
   });
 
   it('shows a schedule created with the SDK, and drops its series after the SDK deletes it', async () => {
     const { scheduleId } = await sdk.schedules.create({ destination: `${destination.url}/ok`, cron: '0 12 * * *' });
-    const schedulesOnly = (problems: string[]): string[] => problems.filter((p) => p.startsWith('upstash_qstash_schedule'));
+    const schedulesOnly = (problems: string[]): string[] =>
+      problems.filter((p) => p.startsWith('upstash_qstash_schedule'));
     await eventually(async () => schedulesOnly(compare(await stack.scrape(), await expectedNow(stack))));
     const scraped = await stack.scrape();
-    expect(valueOf(scraped, 'upstash_qstash_schedule_info', { schedule_id: scheduleId, cron: '0 12 * * *', destination: new URL(destination.url).host, method: 'POST' })).toBe(1);
+    expect(
+      valueOf(scraped, 'upstash_qstash_schedule_info', {
+        schedule_id: scheduleId,
+        cron: '0 12 * * *',
+        destination: new URL(destination.url).host,
+        method: 'POST',
+      }),
+    ).toBe(1);
     // info, paused, next run, created, and the three run states; no last run before the first one.
     expect(seriesWith(scraped, 'schedule_id', scheduleId)).toHaveLength(7);
 
@@ -303,14 +380,34 @@ describe('exporter end to end against the emulator', () => {
   });
 
   it("drops a deleted vector index's and search index's series on the next poll", async () => {
-    const vector = await stack.emulatorJson<Json>('/__emulator/management/vector-indexes', { method: 'POST', body: { name: 'temp-vectors', type: 'free' } });
-    const search = await stack.emulatorJson<Json>('/__emulator/management/search-indexes', { method: 'POST', body: { name: 'temp-search' } });
+    const vector = await stack.emulatorJson<Json>('/__emulator/management/vector-indexes', {
+      method: 'POST',
+      body: { name: 'temp-vectors', type: 'free' },
+    });
+    const search = await stack.emulatorJson<Json>('/__emulator/management/search-indexes', {
+      method: 'POST',
+      body: { name: 'temp-search' },
+    });
     const [vectorId, searchId] = [str(vector.id), str(search.id)];
     await eventually(async () => {
       const scraped = await stack.scrape();
       return [
-        ...(valueOf(scraped, 'upstash_vector_index_info', { index_id: vectorId, name: 'temp-vectors', plan: 'free', cloud_region: 'us-east-1' }) === 1 ? [] : ['vector index not exported yet']),
-        ...(valueOf(scraped, 'upstash_search_index_info', { index_id: searchId, name: 'temp-search', plan: 'payg', cloud_region: 'us-central1' }) === 1 ? [] : ['search index not exported yet']),
+        ...(valueOf(scraped, 'upstash_vector_index_info', {
+          index_id: vectorId,
+          name: 'temp-vectors',
+          plan: 'free',
+          cloud_region: 'us-east-1',
+        }) === 1
+          ? []
+          : ['vector index not exported yet']),
+        ...(valueOf(scraped, 'upstash_search_index_info', {
+          index_id: searchId,
+          name: 'temp-search',
+          plan: 'payg',
+          cloud_region: 'us-central1',
+        }) === 1
+          ? []
+          : ['search index not exported yet']),
       ];
     });
     expect(seriesWith(await stack.scrape(), 'index_id', vectorId).length).toBeGreaterThan(15);
@@ -326,19 +423,25 @@ describe('exporter end to end against the emulator', () => {
   });
 
   it('a management outage fails only account, search and vector; schedules stay fresh; recovery flips them back', async () => {
-    const errorsBefore = valueOf(await stack.scrape(), 'upstash_exporter_collector_errors_total', { collector: 'vector' }) ?? 0;
+    const errorsBefore =
+      valueOf(await stack.scrape(), 'upstash_exporter_collector_errors_total', { collector: 'vector' }) ?? 0;
     stack.emulator.setKnobs({ errorRatio: 1, faultScope: ['management'] });
     const outageFrom = Date.now();
-    const success = (families: Map<string, Family>, collector: string) => valueOf(families, 'upstash_exporter_collector_success', { collector });
+    const success = (families: Map<string, Family>, collector: string) =>
+      valueOf(families, 'upstash_exporter_collector_success', { collector });
     await eventually(async () => {
       const scraped = await stack.scrape();
-      return ['account', 'search', 'vector'].filter((c) => success(scraped, c) !== 0).map((c) => `${c} still succeeding`);
+      return ['account', 'search', 'vector']
+        .filter((c) => success(scraped, c) !== 0)
+        .map((c) => `${c} still succeeding`);
     });
     // Schedules keep polling successfully during the outage.
     await waitForPollAfter(stack, 'schedules', outageFrom);
     const during = await stack.scrape();
     expect(success(during, 'schedules')).toBe(1);
-    expect(valueOf(during, 'upstash_exporter_collector_errors_total', { collector: 'vector' })).toBeGreaterThan(errorsBefore);
+    expect(valueOf(during, 'upstash_exporter_collector_errors_total', { collector: 'vector' })).toBeGreaterThan(
+      errorsBefore,
+    );
     expect(valueOf(during, 'upstash_exporter_collector_errors_total', { collector: 'schedules' })).toBe(0);
     // The last good management snapshot is still served, flagged by collector_success 0.
     expect(during.get('upstash_vector_index_info')!.samples.length).toBe(2);
@@ -350,7 +453,9 @@ describe('exporter end to end against the emulator', () => {
     stack.emulator.setKnobs({ errorRatio: 0, faultScope: ['logs', 'schedules', 'management'] });
     await eventually(async () => {
       const scraped = await stack.scrape();
-      return ['schedules', 'account', 'search', 'vector'].filter((c) => success(scraped, c) !== 1).map((c) => `${c} not recovered`);
+      return ['schedules', 'account', 'search', 'vector']
+        .filter((c) => success(scraped, c) !== 1)
+        .map((c) => `${c} not recovered`);
     });
   });
 
@@ -358,7 +463,9 @@ describe('exporter end to end against the emulator', () => {
     const state = await stack.emulatorJson<ManagementState>('/__emulator/management/state');
     // Both regional users' tokens and read-only tokens (the list is what the exporter reads) are canaries too.
     const recordSecrets = [state.account, ...state.users, ...state.searchIndexes, ...state.vectorIndexes].flatMap((r) =>
-      ['password', 'token', 'read_only_token'].map((k) => r[k]).filter((v): v is string => typeof v === 'string' && v.length > 0),
+      ['password', 'token', 'read_only_token']
+        .map((k) => r[k])
+        .filter((v): v is string => typeof v === 'string' && v.length > 0),
     );
     expect(recordSecrets).toContain(ACCOUNT_PASSWORD_CANARY);
     expect(recordSecrets.length).toBeGreaterThanOrEqual(2 + 2 * 2 + 2 * 4);
@@ -377,7 +484,11 @@ describe('exporter end to end against the emulator', () => {
     expect(landing).toContain('data-figure="dlq.size"');
     const logs = stack.log.text();
     expect(logs.length).toBeGreaterThan(1000); // trace level: every upstream request is logged
-    for (const [where, text] of [['/metrics', metrics], ['/', landing], ['logs', logs]] as const) {
+    for (const [where, text] of [
+      ['/metrics', metrics],
+      ['/', landing],
+      ['logs', logs],
+    ] as const) {
       for (const secret of secrets) expect(text.includes(secret), `${where} contains a secret`).toBe(false);
     }
     expect(metrics).not.toContain(CANARY.email);
@@ -403,7 +514,9 @@ describe('readiness', () => {
     await waitForPollAfter(outage, 'schedules', startedAt);
     await eventually(async () => {
       const scraped = await outage.scrape();
-      return valueOf(scraped, 'upstash_exporter_collector_errors_total', { collector: 'account' })! >= 2 ? [] : ['account has not failed twice yet'];
+      return valueOf(scraped, 'upstash_exporter_collector_errors_total', { collector: 'account' })! >= 2
+        ? []
+        : ['account has not failed twice yet'];
     });
     for (const path of ['/-/ready', '/readyz']) expect((await outage.get(path)).status, path).toBe(503);
     expect((await outage.get('/-/healthy')).status).toBe(200);

@@ -29,7 +29,15 @@ const TARGET_RESPONSES = 10_000;
 const DEADLINE_MS = 100_000;
 const RETRY = { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2, maxRateLimitWaitMs: 5 };
 const TIMEOUTS = { connectTimeoutMs: 2_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000 };
-const API_CODES = new Set(['ERR_API_AUTH', 'ERR_API_NOT_FOUND', 'ERR_API_RATE_LIMIT', 'ERR_API_UPSTREAM', 'ERR_API_TIMEOUT', 'ERR_API_NETWORK', 'ERR_API_SCHEMA_DRIFT']);
+const API_CODES = new Set([
+  'ERR_API_AUTH',
+  'ERR_API_NOT_FOUND',
+  'ERR_API_RATE_LIMIT',
+  'ERR_API_UPSTREAM',
+  'ERR_API_TIMEOUT',
+  'ERR_API_NETWORK',
+  'ERR_API_SCHEMA_DRIFT',
+]);
 const silent = createLogger({ level: 'silent', format: 'json' });
 
 interface Tally {
@@ -48,7 +56,12 @@ function problem(tally: Tally, text: string): void {
 }
 
 /** Checks one direct client call against the verdicts of the responses it received. */
-function judgeCall(tally: Tally, what: string, served: Served[], outcome: { ok: true } | { ok: false; error: unknown }): void {
+function judgeCall(
+  tally: Tally,
+  what: string,
+  served: Served[],
+  outcome: { ok: true } | { ok: false; error: unknown },
+): void {
   tally.calls += 1;
   const last = served[served.length - 1]?.verdict;
   const verdicts = served.map((s) => `${s.verdict}:${s.kind}`);
@@ -59,7 +72,10 @@ function judgeCall(tally: Tally, what: string, served: Served[], outcome: { ok: 
   }
   const error = outcome.error;
   if (!(error instanceof ApiError) || !API_CODES.has(error.code)) {
-    problem(tally, `${what} failed with something else than a coded ApiError: ${String(error)} ${(error as Error)?.stack ?? ''}`);
+    problem(
+      tally,
+      `${what} failed with something else than a coded ApiError: ${String(error)} ${(error as Error)?.stack ?? ''}`,
+    );
     return;
   }
   tally.rejectedByCode.set(error.code, (tally.rejectedByCode.get(error.code) ?? 0) + 1);
@@ -78,22 +94,38 @@ async function attempt(action: () => Promise<unknown>): Promise<{ ok: true } | {
 function configFor(server: HostileServer, caller: string, extra: string[] = []): ReturnType<typeof loadConfig> {
   return loadConfig(
     [
-      '--listen-address', '127.0.0.1:0',
-      '--qstash-url', server.url,
-      '--qstash-token', caller,
-      '--management-url', server.url,
-      '--upstash-email', caller,
-      '--upstash-api-key', 'fuzz-key',
-      '--state-file', 'none',
-      '--http-max-retries', '1',
-      '--http-retry-base-delay', '1ms',
-      '--http-retry-max-delay', '2ms',
-      '--http-max-rate-limit-wait', '5ms',
-      '--http-headers-timeout', '5s',
-      '--http-body-timeout', '5s',
-      '--logs-max-pages', '5',
-      '--logs-ingestion-delay', '0s',
-      '--vector-index', 'vec-configured',
+      '--listen-address',
+      '127.0.0.1:0',
+      '--qstash-url',
+      server.url,
+      '--qstash-token',
+      caller,
+      '--management-url',
+      server.url,
+      '--upstash-email',
+      caller,
+      '--upstash-api-key',
+      'fuzz-key',
+      '--state-file',
+      'none',
+      '--http-max-retries',
+      '1',
+      '--http-retry-base-delay',
+      '1ms',
+      '--http-retry-max-delay',
+      '2ms',
+      '--http-max-rate-limit-wait',
+      '5ms',
+      '--http-headers-timeout',
+      '5s',
+      '--http-body-timeout',
+      '5s',
+      '--logs-max-pages',
+      '5',
+      '--logs-ingestion-delay',
+      '0s',
+      '--vector-index',
+      'vec-configured',
       ...extra,
     ],
     {},
@@ -129,7 +161,13 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
     const deliveryDriver = async (index: number): Promise<void> => {
       const caller = `direct-delivery-${index}`;
       directCallers.push(caller);
-      const client = new DeliveryClient({ baseUrl: server.url, token: caller, retry: RETRY, timeouts: TIMEOUTS, onRequest: directMetrics.onRequest });
+      const client = new DeliveryClient({
+        baseUrl: server.url,
+        token: caller,
+        retry: RETRY,
+        timeouts: TIMEOUTS,
+        onRequest: directMetrics.onRequest,
+      });
       cleanups.push(() => client.close());
       while (!enough()) {
         const op = random();
@@ -147,7 +185,14 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
     const managementDriver = async (index: number): Promise<void> => {
       const caller = `direct-management-${index}`;
       directCallers.push(caller);
-      const client = new ManagementClient({ baseUrl: server.url, email: caller, apiKey: 'fuzz-key', retry: RETRY, timeouts: TIMEOUTS, onRequest: directMetrics.onRequest });
+      const client = new ManagementClient({
+        baseUrl: server.url,
+        email: caller,
+        apiKey: 'fuzz-key',
+        retry: RETRY,
+        timeouts: TIMEOUTS,
+        onRequest: directMetrics.onRequest,
+      });
       cleanups.push(() => client.close());
       const operations: Array<[string, () => Promise<unknown>]> = [
         ['account', () => client.account()],
@@ -168,13 +213,28 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
       const caller = `collector-${name}`;
       const config = configFor(server, caller);
       const selfMetrics = new SelfMetrics({ version: 'fuzz', processMetrics: false });
-      const delivery = new DeliveryClient({ baseUrl: server.url, token: caller, retry: RETRY, timeouts: TIMEOUTS, onRequest: selfMetrics.onRequest });
-      const management = new ManagementClient({ baseUrl: server.url, email: caller, apiKey: 'fuzz-key', retry: RETRY, timeouts: TIMEOUTS, onRequest: selfMetrics.onRequest });
+      const delivery = new DeliveryClient({
+        baseUrl: server.url,
+        token: caller,
+        retry: RETRY,
+        timeouts: TIMEOUTS,
+        onRequest: selfMetrics.onRequest,
+      });
+      const management = new ManagementClient({
+        baseUrl: server.url,
+        email: caller,
+        apiKey: 'fuzz-key',
+        retry: RETRY,
+        timeouts: TIMEOUTS,
+        onRequest: selfMetrics.onRequest,
+      });
       cleanups.push(async () => {
         await delivery.close();
         await management.close();
       });
-      const collector: Collector | undefined = (await buildCollectors(config, { delivery, management, selfMetrics, logger: silent })).find((c) => c.name === name);
+      const collector: Collector | undefined = (
+        await buildCollectors(config, { delivery, management, selfMetrics, logger: silent })
+      ).find((c) => c.name === name);
       if (!collector) throw new Error(`buildCollectors gave no ${name} collector`);
       let clock = Date.now();
       while (!enough()) {
@@ -182,7 +242,9 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
         clock = Math.max(clock + 5_000, Date.now());
         const at = clock;
         const pollStarted = Date.now();
-        const outcome = await attempt(() => collector.poll({ signal: AbortSignal.timeout(20_000), now: () => at, logger: silent }));
+        const outcome = await attempt(() =>
+          collector.poll({ signal: AbortSignal.timeout(20_000), now: () => at, logger: silent }),
+        );
         const verdicts = server.take(caller);
         polls.total += 1;
         const took = Date.now() - pollStarted;
@@ -190,9 +252,14 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
         if (!outcome.ok) {
           polls.failed += 1;
           const code = (outcome.error as { code?: unknown } | null)?.code;
-          if (typeof code !== 'string' && polls.problems.length < 20) polls.problems.push(`${name} poll failed without a code: ${String(outcome.error)} ${(outcome.error as Error)?.stack ?? ''}`);
+          if (typeof code !== 'string' && polls.problems.length < 20)
+            polls.problems.push(
+              `${name} poll failed without a code: ${String(outcome.error)} ${(outcome.error as Error)?.stack ?? ''}`,
+            );
         } else if (verdicts.length > 0 && verdicts.every((v) => v.verdict === 'bad') && polls.problems.length < 20) {
-          polls.problems.push(`${name} poll succeeded on bad responses only (${verdicts.map((v) => v.kind).join(',')})`);
+          polls.problems.push(
+            `${name} poll succeeded on bad responses only (${verdicts.map((v) => v.kind).join(',')})`,
+          );
         }
         try {
           parseExposition(await renderMetrics([{ name, registry: collector.registry }], silent));
@@ -205,7 +272,10 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
     };
 
     // A whole exporter polling every second, scraped all along.
-    const exporter: ExporterHandle = await startExporter(configFor(server, 'exporter', ['--poll-interval', '1s']), silent);
+    const exporter: ExporterHandle = await startExporter(
+      configFor(server, 'exporter', ['--poll-interval', '1s']),
+      silent,
+    );
     cleanups.push(() => exporter.close());
     const scrapes = { ok: 0, failed: [] as string[] };
     let lastScrape = '';
@@ -250,7 +320,27 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
     expect(scrapes.failed).toEqual([]);
     expect(scrapes.ok).toBeGreaterThan(10);
     // Every kind of hostile answer was served.
-    for (const kind of ['huge-not-json', 'huge-string-field', 'deep-nesting-top', 'deep-nesting-field', 'not-json', 'html-200', 'empty', 'truncated', 'not-http', 'nan-literal', 'wrong-top-level-type', 'wrong-required-field', 'list-missing', 'random-type-mutation', 'odd-numbers', 'unknown-states', 'cursor-loop', 'wrong-content-type', 'valid']) {
+    for (const kind of [
+      'huge-not-json',
+      'huge-string-field',
+      'deep-nesting-top',
+      'deep-nesting-field',
+      'not-json',
+      'html-200',
+      'empty',
+      'truncated',
+      'not-http',
+      'nan-literal',
+      'wrong-top-level-type',
+      'wrong-required-field',
+      'list-missing',
+      'random-type-mutation',
+      'odd-numbers',
+      'unknown-states',
+      'cursor-loop',
+      'wrong-content-type',
+      'valid',
+    ]) {
       expect(server.kinds().get(kind) ?? 0, kind).toBeGreaterThan(0);
     }
     // Failures were real failures, of several kinds.
@@ -259,17 +349,23 @@ describe('fuzzing the clients and collectors with hostile responses', () => {
     expect(polls.failed).toBeGreaterThan(0);
 
     // Every HTTP attempt of the direct clients is in api_requests_total, and so are the failures.
-    const direct = parseExposition(await directMetrics.registry.metrics()).get('upstash_exporter_api_requests_total')?.samples ?? [];
+    const direct =
+      parseExposition(await directMetrics.registry.metrics()).get('upstash_exporter_api_requests_total')?.samples ?? [];
     const counted = direct.reduce((sum, s) => sum + s.value, 0);
     const served = directCallers.reduce((sum, caller) => sum + server.sentTo(caller), 0);
     expect(counted).toBe(served);
-    expect(direct.filter((s) => !s.labels.code!.startsWith('2')).reduce((sum, s) => sum + s.value, 0)).toBeGreaterThan(0);
+    expect(direct.filter((s) => !s.labels.code!.startsWith('2')).reduce((sum, s) => sum + s.value, 0)).toBeGreaterThan(
+      0,
+    );
 
     // The exporter counted its failed polls and its attempts (a few may be in flight).
     const families = parseExposition(lastScrape);
     const errors = families.get('upstash_exporter_collector_errors_total')?.samples ?? [];
     expect(errors.reduce((sum, s) => sum + s.value, 0)).toBeGreaterThan(0);
-    const attempts = (families.get('upstash_exporter_api_requests_total')?.samples ?? []).reduce((sum, s) => sum + s.value, 0);
+    const attempts = (families.get('upstash_exporter_api_requests_total')?.samples ?? []).reduce(
+      (sum, s) => sum + s.value,
+      0,
+    );
     expect(attempts).toBeGreaterThan(0);
     expect(attempts).toBeLessThanOrEqual(server.sentTo('exporter'));
   }, 150_000);

@@ -57,14 +57,16 @@ function wallViolations(edges: readonly ImportEdge[]): string[] {
     const from = placeOf(edge.from);
     const to = placeOf(edge.to);
     const broken = (wall: string): void => void violations.push(`${edgeName(edge)}: ${wall}`);
-    if (from === 'emulator' && to !== 'emulator' && to !== 'common') broken('the emulator imports only itself and common/');
+    if (from === 'emulator' && to !== 'emulator' && to !== 'common')
+      broken('the emulator imports only itself and common/');
     if (!JOINERS.includes(from) && from !== 'emulator' && (to === 'emulator' || JOINERS.includes(to))) {
       broken('the exporter never imports the emulator or the demo');
     }
     if (from === 'cli.ts' && (to === 'emulator' || to === 'demo.ts') && !edge.dynamic) {
       broken('cli.ts reaches the emulator and the demo only through import()');
     }
-    if (from === 'api' && (to === 'config' || to === 'collectors')) broken('the API clients import no configuration and no collector');
+    if (from === 'api' && (to === 'config' || to === 'collectors'))
+      broken('the API clients import no configuration and no collector');
     if (from === to) continue;
     const [fromLayer, toLayer] = [layerOf(from), layerOf(to)];
     if (fromLayer < 0 || toLayer < 0) broken(`${fromLayer < 0 ? from : to} has no place in the layer order`);
@@ -124,12 +126,18 @@ describe('the checks can fail', () => {
     try {
       mkdirSync(join(root, 'config'));
       mkdirSync(join(root, 'collectors'));
-      writeFileSync(join(root, 'config/settings.ts'), "import { ROWS } from '../collectors/catalogue.js';\nexport const S = ROWS;\n");
+      writeFileSync(
+        join(root, 'config/settings.ts'),
+        "import { ROWS } from '../collectors/catalogue.js';\nexport const S = ROWS;\n",
+      );
       writeFileSync(
         join(root, 'collectors/catalogue.ts'),
         "export const ROWS = [{ load: async () => (await import('./vector.js')).create }];\n",
       );
-      writeFileSync(join(root, 'collectors/vector.ts'), "import type { S } from '../config/settings.js';\nexport const create = 1;\n");
+      writeFileSync(
+        join(root, 'collectors/vector.ts'),
+        "import type { S } from '../config/settings.js';\nexport const create = 1;\n",
+      );
       writeFileSync(join(root, 'collectors/alone.ts'), "import './vector.js';\n");
       const edges = importEdges(root);
       expect(edges).toContainEqual({ from: 'collectors/catalogue.ts', to: 'collectors/vector.ts', dynamic: true });

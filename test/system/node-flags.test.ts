@@ -18,7 +18,9 @@ describe('node flags', () => {
 
   it('are accepted by this Node, also through NODE_OPTIONS', () => {
     expect(spawnSync(process.execPath, [...NODE_FLAGS, '-e', '0']).status).toBe(0);
-    const viaEnv = spawnSync(process.execPath, ['-e', '0'], { env: { ...process.env, NODE_OPTIONS: NODE_FLAGS.join(' ') } });
+    const viaEnv = spawnSync(process.execPath, ['-e', '0'], {
+      env: { ...process.env, NODE_OPTIONS: NODE_FLAGS.join(' ') },
+    });
     expect(viaEnv.status).toBe(0);
   });
 });

@@ -27,17 +27,42 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'upstash-exporter-pack-'));
   const copy = join(work, 'source');
   await mkdir(copy);
-  for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'src', 'dashboards', 'deploy']) {
+  for (const entry of [
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'README.md',
+    'src',
+    'dashboards',
+    'deploy',
+  ]) {
     await cp(join(ROOT, entry), join(copy, entry), { recursive: true });
   }
   // The build tools of the checkout (prepack runs tsc); the installed package gets its own dependencies.
   await symlink(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
-  const env = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
-  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: copy, env, maxBuffer: 16 * 1024 * 1024 });
-  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const env = {
+    ...process.env,
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: copy,
+    env,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
   tarballFiles = info!.files.map((file) => file.path);
   const prefix = join(work, 'prefix');
-  await run('npm', ['install', '--global', '--prefix', prefix, '--prefer-offline', join(work, info!.filename)], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+  await run('npm', ['install', '--global', '--prefix', prefix, '--prefer-offline', join(work, info!.filename)], {
+    cwd: work,
+    env,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   bin = join(prefix, 'bin', 'upstash-exporter');
   emulator = await createEmulator({});
 }, PACK_AND_INSTALL_MS);
@@ -54,10 +79,21 @@ describe('the packed package, installed globally into an empty prefix', () => {
     expect(tarballFiles).toContain('dist/emulator/main.js');
     expect(tarballFiles).toContain('dashboards/upstash-overview.json');
     expect(tarballFiles).toContain('deploy/rules/upstash-exporter.rules.yml');
-    const unwanted = tarballFiles.filter((path) => /^(test|bench|src|tmp)\//.test(path) || path.endsWith('.map') || path.endsWith('.ts') || path.includes('.test.') || path.startsWith('dashboards/src/') || path.startsWith('deploy/container/') || path.startsWith('deploy/kubernetes/generator/'));
+    const unwanted = tarballFiles.filter(
+      (path) =>
+        /^(test|bench|src|tmp)\//.test(path) ||
+        path.endsWith('.map') ||
+        path.endsWith('.ts') ||
+        path.includes('.test.') ||
+        path.startsWith('dashboards/src/') ||
+        path.startsWith('deploy/container/') ||
+        path.startsWith('deploy/kubernetes/generator/'),
+    );
     expect(unwanted).toEqual([]);
     // Every compiled module has its source in this checkout: nothing stale from an older build.
-    const sources = new Set((await readdir(join(ROOT, 'src'), { recursive: true })).map((path) => `dist/${path.replace(/\.ts$/, '.js')}`));
+    const sources = new Set(
+      (await readdir(join(ROOT, 'src'), { recursive: true })).map((path) => `dist/${path.replace(/\.ts$/, '.js')}`),
+    );
     expect(tarballFiles.filter((path) => path.startsWith('dist/') && !sources.has(path))).toEqual([]);
   });
 
@@ -68,9 +104,25 @@ describe('the packed package, installed globally into an empty prefix', () => {
   });
 
   it('check-config accepts a configuration for the emulator and exits 0, the token masked', async () => {
-    const { stdout } = await run(bin, ['check-config', '--qstash-url', emulator.url, '--management-url', emulator.url, '--upstash-email', emulator.credentials.email], {
-      env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: emulator.credentials.token, UPSTASH_API_KEY: emulator.credentials.apiKey },
-    });
+    const { stdout } = await run(
+      bin,
+      [
+        'check-config',
+        '--qstash-url',
+        emulator.url,
+        '--management-url',
+        emulator.url,
+        '--upstash-email',
+        emulator.credentials.email,
+      ],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          QSTASH_TOKEN: emulator.credentials.token,
+          UPSTASH_API_KEY: emulator.credentials.apiKey,
+        },
+      },
+    );
     expect(stdout).toContain(emulator.url);
     expect(stdout).not.toContain(emulator.credentials.token);
     expect(stdout).not.toContain(emulator.credentials.apiKey);
@@ -78,14 +130,35 @@ describe('the packed package, installed globally into an empty prefix', () => {
 
   it('run reads the emulator and serves its metrics', async () => {
     const exporter = await spawnExporter(
-      [bin, 'run', '--listen-address', '127.0.0.1:0', '--qstash-url', emulator.url, '--management-url', emulator.url, '--upstash-email', emulator.credentials.email, '--upstash-api-key', emulator.credentials.apiKey, '--state-file', 'none', '--log-format', 'json'],
+      [
+        bin,
+        'run',
+        '--listen-address',
+        '127.0.0.1:0',
+        '--qstash-url',
+        emulator.url,
+        '--management-url',
+        emulator.url,
+        '--upstash-email',
+        emulator.credentials.email,
+        '--upstash-api-key',
+        emulator.credentials.apiKey,
+        '--state-file',
+        'none',
+        '--log-format',
+        'json',
+      ],
       emulator.credentials.token,
       children,
     );
     let families = parseExposition('');
     for (let i = 0; i < 50; i++) {
       families = parseExposition(await (await fetch(`${exporter.url}/metrics`)).text());
-      if (families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length && families.get('upstash_qstash_schedules')?.samples.length) break;
+      if (
+        families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length &&
+        families.get('upstash_qstash_schedules')?.samples.length
+      )
+        break;
       await sleep(200);
     }
     expect(families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length).toBeGreaterThan(0);

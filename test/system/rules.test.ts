@@ -45,7 +45,10 @@ async function promtool(args: string[]): Promise<{ code: number; output: string 
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`,
+    };
   }
 }
 
@@ -80,7 +83,13 @@ describe.skipIf(binaries.skip)(`promtool${binaries.needs}`, () => {
           {
             interval: '1m',
             input_series: [{ series: 'up{job="upstash",instance="a:9400"}', values: '1x20' }],
-            alert_rule_test: [{ eval_time: '10m', alertname: 'UpstashExporterDown', exp_alerts: [{ exp_labels: { severity: 'critical' } }] }],
+            alert_rule_test: [
+              {
+                eval_time: '10m',
+                alertname: 'UpstashExporterDown',
+                exp_alerts: [{ exp_labels: { severity: 'critical' } }],
+              },
+            ],
           },
         ],
       }),
@@ -95,7 +104,14 @@ describe.skipIf(binaries.skip)(`promtool${binaries.needs}`, () => {
     const file = join(scratch, 'dashboard-queries.yml');
     writeFileSync(
       file,
-      stringify({ groups: [{ name: 'dashboard-queries', rules: queries.map((q, i) => ({ record: `dashboard_query:check:${i}`, expr: q.query })) }] }),
+      stringify({
+        groups: [
+          {
+            name: 'dashboard-queries',
+            rules: queries.map((q, i) => ({ record: `dashboard_query:check:${i}`, expr: q.query })),
+          },
+        ],
+      }),
     );
     const { code, output } = await promtool(['check', 'rules', file]);
     expect(output).toContain(`SUCCESS: ${queries.length} rules found`);
@@ -129,7 +145,13 @@ function runbookSections(): Map<string, string> {
   const parts = readFileSync(RUNBOOKS, 'utf8').split(/^## /m).slice(1);
   for (const part of parts) {
     const heading = part.slice(0, part.indexOf('\n')).trim();
-    sections.set(heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-'), part);
+    sections.set(
+      heading
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, '')
+        .replace(/ /g, '-'),
+      part,
+    );
   }
   return sections;
 }
@@ -178,7 +200,8 @@ describe('alerts', () => {
       expect(['critical', 'warning', 'info'], name).toContain(alert.labels?.severity);
       expect(alert.annotations?.summary, name).toBeTruthy();
       // absent() yields no labels to name: the one alert whose description cannot template any.
-      if (name !== 'UpstashExporterAbsent') expect(alert.annotations?.description, name).toMatch(/\{\{ \$labels\.\w+ \}\}|\{\{ \$value/);
+      if (name !== 'UpstashExporterAbsent')
+        expect(alert.annotations?.description, name).toMatch(/\{\{ \$labels\.\w+ \}\}|\{\{ \$value/);
       expect(alert.annotations?.runbook_url, name).toBe(`${RUNBOOK_BASE}#${name.toLowerCase()}`);
     }
   });
@@ -188,7 +211,8 @@ describe('alerts', () => {
     for (const alert of alerts) {
       const section = sections.get((alert.alert ?? '').toLowerCase());
       expect(section, alert.alert).toBeDefined();
-      for (const part of ['**Meaning.**', '**Impact.**', '**Diagnosis.**', '**Mitigation.**']) expect(section, `${alert.alert} ${part}`).toContain(part);
+      for (const part of ['**Meaning.**', '**Impact.**', '**Diagnosis.**', '**Mitigation.**'])
+        expect(section, `${alert.alert} ${part}`).toContain(part);
     }
     expect([...sections.keys()].sort()).toEqual(alerts.map((a) => (a.alert ?? '').toLowerCase()).sort());
   });
@@ -197,8 +221,14 @@ describe('alerts', () => {
     const cases = unitTestGroups().flatMap((t) => t.alert_rule_test ?? []);
     for (const alert of alerts) {
       const own = cases.filter((c) => c.alertname === alert.alert);
-      expect(own.some((c) => c.exp_alerts.length > 0), `${alert.alert} firing`).toBe(true);
-      expect(own.some((c) => c.exp_alerts.length === 0), `${alert.alert} quiet`).toBe(true);
+      expect(
+        own.some((c) => c.exp_alerts.length > 0),
+        `${alert.alert} firing`,
+      ).toBe(true);
+      expect(
+        own.some((c) => c.exp_alerts.length === 0),
+        `${alert.alert} quiet`,
+      ).toBe(true);
     }
   });
 
@@ -216,7 +246,9 @@ describe('recording rules', () => {
   });
 
   it('each have an expression test', () => {
-    const tested = unitTestGroups().flatMap((t) => (t.promql_expr_test ?? []).map((e) => e.expr)).join('\n');
+    const tested = unitTestGroups()
+      .flatMap((t) => (t.promql_expr_test ?? []).map((e) => e.expr))
+      .join('\n');
     for (const rule of records) expect(tested, rule.record).toContain(rule.record ?? '');
   });
 
@@ -224,17 +256,22 @@ describe('recording rules', () => {
     for (const group of groups) {
       const firstAlert = group.rules.findIndex((r) => r.alert !== undefined);
       if (firstAlert === -1) continue;
-      expect(group.rules.slice(firstAlert).filter((r) => r.record !== undefined), group.name).toEqual([]);
+      expect(
+        group.rules.slice(firstAlert).filter((r) => r.record !== undefined),
+        group.name,
+      ).toEqual([]);
     }
   });
 
-  it('hold the exporter\'s default poll interval for every collector', () => {
+  it("hold the exporter's default poll interval for every collector", () => {
     const intervals = Object.fromEntries(
       records
         .filter((r) => r.record === 'upstash_exporter:collector_poll_interval_seconds')
         .map((r) => [r.labels?.collector ?? '', Number(/^vector\((\d+)\)$/.exec(r.expr)?.[1])]),
     );
-    const defaults = Object.fromEntries(Object.entries(DEFAULT_POLL_INTERVALS).map(([name, text]) => [name, parseDuration(text) / 1000]));
+    const defaults = Object.fromEntries(
+      Object.entries(DEFAULT_POLL_INTERVALS).map(([name, text]) => [name, parseDuration(text) / 1000]),
+    );
     expect(intervals).toEqual(defaults);
   });
 });

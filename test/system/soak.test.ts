@@ -22,7 +22,8 @@ describe('soak', () => {
     expect(result.restarts).toBeGreaterThanOrEqual(1);
     // Every kind of trouble happened at least once.
     const happened = result.chaos.map((c) => c.what).join('\n');
-    for (const trouble of ['SIGKILL', 'outage', '429 storm', 'malformed', 'repeated cursors', 'visible late']) expect(happened).toContain(trouble);
+    for (const trouble of ['SIGKILL', 'outage', '429 storm', 'malformed', 'repeated cursors', 'visible late'])
+      expect(happened).toContain(trouble);
     expect(result.rss.flat).toBe(true);
   }, 180_000);
 });

@@ -24,9 +24,14 @@ const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /** mixin/generated/<rules file>.json for each rules file, and dashboards.json ({ "<uid>.json": dashboard }). */
 export function renderMixinFiles(): GeneratedFile[] {
-  const rules = RULES_FILES.map((file) => ({ name: `${basename(file, '.yml')}.json`, text: json(parse(readFileSync(file, 'utf8'))) }));
+  const rules = RULES_FILES.map((file) => ({
+    name: `${basename(file, '.yml')}.json`,
+    text: json(parse(readFileSync(file, 'utf8'))),
+  }));
   const dashboards: Record<string, unknown> = {};
-  for (const name of readdirSync(DASHBOARDS_DIR).filter((file) => file.endsWith('.json')).sort()) {
+  for (const name of readdirSync(DASHBOARDS_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .sort()) {
     dashboards[name] = JSON.parse(readFileSync(join(DASHBOARDS_DIR, name), 'utf8'));
   }
   return [...rules, { name: 'dashboards.json', text: json(dashboards) }];

@@ -32,7 +32,8 @@ export function renderPrometheusRule(rulesTexts: readonly string[]): string {
     if (!(own instanceof YAMLSeq)) throw new Error('rules file: no groups');
     // A comment before the first group belongs to the sequence: keep it on the group.
     const first = own.items[0] as { commentBefore?: string | null } | undefined;
-    if (first !== undefined && own.commentBefore) first.commentBefore = [own.commentBefore, first.commentBefore].filter(Boolean).join('\n');
+    if (first !== undefined && own.commentBefore)
+      first.commentBefore = [own.commentBefore, first.commentBefore].filter(Boolean).join('\n');
     groups.items.push(...(own.items as unknown[]));
   }
 

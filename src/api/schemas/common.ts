@@ -30,21 +30,13 @@ export const seriesPointSchema = z.looseObject({ x: z.string(), y: z.number() })
 export type SeriesPoint = z.infer<typeof seriesPointSchema>;
 
 /** Parse `data` with `schema`; a failure becomes ApiSchemaDriftError naming the first bad field. */
-export function parseWith<T extends z.ZodType>(
-  schema: T,
-  data: unknown,
-  context: SchemaContext,
-): z.output<T> {
+export function parseWith<T extends z.ZodType>(schema: T, data: unknown, context: SchemaContext): z.output<T> {
   const result = schema.safeParse(data);
   if (result.success) return result.data;
   throw driftFromZod(result.error, data, context);
 }
 
-export function driftFromZod(
-  error: z.ZodError,
-  data: unknown,
-  context: SchemaContext,
-): ApiSchemaDriftError {
+export function driftFromZod(error: z.ZodError, data: unknown, context: SchemaContext): ApiSchemaDriftError {
   const issue = deepestIssue(error.issues);
   const path = issue?.path ?? [];
   return new ApiSchemaDriftError(

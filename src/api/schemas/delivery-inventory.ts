@@ -46,7 +46,9 @@ export const dlqMessageSchema = z.looseObject({
 /** GET /v2/dlq: `{messages, cursor}`; no cursor (or an empty one) on the last page. */
 export const dlqPageSchema = z.looseObject({
   messages: optional(z.array(dlqMessageSchema)).transform((messages) => messages ?? []),
-  cursor: optional(z.union([z.string(), z.number()])).transform((cursor) => (cursor === undefined || cursor === '' ? undefined : String(cursor))),
+  cursor: optional(z.union([z.string(), z.number()])).transform((cursor) =>
+    cursor === undefined || cursor === '' ? undefined : String(cursor),
+  ),
 });
 export type DlqMessage = z.output<typeof dlqMessageSchema>;
 export type DlqPage = z.output<typeof dlqPageSchema>;
@@ -75,7 +77,9 @@ export const flowControlSchema = z.looseObject({
 /** GET /v2/flowControl: a bare array, or `{flowControls: [...]}` as the docs page shows it. */
 export const flowControlListSchema = z.union([
   z.array(flowControlSchema),
-  z.looseObject({ flowControls: optional(z.array(flowControlSchema)).transform((list) => list ?? []) }).transform((body) => body.flowControls),
+  z
+    .looseObject({ flowControls: optional(z.array(flowControlSchema)).transform((list) => list ?? []) })
+    .transform((body) => body.flowControls),
 ]);
 export type FlowControlInfo = z.output<typeof flowControlSchema>;
 

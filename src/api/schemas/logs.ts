@@ -149,7 +149,8 @@ function flattenGroups(groups: unknown[], context: SchemaContext): unknown[] {
     const events = group.events ?? [];
     if (!Array.isArray(events)) throw drift(context, `messages[${index}].events`, 'array', events);
     for (const event of events) {
-      if (isPlainObject(event) && event.messageId === undefined && typeof group.messageId === 'string') event.messageId = group.messageId;
+      if (isPlainObject(event) && event.messageId === undefined && typeof group.messageId === 'string')
+        event.messageId = group.messageId;
       entries.push(event);
     }
   }
@@ -157,7 +158,7 @@ function flattenGroups(groups: unknown[], context: SchemaContext): unknown[] {
     const time = isPlainObject(entry) ? entry.time : undefined;
     return typeof time === 'number' ? time : typeof time === 'string' ? Number(time) : Number.NaN;
   };
-  if (groups.length > 1) entries.sort((a, b) => (timeOf(b) - timeOf(a)) || 0);
+  if (groups.length > 1) entries.sort((a, b) => timeOf(b) - timeOf(a) || 0);
   return entries;
 }
 
@@ -205,7 +206,12 @@ function optionalFieldsFit(entry: Record<string, unknown>): boolean {
 }
 
 /** Nulls read as absent; a field of the wrong type is schema drift. */
-function normaliseOptionalFields(entry: Record<string, unknown>, key: string, index: number, context: SchemaContext): void {
+function normaliseOptionalFields(
+  entry: Record<string, unknown>,
+  key: string,
+  index: number,
+  context: SchemaContext,
+): void {
   for (const [field, kind] of OPTIONAL_FIELDS) {
     const value = entry[field];
     if (value === undefined) continue;
@@ -236,11 +242,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function drift(
-  context: SchemaContext,
-  path: string,
-  expected: string,
-  value: unknown,
-): ApiSchemaDriftError {
+function drift(context: SchemaContext, path: string, expected: string, value: unknown): ApiSchemaDriftError {
   return new ApiSchemaDriftError({ path, expected, received: jsonTypeOf(value) }, context);
 }

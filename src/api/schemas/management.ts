@@ -84,7 +84,8 @@ export const qstashUserListSchema = z.array(z.looseObject({ id: str(), region: s
 /** `{x, y}` point of a daily series; `workflow_message`/`workflow_run` ride on daily_requests. */
 const usagePointSchema = z.looseObject({ x: z.string(), y: z.number(), workflow_message: num(), workflow_run: num() });
 const usageSeries = () => optional(z.array(usagePointSchema));
-const usageSeriesById = () => optional(z.array(z.looseObject({ id: z.string(), data_points: optional(z.array(seriesPointSchema)) })));
+const usageSeriesById = () =>
+  optional(z.array(z.looseObject({ id: z.string(), data_points: optional(z.array(seriesPointSchema)) })));
 
 /** GET /v2/qstash/stats/{id}?period= (and the older GET /v2/qstash/stats): official usage. */
 export const qstashStatsSchema = z.looseObject({

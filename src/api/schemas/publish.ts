@@ -18,11 +18,7 @@ export type EnqueueResult = z.output<typeof enqueueResultSchema>;
  * Always an array for the caller.
  */
 export const enqueueResponseSchema = z
-  .union([
-    z.array(enqueueResultSchema),
-    enqueueResultSchema,
-    z.looseObject({ messages: z.array(enqueueResultSchema) }),
-  ])
+  .union([z.array(enqueueResultSchema), enqueueResultSchema, z.looseObject({ messages: z.array(enqueueResultSchema) })])
   .transform((value): EnqueueResult[] => {
     if (Array.isArray(value)) return value;
     if ('messageId' in value) return [value as EnqueueResult];

@@ -6,7 +6,13 @@ import { z } from 'zod';
 import { optional } from './common.js';
 
 /** Unix ms; a numeric text is read as a number. */
-const epochMs = z.union([z.number(), z.string().regex(/^\d{1,16}$/).transform(Number)]);
+const epochMs = z.union([
+  z.number(),
+  z
+    .string()
+    .regex(/^\d{1,16}$/)
+    .transform(Number),
+]);
 
 export const workflowStepSchema = z.looseObject({
   stepId: optional(z.number()),
@@ -38,7 +44,11 @@ export const workflowLogsPageSchema = z
     // The OpenAPI's "event mode" (flat WorkflowEvent entries) is not read: counting runs needs
     // runs. Refused as drift at `runs`, so the poll fails visibly instead of counting nothing.
     if (page.runs === undefined && (Array.isArray(page.events) || Array.isArray(page.logs))) {
-      ctx.addIssue({ code: 'custom', path: ['runs'], message: 'runs (workflow runs; the flat event shape is not read)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['runs'],
+        message: 'runs (workflow runs; the flat event shape is not read)',
+      });
     }
   })
   .transform((page) => {

@@ -52,7 +52,11 @@ export function helpText(spec: Pick<GaugeSpec<string>, 'meaning' | 'source'>, ca
  * pass through a SeriesGuard: long values are bounded, and beyond the series cap a label set is
  * folded into the overflow series, whose value is the number of series folded this poll.
  */
-export function registerGauge<L extends string>(registry: Registry, spec: GaugeSpec<L>, families: FamilyContext): Gauge<L> {
+export function registerGauge<L extends string>(
+  registry: Registry,
+  spec: GaugeSpec<L>,
+  families: FamilyContext,
+): Gauge<L> {
   const guard =
     spec.labelNames.length === 0
       ? undefined
@@ -115,7 +119,12 @@ export function registerIndexFieldGauges<F extends string>(
     field: spec.field,
     gauge: registerGauge(
       registry,
-      { name: spec.name, meaning: spec.meaning, source: `${spec.field} of ${options.endpoint}${note}`, labelNames: ['index_id'] },
+      {
+        name: spec.name,
+        meaning: spec.meaning,
+        source: `${spec.field} of ${options.endpoint}${note}`,
+        labelNames: ['index_id'],
+      },
       options.families,
     ),
   }));

@@ -83,7 +83,15 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
       ...(options.truncated ? { truncated: options.truncated } : {}),
     });
     this.store =
-      options.stateFile === null ? null : new CheckpointFile({ path: options.stateFile, upstream: options.upstream, schema: logsStateSchema, migrate: migrateLogsState, now: this.now });
+      options.stateFile === null
+        ? null
+        : new CheckpointFile({
+            path: options.stateFile,
+            upstream: options.upstream,
+            schema: logsStateSchema,
+            migrate: migrateLogsState,
+            now: this.now,
+          });
     this.startWalk({ source: options.source, counter: this.#counter, settings, position: this.#restore() });
     // The cold store knows every identity counted from where the window starts now (it holds all
     // from there on), or from the checkpoint's cold store on.
@@ -121,15 +129,27 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
     }
     const position = this.walker.position;
     ctx.logger.debug(
-      { pages: report.pages, slices: report.slicesCompleted, late: report.late, stopped: report.stopped, watermark: new Date(position.watermark).toISOString() },
+      {
+        pages: report.pages,
+        slices: report.slicesCompleted,
+        late: report.late,
+        stopped: report.stopped,
+        watermark: new Date(position.watermark).toISOString(),
+      },
       'logs walked',
     );
     this.#counter.dedup.cold!.prune(position.watermark);
     if (report.stopped === null) await this.#auditLateEntries(ctx);
     if (report.stopped === 'time') {
-      ctx.logger.debug({ pages: report.pages, lagSeconds: (this.now() - position.watermark) / 1000 }, 'the next poll is due: the walk continues then');
+      ctx.logger.debug(
+        { pages: report.pages, lagSeconds: (this.now() - position.watermark) / 1000 },
+        'the next poll is due: the walk continues then',
+      );
     } else if (report.stopped === 'budget') {
-      ctx.logger.info({ pages: report.pages, lagSeconds: (this.now() - position.watermark) / 1000 }, 'page budget of the cycle spent; the walk continues next cycle');
+      ctx.logger.info(
+        { pages: report.pages, lagSeconds: (this.now() - position.watermark) / 1000 },
+        'page budget of the cycle spent; the walk continues next cycle',
+      );
     }
   }
 
@@ -142,7 +162,8 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
     const position = this.walker.position;
     const now = this.now();
     const skippedAt = this.walker.overlapSkippedAt;
-    const lateShowing = this.walker.overlapMs > this.#configuredOverlapMs || (skippedAt > 0 && now - skippedAt <= this.#audit.horizonMs);
+    const lateShowing =
+      this.walker.overlapMs > this.#configuredOverlapMs || (skippedAt > 0 && now - skippedAt <= this.#audit.horizonMs);
     if (position.stateWalk || !this.#audit.due(now, lateShowing)) return;
     const range = this.#audit.range(position.watermark, position.dedupFrom);
     if (range === null) return;
@@ -161,7 +182,11 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
       return tally.counted;
     };
     try {
-      if ((await this.#audit.run(this.#source, range, this.walker.pageSize, now, ctx.logger, count, ctx.signal)).missed > 0) this.dirty = true;
+      if (
+        (await this.#audit.run(this.#source, range, this.walker.pageSize, now, ctx.logger, count, ctx.signal)).missed >
+        0
+      )
+        this.dirty = true;
     } catch (error) {
       // An audit is a check, not the count: a failure waits for the next one.
       ctx.logger.debug({ err: errorMessage(error) }, 'late-entry audit failed');
@@ -210,7 +235,10 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
   protected snapshot(): LogsState {
     const counter = this.#counter;
     // `stateWalk` keeps its place in the file, after `sliceMs`.
-    const { gapSince, rateEwma, slices, dedup, ...head } = this.positionState(counter.lastEventTime, counter.dedup.export());
+    const { gapSince, rateEwma, slices, dedup, ...head } = this.positionState(
+      counter.lastEventTime,
+      counter.dedup.export(),
+    );
     return {
       ...head,
       stateWalk: this.walker.position.stateWalk,
@@ -223,7 +251,11 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
       histograms: { duration: counter.tracker.durations.export(), attempts: counter.tracker.attempts.export() },
       tracker: counter.tracker.export(),
       daily: { day: counter.daily.day, count: counter.daily.count },
-      waiting: { queueWait: counter.waiting.queueWait.export(), lateness: counter.waiting.lateness.export(), messages: counter.tracker.exportWaiting() },
+      waiting: {
+        queueWait: counter.waiting.queueWait.export(),
+        lateness: counter.waiting.lateness.export(),
+        messages: counter.tracker.exportWaiting(),
+      },
       self: {
         pages: this.pages,
         duplicates: counter.duplicates,
@@ -281,13 +313,18 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
     this.#restoredCold = state.cold;
     for (const [code, value] of Object.entries(state.self.walkErrors)) this.#published.errors.set(code, value);
     if (!restored.events || !restored.errors || !durations || !attempts || !waiting) {
-      this.logger.warn('label names or buckets changed since the state file was written: those metrics start again from 0');
+      this.logger.warn(
+        'label names or buckets changed since the state file was written: those metrics start again from 0',
+      );
     }
     this.logger.info(
-      { path: this.store.path, savedAt: new Date(result.savedAt).toISOString(), watermark: new Date(state.watermark).toISOString() },
+      {
+        path: this.store.path,
+        savedAt: new Date(result.savedAt).toISOString(),
+        watermark: new Date(state.watermark).toISOString(),
+      },
       'state restored: counting continues after the watermark',
     );
     return restoredPosition(state, state.stateWalk);
   }
-
 }

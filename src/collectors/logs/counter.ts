@@ -41,13 +41,34 @@ export class LogCounter {
   #oldestInFlight: ReadonlyMap<string, number> = new Map();
 
   constructor(options: LogCounterOptions) {
-    this.dedup = new DedupWindow(options.latenessHorizonMs === undefined ? {} : { latenessHorizonMs: options.latenessHorizonMs });
-    const dropped = { ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) };
-    this.events = new EventCounters({ registry: options.registry, states: this.states, seriesLimit: options.seriesLimit, optIn: options.optIn, ...dropped });
-    this.tracker = new MessageTracker({ registry: options.registry, capacity: options.trackerCapacity, seriesLimit: options.seriesLimit, ...dropped });
+    this.dedup = new DedupWindow(
+      options.latenessHorizonMs === undefined ? {} : { latenessHorizonMs: options.latenessHorizonMs },
+    );
+    const dropped = {
+      ...(options.dropped ? { dropped: options.dropped } : {}),
+      ...(options.truncated ? { truncated: options.truncated } : {}),
+    };
+    this.events = new EventCounters({
+      registry: options.registry,
+      states: this.states,
+      seriesLimit: options.seriesLimit,
+      optIn: options.optIn,
+      ...dropped,
+    });
+    this.tracker = new MessageTracker({
+      registry: options.registry,
+      capacity: options.trackerCapacity,
+      seriesLimit: options.seriesLimit,
+      ...dropped,
+    });
     this.waiting = new WaitingTimes({ registry: options.registry, seriesLimit: options.seriesLimit, ...dropped });
     this.tracker.waiting = this.waiting;
-    registerOldestInFlightGauge(options.registry, () => this.#oldestInFlight, options.now ?? Date.now, options.seriesLimit);
+    registerOldestInFlightGauge(
+      options.registry,
+      () => this.#oldestInFlight,
+      options.now ?? Date.now,
+      options.seriesLimit,
+    );
   }
 
   /**

@@ -78,7 +78,13 @@ export class EventCounters {
       registry: options.registry,
     });
     const guard = (metric: string, keep: string): SeriesGuard<string> =>
-      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: [keep], ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) });
+      new SeriesGuard<string>({
+        metric,
+        limit: options.seriesLimit,
+        keep: [keep],
+        ...(options.dropped ? { dropped: options.dropped } : {}),
+        ...(options.truncated ? { truncated: options.truncated } : {}),
+      });
     this.#eventsGuard = guard(EVENTS_METRIC, 'state');
     this.#errorsGuard = guard(ERRORS_METRIC, 'reason');
     for (const metric of [EVENTS_METRIC, ERRORS_METRIC]) this.#foldedTotal.set(metric, 0);
@@ -93,7 +99,8 @@ export class EventCounters {
     // The common case (a plain URL, default labels) is keyed by the URL itself: no concatenation.
     // Composite keys start with \u0001, which a URL does not, so the two kinds never collide.
     let key = url;
-    if (queue !== '' || group !== '' || endpoint !== '') key = `\u0001${queue}\u0000${group}\u0000${endpoint}\u0000${url}`;
+    if (queue !== '' || group !== '' || endpoint !== '')
+      key = `\u0001${queue}\u0000${group}\u0000${endpoint}\u0000${url}`;
     if (this.#optIn.size > 0) key += `\u0000\u0000${entry.scheduleId ?? ''}\u0000${firstLabel(entry)}`;
     const known = this.#targets.get(key);
     if (known !== undefined) return known;
@@ -135,7 +142,13 @@ export class EventCounters {
    * Restores both families and re-admits their label sets to the series cap (before any new
    * admission). Folded totals are added to series_dropped_total so it continues too.
    */
-  restore(state: { events: Parameters<CounterFamily<string>['restore']>[0]; errors: Parameters<CounterFamily<string>['restore']>[0] }, folded: Record<string, number>): { events: boolean; errors: boolean } {
+  restore(
+    state: {
+      events: Parameters<CounterFamily<string>['restore']>[0];
+      errors: Parameters<CounterFamily<string>['restore']>[0];
+    },
+    folded: Record<string, number>,
+  ): { events: boolean; errors: boolean } {
     const events = this.events.restore(state.events);
     const errors = this.errors.restore(state.errors);
     this.#eventsGuard.restoreState(admittedSets(this.events.all()));
@@ -187,8 +200,17 @@ export class EventCounters {
   }
 
   #addErrors(target: Target): CounterSeries[] {
-    const defaults = { queue: target.labels.queue!, url_group: target.labels.url_group!, endpoint: target.labels.endpoint!, destination: target.destination };
-    const admitted = admitGroup(this.#errorsGuard, this.errors, ERROR_REASONS.map((reason) => ({ reason, ...defaults })));
+    const defaults = {
+      queue: target.labels.queue!,
+      url_group: target.labels.url_group!,
+      endpoint: target.labels.endpoint!,
+      destination: target.destination,
+    };
+    const admitted = admitGroup(
+      this.#errorsGuard,
+      this.errors,
+      ERROR_REASONS.map((reason) => ({ reason, ...defaults })),
+    );
     target.errors = admitted.series;
     target.errorsFolded = admitted.folded;
     return admitted.series;
@@ -196,7 +218,11 @@ export class EventCounters {
 }
 
 /** Admits label sets together, or folds them all into the overflow series. */
-function admitGroup(guard: SeriesGuard<string>, family: CounterFamily<string>, sets: ReadonlyArray<Labels>): { series: CounterSeries[]; folded: boolean } {
+function admitGroup(
+  guard: SeriesGuard<string>,
+  family: CounterFamily<string>,
+  sets: ReadonlyArray<Labels>,
+): { series: CounterSeries[]; folded: boolean } {
   // Far from the cap there is room whatever is known already; near it, count what is new.
   let missing = sets.length;
   if (guard.size + missing > guard.limit) {

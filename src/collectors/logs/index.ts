@@ -21,6 +21,10 @@ export function createLogsCollector(config: ExporterConfig, deps: CollectorDeps)
     dropped: deps.selfMetrics.seriesDropped,
     truncated: deps.selfMetrics.labelValuesTruncated,
     logger: deps.logger.child({ collector: 'logs' }),
-    ...(deps.now ? { now: deps.now } : schedule ? { nextPollAt: (now: number) => schedule.nextPollAt('logs', now) } : {}),
+    ...(deps.now
+      ? { now: deps.now }
+      : schedule
+        ? { nextPollAt: (now: number) => schedule.nextPollAt('logs', now) }
+        : {}),
   });
 }

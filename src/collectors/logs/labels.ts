@@ -19,7 +19,8 @@ export const ERROR_REASONS = ['4xx', '5xx', 'timeout', 'connection', 'other'] as
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
 const TIMEOUT = /time[- ]?out|timed out|deadline/i;
-const CONNECTION = /connect|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|socket|dns|tls|certificate|unreachable|refused|reset/i;
+const CONNECTION =
+  /connect|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|socket|dns|tls|certificate|unreachable|refused|reset/i;
 
 /** Index into ERROR_REASONS of an ERROR entry: its HTTP status class, else its error text. */
 export function errorReasonOf(responseStatus: number | undefined, error: string | undefined): number {

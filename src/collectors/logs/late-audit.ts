@@ -68,7 +68,15 @@ export class LateAudit {
   }
 
   /** Reads the range newest first; counts through `count` what lies within the horizon, reports what is missing behind it. */
-  async run(source: LogsSource, range: AuditRange, pageSize: number, now: number, logger: Logger, count: CountAudited, signal?: AbortSignal): Promise<{ counted: number; missed: number }> {
+  async run(
+    source: LogsSource,
+    range: AuditRange,
+    pageSize: number,
+    now: number,
+    logger: Logger,
+    count: CountAudited,
+    signal?: AbortSignal,
+  ): Promise<{ counted: number; missed: number }> {
     this.#lastAuditAt = now;
     const printsFrom = this.#cold.printsFromSecond;
     /** Per second behind the horizon: entries on the service. */
@@ -82,7 +90,10 @@ export class LateAudit {
     const followed = new Set<string>();
     let previousSignature = '';
     for (let pages = 0; pages < AUDIT_PAGE_BUDGET; pages++) {
-      const page = await source.logsPage({ fromDate: range.from, toDate: range.to, count: pageSize, ...(cursor === undefined ? {} : { cursor }) }, signal ? { signal } : {});
+      const page = await source.logsPage(
+        { fromDate: range.from, toDate: range.to, count: pageSize, ...(cursor === undefined ? {} : { cursor }) },
+        signal ? { signal } : {},
+      );
       const signature = pageSignature(page);
       if (signature !== '' && signature === previousSignature) break;
       previousSignature = signature;
@@ -108,7 +119,13 @@ export class LateAudit {
     // from the lowest millisecond when the whole budget went to one second.
     const lowestSecond = Math.floor(lowest / 1000);
     if (complete || lowest === Number.POSITIVE_INFINITY) this.#sweepTo = null;
-    else this.#sweepTo = (lowestSecond + 1) * 1000 - 1 < range.to ? (lowestSecond + 1) * 1000 - 1 : lowest < range.to ? lowest : lowest - 1;
+    else
+      this.#sweepTo =
+        (lowestSecond + 1) * 1000 - 1 < range.to
+          ? (lowestSecond + 1) * 1000 - 1
+          : lowest < range.to
+            ? lowest
+            : lowest - 1;
 
     // Behind the horizon: only seconds the audit read whole (all of them, or those above the lowest second reached).
     let missed = 0;
@@ -129,7 +146,12 @@ export class LateAudit {
     if (missed > 0) {
       this.missed += missed;
       logger.warn(
-        { missedEntries: missed, latenessHorizonSeconds: this.#cold.horizonMs / 1000, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() },
+        {
+          missedEntries: missed,
+          latenessHorizonSeconds: this.#cold.horizonMs / 1000,
+          from: new Date(range.from).toISOString(),
+          to: new Date(range.to).toISOString(),
+        },
         'log entries became visible later than the lateness horizon, after the walk had passed them, and were not counted; raise logs.lateness_horizon (or logs.ingestion_delay)',
       );
     }

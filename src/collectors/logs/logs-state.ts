@@ -12,7 +12,15 @@ const finite = z.number().finite();
 const count = z.number().finite().min(0);
 
 /** [messageId, created ms | null, attempts, final ms | null, outcome index | -1, queue, destination] */
-const trackedSchema = z.tuple([z.string(), finite.nullable(), count, finite.nullable(), z.number().int().min(-1).max(2), z.string(), z.string()]);
+const trackedSchema = z.tuple([
+  z.string(),
+  finite.nullable(),
+  count,
+  finite.nullable(),
+  z.number().int().min(-1).max(2),
+  z.string(),
+  z.string(),
+]);
 
 export const logsStateSchema = z.strictObject({
   watermark: walkPositionShape.watermark,
@@ -112,17 +120,23 @@ function migrateV1toV2(payload: unknown): unknown {
   if (!isRecord(payload)) return payload;
   const self = isRecord(payload.self) ? { late: 0, walkErrors: {}, ...payload.self } : payload.self;
   // [label values, value]
-  const counterSeries = (series: unknown): unknown => (isArray(series) ? [boundAll(series[0]), ...series.slice(1)] : series);
-  const histogramSeries = (series: unknown): unknown => (isRecord(series) ? { ...series, labels: boundAll(series.labels) } : series);
+  const counterSeries = (series: unknown): unknown =>
+    isArray(series) ? [boundAll(series[0]), ...series.slice(1)] : series;
+  const histogramSeries = (series: unknown): unknown =>
+    isRecord(series) ? { ...series, labels: boundAll(series.labels) } : series;
   // [id, created, attempts, final, outcome, queue, destination]
-  const tracked = (tuple: unknown): unknown => (isArray(tuple) ? [...tuple.slice(0, 5), ...tuple.slice(5).map(boundOne)] : tuple);
+  const tracked = (tuple: unknown): unknown =>
+    isArray(tuple) ? [...tuple.slice(0, 5), ...tuple.slice(5).map(boundOne)] : tuple;
   const tracker = payload.tracker;
   return {
     ...payload,
     self,
     counters: mapFamilies(payload.counters, counterSeries),
     histograms: mapFamilies(payload.histograms, histogramSeries),
-    tracker: isRecord(tracker) && isArray(tracker.messages) ? { ...tracker, messages: tracker.messages.map(tracked) } : tracker,
+    tracker:
+      isRecord(tracker) && isArray(tracker.messages)
+        ? { ...tracker, messages: tracker.messages.map(tracked) }
+        : tracker,
   };
 }
 

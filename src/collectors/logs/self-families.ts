@@ -57,21 +57,41 @@ export function initialNumbers(): PublishedNumbers {
 export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers, now: () => number): void {
   const one = (value: number): Array<{ labels: Record<never, string>; value: number }> => [{ labels: {}, value }];
 
-  computedGauge(registry, { name: 'upstash_qstash_messages_in_flight', help: 'Messages seen in the logs and not yet in a final state (bounded tracker)' }, () => p.inFlight);
-  computedCounter(
-    registry,
-    { name: 'upstash_qstash_message_tracker_evictions_total', help: 'Messages dropped from the tracker (full) before they finished' },
-    () => one(p.evictions),
-  );
-  computedGauge(registry, { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' }, () => p.lastEventTime / 1000);
   computedGauge(
     registry,
-    { name: 'upstash_qstash_daily_messages', help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day' },
+    {
+      name: 'upstash_qstash_messages_in_flight',
+      help: 'Messages seen in the logs and not yet in a final state (bounded tracker)',
+    },
+    () => p.inFlight,
+  );
+  computedCounter(
+    registry,
+    {
+      name: 'upstash_qstash_message_tracker_evictions_total',
+      help: 'Messages dropped from the tracker (full) before they finished',
+    },
+    () => one(p.evictions),
+  );
+  computedGauge(
+    registry,
+    { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' },
+    () => p.lastEventTime / 1000,
+  );
+  computedGauge(
+    registry,
+    {
+      name: 'upstash_qstash_daily_messages',
+      help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day',
+    },
     () => (utcDay(now()) === p.daily.day ? p.daily.count : 0),
   );
   computedGauge(
     registry,
-    { name: 'upstash_exporter_log_lag_seconds', help: "The upstream's now (its Date header; this machine's clock while it agrees) minus the logs watermark" },
+    {
+      name: 'upstash_exporter_log_lag_seconds',
+      help: "The upstream's now (its Date header; this machine's clock while it agrees) minus the logs watermark",
+    },
     () => Math.max(0, now() - p.watermark) / 1000,
   );
   computedCounter(
@@ -84,18 +104,27 @@ export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers
   );
   computedGauge(
     registry,
-    { name: 'upstash_exporter_log_watermark_timestamp_seconds', help: 'Newest time up to which the delivery logs are fully counted' },
+    {
+      name: 'upstash_exporter_log_watermark_timestamp_seconds',
+      help: 'Newest time up to which the delivery logs are fully counted',
+    },
     () => p.watermark / 1000,
   );
   computedCounter(registry, { name: 'upstash_exporter_log_pages_total', help: 'Log pages read' }, () => one(p.pages));
   computedCounter(
     registry,
-    { name: 'upstash_exporter_log_duplicates_skipped_total', help: 'Log entries seen again (overlap, inclusive bounds, page edges, repeated cursors) and not counted' },
+    {
+      name: 'upstash_exporter_log_duplicates_skipped_total',
+      help: 'Log entries seen again (overlap, inclusive bounds, page edges, repeated cursors) and not counted',
+    },
     () => one(p.duplicates),
   );
   computedCounter(
     registry,
-    { name: 'upstash_exporter_log_gaps_total', help: 'Best estimate of log events the service dropped before they were read (retention overrun)' },
+    {
+      name: 'upstash_exporter_log_gaps_total',
+      help: 'Best estimate of log events the service dropped before they were read (retention overrun)',
+    },
     () => one(p.gaps),
   );
   computedCounter(
@@ -116,12 +145,18 @@ export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers
   );
   computedGauge(
     registry,
-    { name: 'upstash_exporter_log_state_walk', help: '1 while log entries lack a state field and the exporter walks one filter per state' },
+    {
+      name: 'upstash_exporter_log_state_walk',
+      help: '1 while log entries lack a state field and the exporter walks one filter per state',
+    },
     () => (p.stateWalk ? 1 : 0),
   );
   computedGauge(
     registry,
-    { name: 'upstash_exporter_log_page_size', help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour' },
+    {
+      name: 'upstash_exporter_log_page_size',
+      help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour',
+    },
     () => p.pageSize,
   );
   computedGauge(
@@ -134,12 +169,20 @@ export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers
   );
   computedCounter(
     registry,
-    { name: 'upstash_exporter_log_walk_errors_total', help: 'Log walk cycles that failed, by error code (the watermark stays where it was)', labelNames: ['code'] as const },
+    {
+      name: 'upstash_exporter_log_walk_errors_total',
+      help: 'Log walk cycles that failed, by error code (the watermark stays where it was)',
+      labelNames: ['code'] as const,
+    },
     () => [...p.errors].map(([code, value]) => ({ labels: { code }, value })),
   );
   computedCounter(
     registry,
-    { name: 'upstash_exporter_state_checkpoints_total', help: 'Checkpoints of the logs state written, by result', labelNames: ['result'] as const },
+    {
+      name: 'upstash_exporter_state_checkpoints_total',
+      help: 'Checkpoints of the logs state written, by result',
+      labelNames: ['result'] as const,
+    },
     () => [
       { labels: { result: 'success' }, value: p.checkpointsOk },
       { labels: { result: 'error' }, value: p.checkpointsFailed },

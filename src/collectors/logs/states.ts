@@ -2,7 +2,16 @@
 // (the SDKs' spelling) is the same state as `CANCELLED`. A state the service invents later is
 // counted under its own name (a few at most), so nothing is silently dropped.
 
-export const KNOWN_STATES = ['CREATED', 'ACTIVE', 'RETRY', 'ERROR', 'DELIVERED', 'FAILED', 'CANCEL_REQUESTED', 'CANCELLED'] as const;
+export const KNOWN_STATES = [
+  'CREATED',
+  'ACTIVE',
+  'RETRY',
+  'ERROR',
+  'DELIVERED',
+  'FAILED',
+  'CANCEL_REQUESTED',
+  'CANCELLED',
+] as const;
 export type KnownState = (typeof KNOWN_STATES)[number];
 
 export const CREATED = 0;

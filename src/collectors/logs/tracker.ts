@@ -91,7 +91,13 @@ export class MessageTracker {
       registry: options.registry,
     });
     const guard = (metric: string): SeriesGuard<string> =>
-      new SeriesGuard<string>({ metric, limit: options.seriesLimit, keep: ['outcome'], ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) });
+      new SeriesGuard<string>({
+        metric,
+        limit: options.seriesLimit,
+        keep: ['outcome'],
+        ...(options.dropped ? { dropped: options.dropped } : {}),
+        ...(options.truncated ? { truncated: options.truncated } : {}),
+      });
     this.#durationGuard = guard(DURATION_METRIC);
     this.#attemptsGuard = guard(ATTEMPTS_METRIC);
   }
@@ -109,12 +115,28 @@ export class MessageTracker {
    * One counted entry of a message (hot path). `entry` gives the waiting times their fields,
    * read only where they matter: notBefore of CREATED, nextDeliveryTime of RETRY.
    */
-  observe(messageId: string, stateIndex: number, time: number, queue: string, destination: string, entry?: { notBefore?: unknown; nextDeliveryTime?: unknown }): void {
+  observe(
+    messageId: string,
+    stateIndex: number,
+    time: number,
+    queue: string,
+    destination: string,
+    entry?: { notBefore?: unknown; nextDeliveryTime?: unknown },
+  ): void {
     let tracked = this.#messages.get(messageId);
     if (tracked === undefined) {
       if (this.#finished.has(messageId)) return;
       if (this.#messages.size >= this.capacity) this.#evictOldest();
-      tracked = { created: Number.NaN, attempts: 0, finalTime: Number.NaN, outcome: -1, queue, destination, firstActive: Number.NaN, waitExtra: null };
+      tracked = {
+        created: Number.NaN,
+        attempts: 0,
+        finalTime: Number.NaN,
+        outcome: -1,
+        queue,
+        destination,
+        firstActive: Number.NaN,
+        waitExtra: null,
+      };
       this.#messages.set(messageId, tracked);
     }
     if (stateIndex === CREATED) {
@@ -161,7 +183,11 @@ export class MessageTracker {
       if (tracked === undefined || Number.isNaN(tracked.created)) continue;
       const group = this.#group(tracked.queue, tracked.destination);
       // The message is the bucket's exemplar (OpenMetrics only), timed at its final entry.
-      this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000, { messageId, time: tracked.finalTime });
+      this.durations.observe(
+        group.durations[tracked.outcome]!,
+        Math.max(0, tracked.finalTime - tracked.created) / 1000,
+        { messageId, time: tracked.finalTime },
+      );
       this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
       this.waiting?.observeFinished(tracked.queue, tracked);
       if (group.folded) this.#foldedPending += 1;
@@ -198,7 +224,16 @@ export class MessageTracker {
     for (const id of state.finished) this.#remember(id);
     for (const [id, created, attempts, finalTime, outcome, queue, destination] of state.messages) {
       if (this.#messages.size >= this.capacity) break;
-      this.#messages.set(id, { created: created ?? Number.NaN, attempts, finalTime: finalTime ?? Number.NaN, outcome, queue, destination, firstActive: Number.NaN, waitExtra: null });
+      this.#messages.set(id, {
+        created: created ?? Number.NaN,
+        attempts,
+        finalTime: finalTime ?? Number.NaN,
+        outcome,
+        queue,
+        destination,
+        firstActive: Number.NaN,
+        waitExtra: null,
+      });
       if (outcome >= 0 && finalTime !== null) this.#finalSeen.add(id);
     }
   }
@@ -209,7 +244,13 @@ export class MessageTracker {
     for (const [id, t] of this.#messages) {
       const extra = t.waitExtra;
       if (Number.isNaN(t.firstActive) && extra === null) continue;
-      out.push([id, extra === null ? null : nullIfNaN(extra.notBefore), nullIfNaN(t.firstActive), extra === null ? [] : [...extra.laterActives], extra === null ? [] : [...extra.nexts]]);
+      out.push([
+        id,
+        extra === null ? null : nullIfNaN(extra.notBefore),
+        nullIfNaN(t.firstActive),
+        extra === null ? [] : [...extra.laterActives],
+        extra === null ? [] : [...extra.nexts],
+      ]);
     }
     return out;
   }
@@ -220,7 +261,10 @@ export class MessageTracker {
       const tracked = this.#messages.get(id);
       if (tracked === undefined) continue;
       tracked.firstActive = firstActive ?? Number.NaN;
-      tracked.waitExtra = notBefore === null && later.length === 0 && nexts.length === 0 ? null : { notBefore: notBefore ?? Number.NaN, laterActives: [...later], nexts: [...nexts] };
+      tracked.waitExtra =
+        notBefore === null && later.length === 0 && nexts.length === 0
+          ? null
+          : { notBefore: notBefore ?? Number.NaN, laterActives: [...later], nexts: [...nexts] };
     }
   }
 
@@ -248,7 +292,8 @@ export class MessageTracker {
     const sets = (family: HistogramFamily<string>): Labels[] => {
       const out: Labels[] = [];
       for (const series of family.export().series) {
-        if (!series.labels.includes(OVERFLOW_LABEL_VALUE)) out.push(Object.fromEntries(family.labelNames.map((n, i) => [n, series.labels[i] ?? ''])));
+        if (!series.labels.includes(OVERFLOW_LABEL_VALUE))
+          out.push(Object.fromEntries(family.labelNames.map((n, i) => [n, series.labels[i] ?? ''])));
       }
       return out;
     };
@@ -301,13 +346,18 @@ interface Group {
 }
 
 /** Admits the outcomes of one (queue, destination) together, or folds them all. */
-function admit(guard: SeriesGuard<string>, family: HistogramFamily<string>, sets: ReadonlyArray<Labels>): { series: HistogramSeries[]; folded: boolean } {
+function admit(
+  guard: SeriesGuard<string>,
+  family: HistogramFamily<string>,
+  sets: ReadonlyArray<Labels>,
+): { series: HistogramSeries[]; folded: boolean } {
   let missing = sets.length;
   if (guard.size + missing > guard.limit) {
     missing = 0;
     for (const set of sets) if (!guard.has(set)) missing += 1;
   }
-  if (guard.size + missing <= guard.limit) return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };
+  if (guard.size + missing <= guard.limit)
+    return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };
   return { series: sets.map((set) => family.series(guard.overflowOf(set))), folded: true };
 }
 

@@ -7,7 +7,13 @@ import { histogramFamilySchema } from '../walk/family-schemas.js';
 const finite = z.number().finite();
 
 /** [messageId, notBefore ms | null, first ACTIVE ms | null, other ACTIVE times, RETRY nextDeliveryTimes] of tracked messages */
-const waitingMessageSchema = z.tuple([z.string(), finite.nullable(), finite.nullable(), z.array(finite), z.array(finite)]);
+const waitingMessageSchema = z.tuple([
+  z.string(),
+  finite.nullable(),
+  finite.nullable(),
+  z.array(finite),
+  z.array(finite),
+]);
 
 export const waitingStateSchema = z.strictObject({
   queueWait: histogramFamilySchema,

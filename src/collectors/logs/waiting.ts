@@ -52,7 +52,12 @@ export class WaitingTimes {
   /** Series of each queue, found once (the hot path of a slice completion). */
   readonly #byQueue = new Map<string, { wait: HistogramSeries<'queue'>; late: HistogramSeries<'queue'> }>();
 
-  constructor(options: { registry: Registry; seriesLimit: number; dropped?: Counter<'metric'>; truncated?: Counter<'metric'> }) {
+  constructor(options: {
+    registry: Registry;
+    seriesLimit: number;
+    dropped?: Counter<'metric'>;
+    truncated?: Counter<'metric'>;
+  }) {
     this.queueWait = new HistogramFamily({
       name: QUEUE_WAIT_METRIC,
       help: 'Time from CREATED to the first ACTIVE beyond the delay the message asked for (queueing, parallelism, flow control), of finished messages whose CREATED was seen',
@@ -67,7 +72,12 @@ export class WaitingTimes {
       buckets: WAIT_BUCKETS,
       registry: options.registry,
     });
-    this.#guard = new SeriesGuard<'queue'>({ metric: QUEUE_WAIT_METRIC, limit: options.seriesLimit, ...(options.dropped ? { dropped: options.dropped } : {}), ...(options.truncated ? { truncated: options.truncated } : {}) });
+    this.#guard = new SeriesGuard<'queue'>({
+      metric: QUEUE_WAIT_METRIC,
+      limit: options.seriesLimit,
+      ...(options.dropped ? { dropped: options.dropped } : {}),
+      ...(options.truncated ? { truncated: options.truncated } : {}),
+    });
   }
 
   /** Observes a finished message whose slice is complete (called by the tracker). */
@@ -104,7 +114,11 @@ export class WaitingTimes {
   /** Restores the histograms; false when label names or buckets changed (those start from 0). */
   restore(state: Pick<WaitingState, 'queueWait' | 'lateness'>): boolean {
     const restored = this.queueWait.restore(state.queueWait) && this.lateness.restore(state.lateness);
-    this.#guard.restoreState([...this.queueWait.export().series, ...this.lateness.export().series].map((series) => ({ queue: series.labels[0] ?? '' })));
+    this.#guard.restoreState(
+      [...this.queueWait.export().series, ...this.lateness.export().series].map((series) => ({
+        queue: series.labels[0] ?? '',
+      })),
+    );
     return restored;
   }
 }
@@ -115,7 +129,12 @@ export class WaitingTimes {
  * numbers as of the last checkpoint. At most `limit` queues (the oldest first); the rest fold
  * into `__overflow__` with the oldest age among them.
  */
-export function registerOldestInFlightGauge(registry: Registry, read: () => ReadonlyMap<string, number>, now: () => number, limit: number): void {
+export function registerOldestInFlightGauge(
+  registry: Registry,
+  read: () => ReadonlyMap<string, number>,
+  now: () => number,
+  limit: number,
+): void {
   new Gauge({
     name: OLDEST_IN_FLIGHT_METRIC,
     help: 'Age of the oldest message seen in flight (CREATED counted, no final state yet) per queue: a message waiting long, lag in seconds',

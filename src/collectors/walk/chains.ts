@@ -121,7 +121,8 @@ export class CheckpointGate {
    */
   async writeSpaced(): Promise<void> {
     const sinceLast = performance.now() - this.#last;
-    if (this.#writing === null && sinceLast >= Math.min(MID_WALK_CHECKPOINT_MS, CHECKPOINT_SPACING * this.#lastMs)) await this.write();
+    if (this.#writing === null && sinceLast >= Math.min(MID_WALK_CHECKPOINT_MS, CHECKPOINT_SPACING * this.#lastMs))
+      await this.write();
   }
 
   async write(): Promise<void> {

@@ -23,7 +23,13 @@ const SALT = 0x27d4eb2f;
  * independent 32-bit hashes, 32 + 21 bits of them. Two identities of one second share one with
  * odds of 1 in 2^53 per pair. No string is built.
  */
-export function fingerprint(time: number, stateIndex: number, messageId: string, responseStatus: number | undefined, nextDeliveryTime: number | undefined): number {
+export function fingerprint(
+  time: number,
+  stateIndex: number,
+  messageId: string,
+  responseStatus: number | undefined,
+  nextDeliveryTime: number | undefined,
+): number {
   const next = nextDeliveryTime ?? -1;
   let a = 0x811c9dc5 | 0;
   let b = 0x9747b28c | 0;
@@ -197,7 +203,8 @@ export class ColdIdentities {
     this.#occurrences.clear();
     this.validFrom = state.validFrom;
     this.#printsFrom = Number.NEGATIVE_INFINITY;
-    for (const [key, , text] of state.seconds) if (text === null) this.#printsFrom = Math.max(this.#printsFrom, key + 1);
+    for (const [key, , text] of state.seconds)
+      if (text === null) this.#printsFrom = Math.max(this.#printsFrom, key + 1);
     for (const [key, counted, text] of state.seconds) {
       let prints: number[] | null = null;
       if (text !== null) {
@@ -206,7 +213,11 @@ export class ColdIdentities {
         for (let i = 0; i + 8 <= bytes.length; i += 8) prints.push(bytes.readDoubleLE(i));
       }
       // A second behind the horizon in the file keeps its count only.
-      this.#seconds.set(key, { counted, prints: key < this.#printsFrom ? null : (prints ?? []), unsorted: prints !== null });
+      this.#seconds.set(key, {
+        counted,
+        prints: key < this.#printsFrom ? null : (prints ?? []),
+        unsorted: prints !== null,
+      });
     }
   }
 

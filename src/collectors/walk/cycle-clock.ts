@@ -103,7 +103,12 @@ export class CycleClock {
     if (this.#startedAt === null) return false;
     if (this.heldByUpstream(facts)) return true;
     const allowed = facts.allowedPerSecond;
-    return allowed !== undefined && allowed > 0 && this.#requests > 0 && this.#requests >= (FULL_RATE_SHARE * allowed * (now - this.#startedAt)) / 1000;
+    return (
+      allowed !== undefined &&
+      allowed > 0 &&
+      this.#requests > 0 &&
+      this.#requests >= (FULL_RATE_SHARE * allowed * (now - this.#startedAt)) / 1000
+    );
   }
 
   /**

@@ -84,7 +84,9 @@ export class CounterFamily<L extends string> {
     this.labelNames = options.labelNames;
     this.#now = options.now ?? Date.now;
     const all = this.#series;
-    computedCounter(options.registry, options, () => [...all.values()].map((series) => ({ labels: series.labels, value: series.published, created: series.created })));
+    computedCounter(options.registry, options, () =>
+      [...all.values()].map((series) => ({ labels: series.labels, value: series.published, created: series.created })),
+    );
   }
 
   get size(): number {
@@ -154,7 +156,9 @@ export class HistogramFamily<L extends string> {
     const buckets = this.buckets;
     class FamilyHistogram extends Histogram<L> {
       override get(): ReturnType<Histogram<L>['get']> {
-        return Promise.resolve(histogramExposition(name, help, buckets, all.values()) as unknown as Awaited<ReturnType<Histogram<L>['get']>>);
+        return Promise.resolve(
+          histogramExposition(name, help, buckets, all.values()) as unknown as Awaited<ReturnType<Histogram<L>['get']>>,
+        );
       }
       // The registry prefers this one for the text format; same values.
       getForPromString(): ReturnType<Histogram<L>['get']> {
@@ -245,7 +249,8 @@ export class HistogramFamily<L extends string> {
   /** Restores buckets saved by export(); false when label names or bucket bounds differ. */
   restore(state: HistogramFamilyState): boolean {
     if (!sameNames(state.labelNames, this.labelNames)) return false;
-    if (state.buckets.length !== this.buckets.length || state.buckets.some((bound, i) => bound !== this.buckets[i])) return false;
+    if (state.buckets.length !== this.buckets.length || state.buckets.some((bound, i) => bound !== this.buckets[i]))
+      return false;
     for (const saved of state.series) {
       if (saved.labels.length !== this.labelNames.length || saved.counts.length !== this.buckets.length + 1) continue;
       const series = this.series(labelsOf(this.labelNames, saved.labels));
@@ -262,7 +267,13 @@ export class HistogramFamily<L extends string> {
  * The same shape prom-client's Histogram produces: cumulative buckets, +Inf, _sum, _count. For
  * OpenMetrics, buckets carry their exemplar (message_id) and _count the created time.
  */
-function histogramExposition(name: string, help: string, buckets: readonly number[], all: Iterable<HistogramSeries>, openMetrics = false): object {
+function histogramExposition(
+  name: string,
+  help: string,
+  buckets: readonly number[],
+  all: Iterable<HistogramSeries>,
+  openMetrics = false,
+): object {
   const values: OpenMetricsValue[] = [];
   const bucketName = `${name}_bucket`;
   for (const series of all) {
@@ -270,13 +281,26 @@ function histogramExposition(name: string, help: string, buckets: readonly numbe
     let cumulative = 0;
     for (let i = 0; i <= buckets.length; i++) {
       cumulative += series.publishedCounts[i]!;
-      const value: OpenMetricsValue = { labels: { ...series.labels, le: i < buckets.length ? buckets[i]! : '+Inf' }, value: i < buckets.length ? cumulative : series.publishedCount, metricName: bucketName };
+      const value: OpenMetricsValue = {
+        labels: { ...series.labels, le: i < buckets.length ? buckets[i]! : '+Inf' },
+        value: i < buckets.length ? cumulative : series.publishedCount,
+        metricName: bucketName,
+      };
       const exemplar = exemplars?.[i];
-      if (exemplar !== undefined) value.exemplar = { labelSet: { message_id: exemplar.messageId }, value: exemplar.value, timestamp: exemplar.time / 1000 };
+      if (exemplar !== undefined)
+        value.exemplar = {
+          labelSet: { message_id: exemplar.messageId },
+          value: exemplar.value,
+          timestamp: exemplar.time / 1000,
+        };
       values.push(value);
     }
     values.push({ labels: { ...series.labels }, value: series.publishedSum, metricName: `${name}_sum` });
-    const count: OpenMetricsValue = { labels: { ...series.labels }, value: series.publishedCount, metricName: `${name}_count` };
+    const count: OpenMetricsValue = {
+      labels: { ...series.labels },
+      value: series.publishedCount,
+      metricName: `${name}_count`,
+    };
     if (openMetrics && series.created !== null) count.created = series.created / 1000;
     values.push(count);
   }
@@ -301,14 +325,29 @@ export function computedCounter<L extends string>(
   class ComputedCounter extends Counter<L> {
     override get(): ReturnType<Counter<L>['get']> {
       const values = read().map((item) => ({ labels: { ...item.labels }, value: item.value }));
-      return Promise.resolve({ name: options.name, help: options.help, type: 'counter', aggregator: 'sum', values } as unknown as Awaited<ReturnType<Counter<L>['get']>>);
+      return Promise.resolve({
+        name: options.name,
+        help: options.help,
+        type: 'counter',
+        aggregator: 'sum',
+        values,
+      } as unknown as Awaited<ReturnType<Counter<L>['get']>>);
     }
     getForOpenMetrics(): Promise<OpenMetricsFamily> {
-      const values = read().map((item): OpenMetricsValue => (item.created === undefined || item.created === null ? { labels: item.labels, value: item.value } : { labels: item.labels, value: item.value, created: item.created / 1000 }));
+      const values = read().map((item): OpenMetricsValue =>
+        item.created === undefined || item.created === null
+          ? { labels: item.labels, value: item.value }
+          : { labels: item.labels, value: item.value, created: item.created / 1000 },
+      );
       return Promise.resolve({ name: options.name, help: options.help, type: 'counter', values });
     }
   }
-  new ComputedCounter({ name: options.name, help: options.help, labelNames: options.labelNames ?? [], registers: [registry] });
+  new ComputedCounter({
+    name: options.name,
+    help: options.help,
+    labelNames: options.labelNames ?? [],
+    registers: [registry],
+  });
 }
 
 /** A gauge set from `read` at scrape time. */

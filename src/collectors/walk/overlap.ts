@@ -49,7 +49,11 @@ export class AdaptiveOverlap {
     }
     if (this.#currentMs === before) return;
     this.#logger.info(
-      { lateEntries: late, overlapSeconds: this.#currentMs / 1000, ingestionDelaySeconds: this.#ingestionDelayMs / 1000 },
+      {
+        lateEntries: late,
+        overlapSeconds: this.#currentMs / 1000,
+        ingestionDelaySeconds: this.#ingestionDelayMs / 1000,
+      },
       this.#currentMs > before
         ? 'log entries became visible after the ingestion delay: re-reading a longer overlap (a longer logs.ingestion_delay avoids it)'
         : 'no late log entries for a while: re-reading a shorter overlap again',

@@ -48,7 +48,10 @@ export class PageSizer {
     if (page.cursor === undefined || got === 0 || got >= asked) return;
     if (this.#honoured !== null && got >= this.#honoured) return;
     this.#honoured = got;
-    this.#logger.info({ asked, honoured: got }, `the logs endpoint returns at most ${got} entries a page; asking for ${got} from now on`);
+    this.#logger.info(
+      { asked, honoured: got },
+      `the logs endpoint returns at most ${got} entries a page; asking for ${got} from now on`,
+    );
   }
 
   /**
@@ -60,7 +63,10 @@ export class PageSizer {
     if (count <= 1) return null;
     const smaller = Math.max(1, Math.floor(count / 2));
     this.#ceiling = smaller;
-    this.#logger.warn({ count, next: smaller, code: error.code }, `log page of ${count} entries too large or too slow to read; asking for ${smaller} on the same cursor`);
+    this.#logger.warn(
+      { count, next: smaller, code: error.code },
+      `log page of ${count} entries too large or too slow to read; asking for ${smaller} on the same cursor`,
+    );
     return smaller;
   }
 }

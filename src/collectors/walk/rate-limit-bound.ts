@@ -25,7 +25,10 @@ export class RateLimitBound {
 
   /** What the source knows of the logs endpoint's rate limit (cycle-clock.ts). */
   facts(): RateLimitFacts {
-    return { held: this.#source.logsRateLimitHeld?.() ?? 0, allowedPerSecond: this.#source.logsRateLimit?.()?.allowedPerSecond };
+    return {
+      held: this.#source.logsRateLimitHeld?.() ?? 0,
+      allowedPerSecond: this.#source.logsRateLimit?.()?.allowedPerSecond,
+    };
   }
 
   /** The upstream itself held a request of the cycle back (CycleClock.heldByUpstream). */

@@ -3,7 +3,14 @@
 // chain left waiting.
 import type { SliceState } from './position-schema.js';
 import { splitUnread } from './slice.js';
-import { DEFAULT_PARALLEL_SLICES, INITIAL_SLICE_MS, MIN_SLICE_MS, TARGET_PAGES_PER_SLICE, type WalkPosition, type WalkSettings } from './walk-types.js';
+import {
+  DEFAULT_PARALLEL_SLICES,
+  INITIAL_SLICE_MS,
+  MIN_SLICE_MS,
+  TARGET_PAGES_PER_SLICE,
+  type WalkPosition,
+  type WalkSettings,
+} from './walk-types.js';
 
 /** A walk is split for a waiting chain when twice its slice's target pages (at least this many), and this much log time, are left. */
 const MIN_SPLIT_PAGES = 8;
@@ -48,7 +55,11 @@ export function targetPages(parallel: number): number {
  * (5 requests a second of 50 ms: one chain could send 20), more chains add nothing but a
  * part-filled last page each and a watermark held back by slices that all finish late.
  */
-export function chainsWorthWalking(configured: number, allowedPerSecond: number | undefined, requestMs: number | null): number {
+export function chainsWorthWalking(
+  configured: number,
+  allowedPerSecond: number | undefined,
+  requestMs: number | null,
+): number {
   if (configured === 1 || allowedPerSecond === undefined || requestMs === null) return configured;
   return Math.max(1, Math.min(configured, Math.ceil((2 * allowedPerSecond * requestMs) / 1000)));
 }
@@ -59,7 +70,11 @@ export function chainsWorthWalking(configured: number, allowedPerSecond: number 
  * splitUnread) and the older half goes into `slices` before it, for the waiting chain; the walk
  * starts a new chain on the newer half. False when not worth it.
  */
-export function splitForIdle(slices: SliceState[], slice: SliceState, read: { lowest: number; chainTop: number; chainPages: number; parallel: number }): boolean {
+export function splitForIdle(
+  slices: SliceState[],
+  slice: SliceState,
+  read: { lowest: number; chainTop: number; chainPages: number; parallel: number },
+): boolean {
   const { lowest, chainTop, chainPages, parallel } = read;
   const leftMs = lowest - slice.from;
   const readMs = chainTop - lowest;

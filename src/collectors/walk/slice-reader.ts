@@ -97,10 +97,16 @@ export class SliceReader {
       walk.chainTo = null;
       if (end.stall === '') continue;
       if (chain.orderBroken || !(chain.lowest < restartFloor)) {
-        this.#logger.warn({ reason: end.stall, resumeTo: walk.resumeTo }, 'log walk stalled; it resumes on the next cycle');
+        this.#logger.warn(
+          { reason: end.stall, resumeTo: walk.resumeTo },
+          'log walk stalled; it resumes on the next cycle',
+        );
         return 'stalled';
       }
-      this.#logger.info({ reason: end.stall, resumeTo: walk.resumeTo }, 'log walk stalled; walking again from the last entry read');
+      this.#logger.info(
+        { reason: end.stall, resumeTo: walk.resumeTo },
+        'log walk stalled; walking again from the last entry read',
+      );
       restartFloor = chain.lowest;
     }
   }
@@ -138,7 +144,13 @@ export class SliceReader {
    * Follows a chain page by page: how the walk ends (done, or stopped), or the stall that ends
    * the chain ('': none, a new chain starts from the resume point).
    */
-  async #followChain(slice: SliceState, walk: WalkState, chain: CursorChain, filterState: number, signal: AbortSignal): Promise<WalkOutcome | { stall: string }> {
+  async #followChain(
+    slice: SliceState,
+    walk: WalkState,
+    chain: CursorChain,
+    filterState: number,
+    signal: AbortSignal,
+  ): Promise<WalkOutcome | { stall: string }> {
     for (;;) {
       // Another chain switched the slices to one walk per state: this walk is gone.
       if (!slice.walks.includes(walk)) return 'switched';
@@ -165,7 +177,8 @@ export class SliceReader {
       this.#hooks.onPage();
       // The same page again (under a new cursor): its entries would read as twins. Not counted.
       const signature = pageSignature(page);
-      if (signature !== '' && signature === chain.previousSignature) return { stall: 'the service returned the same page twice' };
+      if (signature !== '' && signature === chain.previousSignature)
+        return { stall: 'the service returned the same page twice' };
 
       this.#countPage(slice, walk, chain, page, filterState);
       if (this.#tally.missingState > 0 && !this.#position().stateWalk) {
@@ -180,7 +193,8 @@ export class SliceReader {
       }
       if (chain.followed.has(page.cursor)) return { stall: 'the service returned a cursor already followed' };
       if (page.logs.length === 0) return { stall: 'the service returned an empty page with a cursor' };
-      if (!chain.orderBroken && this.#splitForIdle(slice, chain.lowest, chain.toDate, chain.pages)) return { stall: '' };
+      if (!chain.orderBroken && this.#splitForIdle(slice, chain.lowest, chain.toDate, chain.pages))
+        return { stall: '' };
       chain.followed.add(page.cursor);
       chain.cursor = page.cursor;
       if (!chain.orderBroken) walk.cursor = chain.cursor;
@@ -190,7 +204,12 @@ export class SliceReader {
   }
 
   /** The chain's next page; 'refused': its stored cursor is no longer accepted; 'smaller': ask again, for fewer entries. */
-  async #request(slice: SliceState, walk: WalkState, chain: CursorChain, signal: AbortSignal): Promise<LogsPage | 'refused' | 'smaller'> {
+  async #request(
+    slice: SliceState,
+    walk: WalkState,
+    chain: CursorChain,
+    signal: AbortSignal,
+  ): Promise<LogsPage | 'refused' | 'smaller'> {
     const query: LogsQuery = { fromDate: slice.from, toDate: chain.toDate, count: chain.count };
     if (chain.cursor !== null) query.cursor = chain.cursor;
     if (walk.state !== null) query.state = walk.state;
@@ -199,7 +218,10 @@ export class SliceReader {
     } catch (error) {
       // A stored cursor the service no longer accepts: start a new chain from the resume point.
       if (chain.cursor !== null && isRejectedRequest(error)) {
-        this.#logger.info({ status: (error as { status?: number }).status }, 'stored log cursor refused; walking again from the last entry read');
+        this.#logger.info(
+          { status: (error as { status?: number }).status },
+          'stored log cursor refused; walking again from the last entry read',
+        );
         return 'refused';
       }
       // Too large or too slow: the same cursor again, for fewer entries.
@@ -228,7 +250,10 @@ export class SliceReader {
       chain.orderBroken = true;
       walk.cursor = null;
       walk.chainTo = null;
-      this.#logger.warn({ toDate: chain.toDate }, 'log page not ordered newest first; this walk will not be resumed midway');
+      this.#logger.warn(
+        { toDate: chain.toDate },
+        'log page not ordered newest first; this walk will not be resumed midway',
+      );
     }
     if (!chain.orderBroken && chain.lowest !== Number.POSITIVE_INFINITY) walk.resumeTo = chain.lowest;
   }
@@ -250,7 +275,8 @@ export class SliceReader {
   /** A chain waits for work and this walk has many pages left: the older half of its unread part goes to it (slice-plan.ts). */
   #splitForIdle(slice: SliceState, lowest: number, chainTop: number, chainPages: number): boolean {
     if (this.chains === null || this.chains.idle() === 0) return false;
-    if (!splitForIdle(this.#position().slices, slice, { lowest, chainTop, chainPages, parallel: this.parallel })) return false;
+    if (!splitForIdle(this.#position().slices, slice, { lowest, chainTop, chainPages, parallel: this.parallel }))
+      return false;
     this.chains.wake();
     return true;
   }

@@ -20,7 +20,15 @@ export function stateWalks(filters: readonly string[]): WalkState[] {
 }
 
 /** A slice to walk: `[from, top]`, after the watermark or slice top `basis`; one walk per state of `stateFilters` (null: one plain walk). */
-export function newSlice(options: { from: number; top: number; basis: number; startedAt: number; atFrontier: boolean; hadAnchor: boolean; stateFilters: readonly string[] | null }): SliceState {
+export function newSlice(options: {
+  from: number;
+  top: number;
+  basis: number;
+  startedAt: number;
+  atFrontier: boolean;
+  hadAnchor: boolean;
+  stateFilters: readonly string[] | null;
+}): SliceState {
   return {
     from: options.from,
     top: options.top,
@@ -92,7 +100,10 @@ export function estimateGap(since: number, slice: SliceState, rateEwma: number |
 
 export /** The service refused the request itself (a 4xx other than auth and rate limit). */
 function isRejectedRequest(error: unknown): boolean {
-  return error instanceof ApiNotFoundError || (error instanceof ApiUpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500);
+  return (
+    error instanceof ApiNotFoundError ||
+    (error instanceof ApiUpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500)
+  );
 }
 
 /** Cheap identity of a page: its size and its first and last entries. */
@@ -107,7 +118,11 @@ export function pageSignature(page: LogsPage): string {
  * After `slice` completed (the front one): the retention check (docs/counting.md, "Gaps"), the
  * smoothed event rate, the watermark and the next slice's length. The anchor is the caller's.
  */
-export function advancePosition(position: WalkPosition, slice: SliceState, targetPages = TARGET_PAGES_PER_SLICE): { gap: GapReport | null; anchorGone: boolean } {
+export function advancePosition(
+  position: WalkPosition,
+  slice: SliceState,
+  targetPages = TARGET_PAGES_PER_SLICE,
+): { gap: GapReport | null; anchorGone: boolean } {
   // Retention overrun: entries counted at or before the watermark (the anchor) are gone, so
   // the service dropped everything up to some point after it.
   const anchorGone = slice.hadAnchor && !slice.sawBoundary;
@@ -161,7 +176,15 @@ export function splitUnread(slice: SliceState, lowest: number): SliceState | nul
   const mid = Math.max(slice.basis + 1, lowest - Math.floor((lowest - slice.from) / 2));
   if (mid >= lowest) return null;
   // The retention check goes with the older half, unless an entry at or before the watermark was seen already.
-  const older = newSlice({ from: slice.from, top: mid - 1, basis: slice.basis, startedAt: slice.startedAt, atFrontier: false, hadAnchor: slice.hadAnchor && !slice.sawBoundary, stateFilters: null });
+  const older = newSlice({
+    from: slice.from,
+    top: mid - 1,
+    basis: slice.basis,
+    startedAt: slice.startedAt,
+    atFrontier: false,
+    hadAnchor: slice.hadAnchor && !slice.sawBoundary,
+    stateFilters: null,
+  });
   slice.from = mid;
   slice.basis = mid - 1;
   slice.hadAnchor = false;

@@ -10,7 +10,14 @@ import type { Logger } from '../../logging/index.js';
 import { createRegistry } from '../../metrics/snapshot.js';
 import type { Collector, CollectorName, PollContext } from '../collector.js';
 import type { PositionState } from './position-schema.js';
-import { LogWalker, type GapReport, type LogsSource, type WalkCounter, type WalkPosition, type WalkSettings } from './walker.js';
+import {
+  LogWalker,
+  type GapReport,
+  type LogsSource,
+  type WalkCounter,
+  type WalkPosition,
+  type WalkSettings,
+} from './walker.js';
 
 export interface WalkCollectorOptions {
   logger: Logger;
@@ -84,7 +91,12 @@ export abstract class WalkCollector<Name extends CollectorName, State> implement
   protected watermarkReset(): void {}
 
   /** Starts the walk from the restored `position` (undefined: from now). */
-  protected startWalk(options: { source: LogsSource; counter: WalkCounter; settings: WalkSettings; position: WalkPosition | undefined }): void {
+  protected startWalk(options: {
+    source: LogsSource;
+    counter: WalkCounter;
+    settings: WalkSettings;
+    position: WalkPosition | undefined;
+  }): void {
     const { position } = options;
     this.walker = new LogWalker({
       source: options.source,

@@ -40,7 +40,13 @@ export interface WalkCounter {
    * `missingState`).
    */
   readonly states: { indexOf(raw: string): number; readonly walkFilters: readonly string[] };
-  readonly dedup: { readonly stamp: number; beginWalk(): void; useWalk(stamp: number): void; prune(from: number): void; rewind(from: number, watermark: number): void };
+  readonly dedup: {
+    readonly stamp: number;
+    beginWalk(): void;
+    useWalk(stamp: number): void;
+    prune(from: number): void;
+    rewind(from: number, watermark: number): void;
+  };
   readonly tracker: { finishSlice(upTo: number): unknown };
   readonly lastEventTime: number;
   countPage(entries: readonly LogEntry[], filterState: number, basis: number, tally: PageTally): void;

@@ -34,7 +34,15 @@ import { CheckpointGate, runChains } from './chains.js';
 import { guardWatermark, reportWatermarkReset } from './watermark-guard.js';
 import { DEFAULT_PAGE_SIZE, PageSizer } from './page-size.js';
 import { DEFAULT_PARALLEL_SLICES } from './walk-types.js';
-import type { CycleReport, GapReport, LogsSource, WalkCounter, WalkerHooks, WalkPosition, WalkSettings } from './walk-types.js';
+import type {
+  CycleReport,
+  GapReport,
+  LogsSource,
+  WalkCounter,
+  WalkerHooks,
+  WalkPosition,
+  WalkSettings,
+} from './walk-types.js';
 
 export * from './walk-types.js';
 
@@ -68,14 +76,27 @@ export class LogWalker {
    */
   #positionKnown: boolean;
 
-  constructor(options: { source: LogsSource; counter: WalkCounter; settings: WalkSettings; logger: Logger; hooks: WalkerHooks; now: () => number; position?: WalkPosition }) {
+  constructor(options: {
+    source: LogsSource;
+    counter: WalkCounter;
+    settings: WalkSettings;
+    logger: Logger;
+    hooks: WalkerHooks;
+    now: () => number;
+    position?: WalkPosition;
+  }) {
     this.#source = options.source;
     this.#counter = options.counter;
     this.#settings = options.settings;
     this.#logger = options.logger;
     this.#hooks = options.hooks;
     this.#now = options.now;
-    this.#overlap = new AdaptiveOverlap({ configuredMs: options.settings.overlapMs, ingestionDelayMs: options.settings.ingestionDelayMs, logger: options.logger, maxGrownMs: options.settings.maxGrownOverlapMs });
+    this.#overlap = new AdaptiveOverlap({
+      configuredMs: options.settings.overlapMs,
+      ingestionDelayMs: options.settings.ingestionDelayMs,
+      logger: options.logger,
+      maxGrownMs: options.settings.maxGrownOverlapMs,
+    });
     this.#rateLimit = new RateLimitBound(options.source, this.#clock, options.logger);
     this.position = options.position ?? freshPosition(options.now(), options.settings);
     this.#restored = options.position !== undefined;
@@ -113,7 +134,9 @@ export class LogWalker {
 
   /** Most slices walked at once in this cycle (slice-plan.ts): at most the setting, one while walking per state. */
   #chainsWorthWalking(): number {
-    const configured = this.position.stateWalk ? 1 : Math.max(1, this.#settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
+    const configured = this.position.stateWalk
+      ? 1
+      : Math.max(1, this.#settings.maxParallelSlices ?? DEFAULT_PARALLEL_SLICES);
     return chainsWorthWalking(configured, this.#source.logsRateLimit?.()?.allowedPerSecond, this.#clock.requestMs);
   }
 
@@ -169,7 +192,8 @@ export class LogWalker {
       // frontier (where it is judged otherwise) and would re-read the overlap forever.
       // Only the upstream's own word counts here (429s, a window announced spent): a cycle cut by
       // the poll after a burst at the paced rate is what a CPU stalled between polls also produces.
-      if (report.stopped === 'time' && this.#rateLimit.heldByUpstream()) this.#rateLimit.set(true, this.#overlap.currentMs);
+      if (report.stopped === 'time' && this.#rateLimit.heldByUpstream())
+        this.#rateLimit.set(true, this.#overlap.currentMs);
     } finally {
       // A slice completed by one chain while the one before it was still walked.
       this.#completeFront(report);
@@ -224,7 +248,15 @@ export class LogWalker {
   #planSlice(frontier: number, basis: number, atWatermark: boolean): SliceState {
     const position = this.position;
     const top = Math.min(frontier, basis + Math.min(position.sliceMs, this.#splitMs));
-    return newSlice({ from: atWatermark ? position.dedupFrom : basis + 1, top, basis, startedAt: this.upstreamNow(), atFrontier: top === frontier, hadAnchor: atWatermark && position.anchorTime > 0, stateFilters: position.stateWalk ? this.#counter.states.walkFilters : null });
+    return newSlice({
+      from: atWatermark ? position.dedupFrom : basis + 1,
+      top,
+      basis,
+      startedAt: this.upstreamNow(),
+      atFrontier: top === frontier,
+      hadAnchor: atWatermark && position.anchorTime > 0,
+      stateFilters: position.stateWalk ? this.#counter.states.walkFilters : null,
+    });
   }
 
   #completeSlice(slice: SliceState): GapReport | null {
@@ -235,7 +267,11 @@ export class LogWalker {
 
     const { gap, anchorGone } = advancePosition(position, slice, this.#targetPages);
     // The newest entry counted at or before the new watermark (slices ahead may hold newer ones).
-    if (slice.counted > 0) position.anchorTime = Math.max(anchorGone ? 0 : position.anchorTime, Math.min(slice.top, this.#counter.lastEventTime, slice.newestCounted ?? slice.top));
+    if (slice.counted > 0)
+      position.anchorTime = Math.max(
+        anchorGone ? 0 : position.anchorTime,
+        Math.min(slice.top, this.#counter.lastEventTime, slice.newestCounted ?? slice.top),
+      );
     else if (anchorGone) position.anchorTime = 0;
     if (slice.atFrontier) this.#overlap.afterSlice(this.#reader.sliceLate);
     this.#reader.sliceLate = 0;
@@ -261,6 +297,4 @@ export class LogWalker {
     if (this.position.watermark < this.#cycleFrontier) return this.#rateLimit.bound;
     return this.#rateLimit.judge(this.#now(), this.position.watermark - this.#cycleBasis, this.#overlap.currentMs);
   }
-
-
 }

@@ -21,7 +21,11 @@ export const WATERMARK_AHEAD_TOLERANCE_MS = 2_000;
  * Moves `position` back when its watermark, or a slice in progress, lies more than
  * WATERMARK_AHEAD_TOLERANCE_MS ahead of `upstreamNow`; null when it does not.
  */
-export function guardWatermark(position: WalkPosition, upstreamNow: number, ingestionDelayMs: number): WatermarkReset | null {
+export function guardWatermark(
+  position: WalkPosition,
+  upstreamNow: number,
+  ingestionDelayMs: number,
+): WatermarkReset | null {
   const found = Math.max(position.watermark, position.slices.at(-1)?.top ?? Number.NEGATIVE_INFINITY);
   if (found - upstreamNow <= WATERMARK_AHEAD_TOLERANCE_MS) return null;
   const exact = position.dedupFrom <= upstreamNow;
@@ -44,15 +48,19 @@ export function guardWatermark(position: WalkPosition, upstreamNow: number, inge
  * otherwise, with what the move costs.
  */
 export function reportWatermarkReset(logger: Logger, reset: WatermarkReset, positionKnown: boolean): void {
-  const details = { watermark: timeText(reset.found), upstreamNow: timeText(reset.upstreamNow), resumeFrom: timeText(reset.resumeFrom) };
+  const details = {
+    watermark: timeText(reset.found),
+    upstreamNow: timeText(reset.upstreamNow),
+    resumeFrom: timeText(reset.resumeFrom),
+  };
   if (!positionKnown) {
-    logger.info(details, 'this machine\'s clock is ahead of the upstream\'s: counting starts at the upstream\'s now');
+    logger.info(details, "this machine's clock is ahead of the upstream's: counting starts at the upstream's now");
     return;
   }
   logger.warn(
     details,
     reset.exact
-      ? 'log watermark ahead of the upstream\'s now (a clock set back, or a state file from a machine whose clock ran ahead): walking again from where the de-duplication window starts, nothing is counted twice'
-      : 'log watermark ahead of the upstream\'s now, and the de-duplication window holds nothing the upstream has written: counting restarts at the frontier; entries written before it and not counted yet are missed',
+      ? "log watermark ahead of the upstream's now (a clock set back, or a state file from a machine whose clock ran ahead): walking again from where the de-duplication window starts, nothing is counted twice"
+      : "log watermark ahead of the upstream's now, and the de-duplication window holds nothing the upstream has written: counting restarts at the frontier; entries written before it and not counted yet are missed",
   );
 }

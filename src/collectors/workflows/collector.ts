@@ -76,7 +76,8 @@ interface Published {
 
 export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsState> {
   protected readonly store: CheckpointSection<WorkflowsState> | null;
-  protected readonly saveFailedMessage = 'cannot write the state file; workflow counts survive only while the process runs';
+  protected readonly saveFailedMessage =
+    'cannot write the state file; workflow counts survive only while the process runs';
   readonly #client: WorkflowRunsClient;
   readonly #counter: RunCounter;
   readonly #misses = new Map<string, number>();
@@ -85,7 +86,14 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
   #followPages = 0;
   /** Where the next follow-up round starts in the list of followed runs. */
   #followFrom = 0;
-  readonly #published: Published = { pages: 0, followPages: 0, evictions: 0, watermark: 0, inProgress: 0, oldestCreated: null };
+  readonly #published: Published = {
+    pages: 0,
+    followPages: 0,
+    evictions: 0,
+    watermark: 0,
+    inProgress: 0,
+    oldestCreated: null,
+  };
 
   constructor(options: WorkflowsCollectorOptions) {
     super('workflows', options);
@@ -97,8 +105,22 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
       gauge: options.availability,
       isAbsence: (error) => error instanceof ApiEndpointAbsentError,
     });
-    this.store = options.stateFile === null ? null : new CheckpointSection({ path: options.stateFile, upstream: options.upstream, name: 'workflows', schema: workflowsStateSchema, now: this.now });
-    this.startWalk({ source: runsSource(options.client), counter: this.#counter, settings: options.settings, position: this.#restore() });
+    this.store =
+      options.stateFile === null
+        ? null
+        : new CheckpointSection({
+            path: options.stateFile,
+            upstream: options.upstream,
+            name: 'workflows',
+            schema: workflowsStateSchema,
+            now: this.now,
+          });
+    this.startWalk({
+      source: runsSource(options.client),
+      counter: this.#counter,
+      settings: options.settings,
+      position: this.#restore(),
+    });
     this.#registerSelf();
     this.publish();
   }
@@ -126,7 +148,10 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
     const followed = [...counter.following.values()];
     if (followed.length === 0) return;
     if (this.#followFrom >= followed.length) this.#followFrom = 0;
-    const round = [...followed.slice(this.#followFrom), ...followed.slice(0, this.#followFrom)].slice(0, FOLLOW_BATCH * MAX_FOLLOW_REQUESTS);
+    const round = [...followed.slice(this.#followFrom), ...followed.slice(0, this.#followFrom)].slice(
+      0,
+      FOLLOW_BATCH * MAX_FOLLOW_REQUESTS,
+    );
     for (let i = 0; i < round.length; i += FOLLOW_BATCH) {
       const batch = round.slice(i, i + FOLLOW_BATCH).map((run) => ({ id: run.id, createdAt: run.createdAt }));
       const page = await this.#client.workflowLogsPage({ runs: batch, count: batch.length }, { signal });
@@ -157,7 +182,10 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
   }
 
   protected reportGap(gap: GapReport): void {
-    this.logger.warn({ since: timeText(gap.since), until: timeText(gap.until), estimatedRuns: gap.estimatedEvents }, 'workflow runs aged out before they were read; counts miss about this many runs');
+    this.logger.warn(
+      { since: timeText(gap.since), until: timeText(gap.until), estimatedRuns: gap.estimatedEvents },
+      'workflow runs aged out before they were read; counts miss about this many runs',
+    );
   }
 
   protected publish(): void {
@@ -174,20 +202,50 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
 
   #registerSelf(): void {
     const p = this.#published;
-    computedGauge(this.registry, { name: 'upstash_workflow_runs_in_progress', help: 'Workflow runs seen started and not yet ended (followed until they end)' }, () => p.inProgress);
     computedGauge(
       this.registry,
-      { name: 'upstash_workflow_oldest_run_age_seconds', help: 'Age of the oldest workflow run still in progress (0: none); a run stuck in progress makes it grow' },
+      {
+        name: 'upstash_workflow_runs_in_progress',
+        help: 'Workflow runs seen started and not yet ended (followed until they end)',
+      },
+      () => p.inProgress,
+    );
+    computedGauge(
+      this.registry,
+      {
+        name: 'upstash_workflow_oldest_run_age_seconds',
+        help: 'Age of the oldest workflow run still in progress (0: none); a run stuck in progress makes it grow',
+      },
       () => (p.oldestCreated === null ? 0 : Math.max(0, this.now() - p.oldestCreated) / 1000),
     );
-    computedCounter(this.registry, { name: 'upstash_exporter_workflow_pages_total', help: 'Pages of workflow runs read: by the walk (walk) and asking for runs in progress again (follow)', labelNames: ['kind'] }, () => [
-      { labels: { kind: 'walk' }, value: p.pages },
-      { labels: { kind: 'follow' }, value: p.followPages },
-    ]);
-    computedCounter(this.registry, { name: 'upstash_exporter_workflow_runs_dropped_total', help: 'Runs in progress no longer followed (too many followed, or no longer served): their end is not counted' }, () => [
-      { labels: {}, value: p.evictions },
-    ]);
-    computedGauge(this.registry, { name: 'upstash_exporter_workflow_watermark_timestamp_seconds', help: 'Creation time up to which every workflow run is counted' }, () => p.watermark / 1000);
+    computedCounter(
+      this.registry,
+      {
+        name: 'upstash_exporter_workflow_pages_total',
+        help: 'Pages of workflow runs read: by the walk (walk) and asking for runs in progress again (follow)',
+        labelNames: ['kind'],
+      },
+      () => [
+        { labels: { kind: 'walk' }, value: p.pages },
+        { labels: { kind: 'follow' }, value: p.followPages },
+      ],
+    );
+    computedCounter(
+      this.registry,
+      {
+        name: 'upstash_exporter_workflow_runs_dropped_total',
+        help: 'Runs in progress no longer followed (too many followed, or no longer served): their end is not counted',
+      },
+      () => [{ labels: {}, value: p.evictions }],
+    );
+    computedGauge(
+      this.registry,
+      {
+        name: 'upstash_exporter_workflow_watermark_timestamp_seconds',
+        help: 'Creation time up to which every workflow run is counted',
+      },
+      () => p.watermark / 1000,
+    );
   }
 
   protected snapshot(): WorkflowsState {
@@ -197,7 +255,13 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
       counters: { runs: counter.runs.export(), steps: counter.steps.export() },
       histograms: { runDuration: counter.runDuration.export(), stepDuration: counter.stepDuration.export() },
       following: counter.exportFollowing(),
-      self: { pages: this.pages, followPages: this.#followPages, gaps: this.gaps, late: this.late, evictions: counter.evictions },
+      self: {
+        pages: this.pages,
+        followPages: this.#followPages,
+        gaps: this.gaps,
+        late: this.late,
+        evictions: counter.evictions,
+      },
     };
   }
 
@@ -205,18 +269,32 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
     if (this.store === null) return undefined;
     const result = this.store.loadSync();
     if (result.status === 'missing') {
-      this.logger.info({ path: this.store.path }, 'no workflows section in the state file yet: counting runs created from now on');
+      this.logger.info(
+        { path: this.store.path },
+        'no workflows section in the state file yet: counting runs created from now on',
+      );
       return undefined;
     }
     if (result.status === 'ignored') {
-      this.logger.warn({ path: this.store.path, detail: result.detail }, 'workflows section of the state file unusable: counting runs created from now on');
+      this.logger.warn(
+        { path: this.store.path, detail: result.detail },
+        'workflows section of the state file unusable: counting runs created from now on',
+      );
       return undefined;
     }
     const state = result.value;
     const counter = this.#counter;
     counter.dedup.restore(state.dedup);
-    const restored = [counter.runs.restore(state.counters.runs), counter.steps.restore(state.counters.steps), counter.runDuration.restore(state.histograms.runDuration), counter.stepDuration.restore(state.histograms.stepDuration)];
-    if (restored.includes(false)) this.logger.warn('workflow label names or buckets changed since the state file was written: those metrics start again from 0');
+    const restored = [
+      counter.runs.restore(state.counters.runs),
+      counter.steps.restore(state.counters.steps),
+      counter.runDuration.restore(state.histograms.runDuration),
+      counter.stepDuration.restore(state.histograms.stepDuration),
+    ];
+    if (restored.includes(false))
+      this.logger.warn(
+        'workflow label names or buckets changed since the state file was written: those metrics start again from 0',
+      );
     counter.admitRestoredNames();
     counter.restoreFollowing(state.following);
     counter.lastEventTime = state.lastEventTime;
@@ -225,7 +303,10 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
     this.#followPages = state.self.followPages;
     this.gaps = state.self.gaps;
     this.late = state.self.late;
-    this.logger.info({ path: this.store.path, watermark: new Date(state.watermark).toISOString(), following: state.following.length }, 'workflows state restored');
+    this.logger.info(
+      { path: this.store.path, watermark: new Date(state.watermark).toISOString(), following: state.following.length },
+      'workflows state restored',
+    );
     return restoredPosition(state, false);
   }
 }

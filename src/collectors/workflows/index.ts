@@ -18,6 +18,10 @@ export function createWorkflowsCollector(config: ExporterConfig, deps: Collector
     upstream: upstreamIdentity(config.qstash.url, config.qstash.token),
     logger: deps.logger.child({ collector: 'workflows' }),
     availability: deps.selfMetrics.endpointAvailable,
-    ...(deps.now ? { now: deps.now } : schedule ? { nextPollAt: (now: number) => schedule.nextPollAt('workflows', now) } : {}),
+    ...(deps.now
+      ? { now: deps.now }
+      : schedule
+        ? { nextPollAt: (now: number) => schedule.nextPollAt('workflows', now) }
+        : {}),
   });
 }

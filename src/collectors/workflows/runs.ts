@@ -85,17 +85,28 @@ export class RunCounter implements WalkCounter {
   evictions = 0;
 
   constructor(registry: Registry) {
-    this.runs = new CounterFamily({ name: RUNS_METRIC, help: 'Workflow runs by state: each run counts once as started and once in the state it ended in (success, failed, canceled; other names bounded).', labelNames: ['state'], registry });
+    this.runs = new CounterFamily({
+      name: RUNS_METRIC,
+      help: 'Workflow runs by state: each run counts once as started and once in the state it ended in (success, failed, canceled; other names bounded).',
+      labelNames: ['state'],
+      registry,
+    });
     this.steps = new CounterFamily({
       name: STEPS_METRIC,
       help: 'Workflow steps by state and type, each once: in its first final state (success, failed, canceled), or in the state it had when its run ended.',
       labelNames: ['state', 'step_type'],
       registry,
     });
-    this.runDuration = new HistogramFamily({ name: RUN_DURATION_METRIC, help: 'Time from a workflow run\'s creation to its end, by the state it ended in.', labelNames: ['state'], buckets: RUN_DURATION_BUCKETS, registry });
+    this.runDuration = new HistogramFamily({
+      name: RUN_DURATION_METRIC,
+      help: "Time from a workflow run's creation to its end, by the state it ended in.",
+      labelNames: ['state'],
+      buckets: RUN_DURATION_BUCKETS,
+      registry,
+    });
     this.stepDuration = new HistogramFamily({
       name: STEP_DURATION_METRIC,
-      help: 'Time from the step before (or the run\'s creation) to a workflow step\'s record: delivery, waiting and the step\'s own work.',
+      help: "Time from the step before (or the run's creation) to a workflow step's record: delivery, waiting and the step's own work.",
       labelNames: ['step_type'],
       buckets: STEP_DURATION_BUCKETS,
       registry,
@@ -133,7 +144,12 @@ export class RunCounter implements WalkCounter {
     let followed = this.following.get(key);
     if (!firstSight && followed === undefined) return;
     if (firstSight) this.#count(this.runs.series({ state: this.#states.of(stateLabel(RUN_STARTED)) }));
-    const record = followed ?? { id: run.workflowRunId, createdAt: run.workflowRunCreatedAt, counted: new Set<string>(), lastStepAt: run.workflowRunCreatedAt };
+    const record = followed ?? {
+      id: run.workflowRunId,
+      createdAt: run.workflowRunCreatedAt,
+      counted: new Set<string>(),
+      lastStepAt: run.workflowRunCreatedAt,
+    };
     const ended = run.workflowState !== RUN_STARTED;
     for (const [index, step] of stepsOf(run).entries()) {
       const stepKey = `${step.stepId ?? index}|${step.messageId ?? ''}`;
@@ -144,7 +160,10 @@ export class RunCounter implements WalkCounter {
       const type = this.#types.of(step.stepType ?? 'unknown');
       this.#count(this.steps.series({ state: this.#states.of(stateLabel(state)), step_type: type }));
       if (step.createdAt !== undefined) {
-        this.stepDuration.observe(this.stepDuration.series({ step_type: type }), Math.max(0, step.createdAt - record.lastStepAt) / 1000);
+        this.stepDuration.observe(
+          this.stepDuration.series({ step_type: type }),
+          Math.max(0, step.createdAt - record.lastStepAt) / 1000,
+        );
         record.lastStepAt = Math.max(record.lastStepAt, step.createdAt);
       }
     }
@@ -152,7 +171,11 @@ export class RunCounter implements WalkCounter {
       const state = this.#states.of(stateLabel(run.workflowState));
       this.#count(this.runs.series({ state }));
       const end = run.workflowRunCompletedAt;
-      if (end !== undefined) this.runDuration.observe(this.runDuration.series({ state }), Math.max(0, end - run.workflowRunCreatedAt) / 1000);
+      if (end !== undefined)
+        this.runDuration.observe(
+          this.runDuration.series({ state }),
+          Math.max(0, end - run.workflowRunCreatedAt) / 1000,
+        );
       this.following.delete(key);
       return;
     }
@@ -190,7 +213,8 @@ export class RunCounter implements WalkCounter {
   }
 
   restoreFollowing(state: readonly FollowedRunState[]): void {
-    for (const [id, createdAt, counted, lastStepAt] of state) this.following.set(`${id}@${createdAt}`, { id, createdAt, counted: new Set(counted), lastStepAt });
+    for (const [id, createdAt, counted, lastStepAt] of state)
+      this.following.set(`${id}@${createdAt}`, { id, createdAt, counted: new Set(counted), lastStepAt });
   }
 
   /** Label values restored with the counters keep their place in the bounded sets. */

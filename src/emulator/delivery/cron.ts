@@ -62,7 +62,8 @@ export class CronSchedule {
     }
     if (rest === '') throw new CronError('empty expression');
     const fieldCount = rest.split(/\s+/).length;
-    if (fieldCount !== 5) throw new CronError(`expected 5 fields (minute hour day-of-month month day-of-week), got ${fieldCount}`);
+    if (fieldCount !== 5)
+      throw new CronError(`expected 5 fields (minute hour day-of-month month day-of-week), got ${fieldCount}`);
     let detail: ReturnType<typeof validateDetailed>;
     try {
       detail = validateDetailed(rest);
@@ -78,7 +79,15 @@ export class CronSchedule {
       [...new Set(values.filter((value): value is number => typeof value === 'number'))].sort((a, b) => a - b);
     // A task that is created but never started: only its matcher is used.
     const task = createTask(rest, () => undefined, { timezone });
-    return new CronSchedule(text.trim(), timezone, task, numbers(fields.month), numbers(fields.hour), numbers(fields.minute), numbers(fields.second));
+    return new CronSchedule(
+      text.trim(),
+      timezone,
+      task,
+      numbers(fields.month),
+      numbers(fields.hour),
+      numbers(fields.minute),
+      numbers(fields.second),
+    );
   }
 
   /** The first occurrence strictly after `afterMs` (epoch ms on the clock the schedule runs on). */
@@ -96,7 +105,12 @@ export class CronSchedule {
       const day = date.getUTCDate();
       if (!this.months.includes(month)) continue;
       // Day-of-month and day-of-week (with L, W and # forms) are node-cron's to judge.
-      if (!this.task.match(new Date(this.instantOf({ year, month, day, hour: firstHour, minute: firstMinute, second: firstSecond })))) continue;
+      if (
+        !this.task.match(
+          new Date(this.instantOf({ year, month, day, hour: firstHour, minute: firstMinute, second: firstSecond })),
+        )
+      )
+        continue;
       for (const hour of this.hours) {
         if (offset === 0 && hour < wall.hour) continue;
         for (const minute of this.minutes) {
@@ -132,7 +146,14 @@ export class CronSchedule {
     for (const part of this.formatter.formatToParts(new Date(ms))) {
       if (part.type !== 'literal') parts[part.type] = Number(part.value);
     }
-    return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour! % 24, minute: parts.minute!, second: parts.second! };
+    return {
+      year: parts.year!,
+      month: parts.month!,
+      day: parts.day!,
+      hour: parts.hour! % 24,
+      minute: parts.minute!,
+      second: parts.second!,
+    };
   }
 
   /** Epoch ms of a wall-clock time in the schedule's zone (DST gaps resolve to the later offset). */

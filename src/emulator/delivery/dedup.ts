@@ -10,7 +10,10 @@ export class DedupIndex {
   private readonly seen = new Map<string, { messageId: string; expires: number }>();
   private insertsSincePrune = 0;
 
-  constructor(private readonly virtualNow: () => number, private readonly windowMs = DEDUP_WINDOW_MS) {}
+  constructor(
+    private readonly virtualNow: () => number,
+    private readonly windowMs = DEDUP_WINDOW_MS,
+  ) {}
 
   /** The earlier message id when `key` was seen within the window. */
   lookup(key: string): string | undefined {

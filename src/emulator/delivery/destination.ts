@@ -4,9 +4,7 @@
 import { isIPv4 } from 'node:net';
 import { EmulatorInputError } from '../errors.js';
 
-export type Destination =
-  | { kind: 'url'; url: string }
-  | { kind: 'group'; name: string };
+export type Destination = { kind: 'url'; url: string } | { kind: 'group'; name: string };
 
 export interface RawRequestTarget {
   /** What followed the route prefix, with the destination's own query string re-attached. */

@@ -50,7 +50,8 @@ export class Dispatcher {
   submit(input: NewMessage, delayMs: number): Message {
     const message = buildMessage(input, this.generation, this.deps.clock.now());
     // A delayed message shows when it may be delivered (ms), as the service's Message.notBefore does.
-    if (delayMs > 0 && message.facts.notBefore === undefined) message.facts.notBefore = Math.round(this.deps.clock.realAt(this.deps.clock.virtualNow() + delayMs));
+    if (delayMs > 0 && message.facts.notBefore === undefined)
+      message.facts.notBefore = Math.round(this.deps.clock.realAt(this.deps.clock.virtualNow() + delayMs));
     this.deps.log.append('CREATED', message.facts);
     if (message.queueName !== undefined) this.deps.queues.ensure(message.queueName).pending++;
     if (message.flowControl !== undefined) this.deps.flowControl.apply(message.flowControl);
@@ -72,7 +73,10 @@ export class Dispatcher {
   /** Lets held messages of a queue go again (after resume or a parallelism change). */
   releaseQueue(name: string): void {
     const queue = this.deps.queues.get(name);
-    this.release(`queue:${name}`, queue ? (queue.paused ? 0 : Math.max(0, queue.parallelism - queue.inFlight)) : Number.POSITIVE_INFINITY);
+    this.release(
+      `queue:${name}`,
+      queue ? (queue.paused ? 0 : Math.max(0, queue.parallelism - queue.inFlight)) : Number.POSITIVE_INFINITY,
+    );
   }
 
   /** Lets the wait list of a flow-control key go as far as its limits allow (after resume, pin, a finished attempt, a new rate period). */
@@ -157,17 +161,17 @@ export class Dispatcher {
           this.deps.report(`emulator: delivery of ${message.id} failed internally: ${errorMessage(error)}`);
         })
         .finally(() => {
-        this.inFlight--;
-        if (queue) {
-          queue.inFlight = Math.max(0, queue.inFlight - 1);
-          this.releaseQueue(queue.name);
-        }
-        if (flow) {
-          this.deps.flowControl.finished(flow.key);
-          this.releaseFlow(flow.key);
-        }
-        this.pump();
-      });
+          this.inFlight--;
+          if (queue) {
+            queue.inFlight = Math.max(0, queue.inFlight - 1);
+            this.releaseQueue(queue.name);
+          }
+          if (flow) {
+            this.deps.flowControl.finished(flow.key);
+            this.releaseFlow(flow.key);
+          }
+          this.pump();
+        });
     }
     if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
       this.ready = this.ready.slice(this.readyHead);
@@ -215,7 +219,11 @@ export class Dispatcher {
       // Callbacks are the service's own messages: only a user's message lands in the DLQ.
       const dlqId =
         message.kind === 'message'
-          ? this.deps.dlq.add(message, { responseStatus: result.status, responseHeaders: result.status !== undefined ? result.headers : undefined, responseBody: result.status !== undefined ? result.body : undefined })
+          ? this.deps.dlq.add(message, {
+              responseStatus: result.status,
+              responseHeaders: result.status !== undefined ? result.headers : undefined,
+              responseBody: result.status !== undefined ? result.body : undefined,
+            })
           : undefined;
       this.sendCallback(message, message.failureCallback, result, dlqId);
       this.finish(message, 'FAIL');
@@ -228,7 +236,13 @@ export class Dispatcher {
     const dueVirtual = clock.virtualNow() + delayMs;
     const nextDeliveryTime = Math.round(clock.realAt(dueVirtual));
     log.append('RETRY', message.facts, { nextDeliveryTime });
-    message.onAttempt?.(message.id, { ok: false, status: result.status, body: result.body, final: false, nextDeliveryTime });
+    message.onAttempt?.(message.id, {
+      ok: false,
+      status: result.status,
+      body: result.body,
+      final: false,
+      nextDeliveryTime,
+    });
     this.deps.timers.at(dueVirtual, () => this.makeReady(message));
   }
 
@@ -265,7 +279,12 @@ export class Dispatcher {
 
   /** Callbacks and failure callbacks are new messages (logged too) with the service's callback body. */
   /** `failureOf`: the DLQ id of the failed message this failure callback reports (undefined for a plain callback). */
-  private sendCallback(source: Message, spec: CallbackSpec | undefined, result: AttemptResult, failureOf?: string): void {
+  private sendCallback(
+    source: Message,
+    spec: CallbackSpec | undefined,
+    result: AttemptResult,
+    failureOf?: string,
+  ): void {
     const failure = failureOf !== undefined;
     // Callbacks of callbacks would loop; the service does not chain them either.
     if (!spec || source.kind !== 'message') return;

@@ -123,7 +123,21 @@ export function dlqJson(entry: DlqEntry): Record<string, unknown> {
   if (f.body.startsWith('REDACTED:')) json.body = f.body;
   else if (bodyText !== undefined) json.body = bodyText;
   else json.bodyBase64 = f.body;
-  for (const key of ['topicName', 'endpointName', 'queueName', 'scheduleId', 'callback', 'failureCallback', 'callerIP', 'notBefore', 'flowControlKey', 'parallelism', 'rate', 'period', 'retryDelayExpression'] as const) {
+  for (const key of [
+    'topicName',
+    'endpointName',
+    'queueName',
+    'scheduleId',
+    'callback',
+    'failureCallback',
+    'callerIP',
+    'notBefore',
+    'flowControlKey',
+    'parallelism',
+    'rate',
+    'period',
+    'retryDelayExpression',
+  ] as const) {
     if (f[key] !== undefined) json[key] = f[key];
   }
   const last = entry.lastAttempt;

@@ -85,7 +85,8 @@ export class FlowControlStore {
   room(state: FlowControlState): number {
     if (state.paused) return 0;
     this.rollPeriod(state);
-    const byParallelism = state.parallelismMax > 0 ? state.parallelismMax - state.parallelismCount : Number.POSITIVE_INFINITY;
+    const byParallelism =
+      state.parallelismMax > 0 ? state.parallelismMax - state.parallelismCount : Number.POSITIVE_INFINITY;
     const byRate = state.rateMax > 0 ? state.rateMax - state.rateCount : Number.POSITIVE_INFINITY;
     return Math.max(0, Math.min(byParallelism, byRate));
   }

@@ -67,7 +67,8 @@ export class HttpDelivery {
       const status = response.statusCode;
       const ok = status >= 200 && status < 300;
       const nonRetryable =
-        status === 489 && (headers[canonicalHeaderName(`${this.headerPrefix}NonRetryable-Error`)]?.[0] ?? '').toLowerCase() === 'true';
+        status === 489 &&
+        (headers[canonicalHeaderName(`${this.headerPrefix}NonRetryable-Error`)]?.[0] ?? '').toLowerCase() === 'true';
       return {
         ok,
         status,
@@ -77,7 +78,13 @@ export class HttpDelivery {
         nonRetryable,
       };
     } catch (error) {
-      return { ok: false, headers: {}, body: Buffer.alloc(0), error: describeFailure(error, controller.signal.aborted, attempt.timeoutMs), nonRetryable: false };
+      return {
+        ok: false,
+        headers: {},
+        body: Buffer.alloc(0),
+        error: describeFailure(error, controller.signal.aborted, attempt.timeoutMs),
+        nonRetryable: false,
+      };
     } finally {
       clearTimeout(timer);
     }
@@ -101,7 +108,12 @@ function toHeaderMap(headers: Record<string, string | string[] | undefined>): He
 function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timeout: no response within ${timeoutMs}ms`;
   const code = findCode(error);
-  if (code && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ETIMEDOUT)$/.test(code)) {
+  if (
+    code &&
+    /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|ETIMEDOUT)$/.test(
+      code,
+    )
+  ) {
     return `connection failed: ${code}`;
   }
   const message = errorMessage(error);

@@ -10,7 +10,16 @@ import type { HeaderMap } from './message-options.js';
 import { UsageLedger } from './usage-ledger.js';
 
 /** States written into entries. */
-export const LOG_STATES = ['CREATED', 'ACTIVE', 'RETRY', 'ERROR', 'DELIVERED', 'FAILED', 'CANCEL_REQUESTED', 'CANCELLED'] as const;
+export const LOG_STATES = [
+  'CREATED',
+  'ACTIVE',
+  'RETRY',
+  'ERROR',
+  'DELIVERED',
+  'FAILED',
+  'CANCEL_REQUESTED',
+  'CANCELLED',
+] as const;
 export type LogState = (typeof LOG_STATES)[number];
 
 /** Fields shared by every entry of one message (one object per message, not per entry). */

@@ -15,7 +15,9 @@ export type HeaderMap = Record<string, string[]>;
 
 /** Header names the way the service (a Go server) writes them: `x-custom-id` → `X-Custom-Id`. */
 export function canonicalHeaderName(name: string): string {
-  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => `${dash}${letter.toUpperCase()}`);
+  return name
+    .toLowerCase()
+    .replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => `${dash}${letter.toUpperCase()}`);
 }
 
 /** Request headers by lower-case name, keeping the name as sent and every value. */
@@ -170,13 +172,23 @@ function parseBoolean(field: string, text: string | undefined): boolean {
 
 export function parseLabels(text: string | undefined): string[] {
   if (text === undefined) return [];
-  return [...new Set(text.split(',').map((label) => label.trim()).filter((label) => label !== ''))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((label) => label.trim())
+        .filter((label) => label !== ''),
+    ),
+  ];
 }
 
 function parseRedaction(field: string, text: string | undefined): RedactionSpec {
   const spec: RedactionSpec = { body: false, allHeaders: false, headerNames: new Set() };
   if (text === undefined) return spec;
-  for (const part of text.split(',').map((item) => item.trim()).filter((item) => item !== '')) {
+  for (const part of text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')) {
     const single = /^headers?\[([^\]]+)\]$/i.exec(part);
     if (part.toLowerCase() === 'body') spec.body = true;
     else if (part.toLowerCase() === 'header' || part.toLowerCase() === 'headers') spec.allHeaders = true;
@@ -197,16 +209,24 @@ function parseFlowControl(ctx: ParseContext, headers: RequestHeaders): FlowContr
   }
   if (!value) throw new EmulatorInputError(valueField, `is required with ${keyField}`);
   const spec: FlowControlSpec = { key };
-  for (const part of value.split(',').map((item) => item.trim()).filter((item) => item !== '')) {
+  for (const part of value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')) {
     const match = /^(parallelism|rate|period)\s*=\s*(\S+)$/i.exec(part);
-    if (!match) throw new EmulatorInputError(valueField, `unknown item "${part}"; use parallelism=<n>, rate=<n>, period=<duration>`);
+    if (!match)
+      throw new EmulatorInputError(
+        valueField,
+        `unknown item "${part}"; use parallelism=<n>, rate=<n>, period=<duration>`,
+      );
     const setting = match[1]!.toLowerCase();
     const raw = match[2]!;
     if (setting === 'period') {
       const ms = /^\d+$/.test(raw) ? Number(raw) * 1000 : parseDurationHeader(valueField, raw);
       spec.period = Math.round(ms / 1000);
     } else {
-      if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new EmulatorInputError(valueField, `${setting} must be a positive integer`);
+      if (!/^\d+$/.test(raw) || Number(raw) < 1)
+        throw new EmulatorInputError(valueField, `${setting} must be a positive integer`);
       spec[setting as 'parallelism' | 'rate'] = Number(raw);
     }
   }
@@ -258,7 +278,8 @@ export function parseMessageSpec(ctx: ParseContext, headers: RequestHeaders): Me
   let notBeforeMs: number | undefined;
   const notBeforeText = headers.get(name(ctx, 'Not-Before'))?.trim();
   if (notBeforeText) {
-    if (!/^\d+$/.test(notBeforeText)) throw new EmulatorInputError(name(ctx, 'Not-Before'), 'must be a unix timestamp in seconds');
+    if (!/^\d+$/.test(notBeforeText))
+      throw new EmulatorInputError(name(ctx, 'Not-Before'), 'must be a unix timestamp in seconds');
     notBeforeMs = Number(notBeforeText) * 1000;
     // Not-Before wins over Delay.
     delayMs = Math.max(0, notBeforeMs - ctx.nowMs);
@@ -274,7 +295,10 @@ export function parseMessageSpec(ctx: ParseContext, headers: RequestHeaders): Me
     delayMs,
     notBeforeMs,
     deduplicationId,
-    contentBasedDeduplication: parseBoolean(name(ctx, 'Content-Based-Deduplication'), headers.get(name(ctx, 'Content-Based-Deduplication'))),
+    contentBasedDeduplication: parseBoolean(
+      name(ctx, 'Content-Based-Deduplication'),
+      headers.get(name(ctx, 'Content-Based-Deduplication')),
+    ),
     labels: parseLabels(headers.get(name(ctx, 'Label'))),
     redact: parseRedaction(name(ctx, 'Redact-Fields'), headers.get(name(ctx, 'Redact-Fields'))),
     callback: parseCallback(ctx, headers, 'Callback', { retries, retryDelay }),

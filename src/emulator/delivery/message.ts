@@ -69,7 +69,11 @@ export interface NewMessage extends MessageSpec {
   extraHeaders?: Record<string, string>;
 }
 
-export const NO_REDACTION: RedactionSpec = Object.freeze({ body: false, allHeaders: false, headerNames: new Set<string>() });
+export const NO_REDACTION: RedactionSpec = Object.freeze({
+  body: false,
+  allHeaders: false,
+  headerNames: new Set<string>(),
+});
 
 export function buildMessage(input: NewMessage, generation: number, now: number): Message {
   const id = makeId('msg');

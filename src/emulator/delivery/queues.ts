@@ -46,7 +46,15 @@ export class QueueStore {
     let queue = this.queues.get(name);
     if (!queue) {
       const now = this.now();
-      queue = { name, createdAt: now, updatedAt: now, parallelism: DEFAULT_QUEUE_PARALLELISM, paused: false, inFlight: 0, pending: 0 };
+      queue = {
+        name,
+        createdAt: now,
+        updatedAt: now,
+        parallelism: DEFAULT_QUEUE_PARALLELISM,
+        paused: false,
+        inFlight: 0,
+        pending: 0,
+      };
       this.queues.set(name, queue);
     }
     return queue;

@@ -157,7 +157,9 @@ class Parser {
     if (token.type === 'name') {
       if (token.value === 'retried') return { kind: 'retried' };
       if (!Object.hasOwn(FUNCTIONS, token.value)) {
-        throw new RetryDelayExpressionError(`unknown name "${token.value}" (allowed: retried, ${Object.keys(FUNCTIONS).join(', ')})`);
+        throw new RetryDelayExpressionError(
+          `unknown name "${token.value}" (allowed: retried, ${Object.keys(FUNCTIONS).join(', ')})`,
+        );
       }
       const fn = token.value as FunctionName;
       this.expect('(');
@@ -191,11 +193,16 @@ function evaluate(node: Node, retried: number): number {
       const left = evaluate(node.left, retried);
       const right = evaluate(node.right, retried);
       switch (node.op) {
-        case '+': return left + right;
-        case '-': return left - right;
-        case '*': return left * right;
-        case '/': return left / right;
-        case '%': return left % right;
+        case '+':
+          return left + right;
+        case '-':
+          return left - right;
+        case '*':
+          return left * right;
+        case '/':
+          return left / right;
+        case '%':
+          return left % right;
       }
       break;
     }
@@ -207,7 +214,10 @@ function evaluate(node: Node, retried: number): number {
 
 /** A parsed retry-delay expression; `delayMs(retried)` gives the wait before the next retry. */
 export class RetryDelayExpression {
-  private constructor(readonly source: string, private readonly root: Node) {}
+  private constructor(
+    readonly source: string,
+    private readonly root: Node,
+  ) {}
 
   /** Parses an expression; throws RetryDelayExpressionError with a reason when it is invalid. */
   static parse(source: string): RetryDelayExpression {

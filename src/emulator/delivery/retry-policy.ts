@@ -12,7 +12,15 @@ export function defaultBackoffMs(retried: number): number {
   return Math.round(seconds * 1000);
 }
 
-const GO_DURATION_UNITS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, 'µs': 0.001, ns: 0.000001 };
+const GO_DURATION_UNITS: Record<string, number> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 0.001,
+  µs: 0.001,
+  ns: 0.000001,
+};
 
 /** Parses a Go-style duration such as `6m5s`, `1.5h` or `250ms`; undefined when it is not one. */
 function parseGoDurationMs(text: string): number | undefined {
@@ -48,7 +56,12 @@ export function parseRetryHintMs(value: string, nowMs: number): number | undefin
 }
 
 // Canonical names, as HttpDelivery records response headers.
-const RETRY_HINT_HEADERS = ['Retry-After', 'X-Ratelimit-Reset', 'X-Ratelimit-Reset-Requests', 'X-Ratelimit-Reset-Tokens'];
+const RETRY_HINT_HEADERS = [
+  'Retry-After',
+  'X-Ratelimit-Reset',
+  'X-Ratelimit-Reset-Requests',
+  'X-Ratelimit-Reset-Tokens',
+];
 
 /** The first usable retry hint among the destination's response headers (canonical names). */
 export function retryHintFromHeaders(headers: Record<string, string[]>, nowMs: number): number | undefined {
@@ -65,7 +78,11 @@ export function retryHintFromHeaders(headers: Record<string, string[]>, nowMs: n
  * The wait before the retry that follows `retried` retries. A non-finite expression result falls
  * back to the default backoff; results are clamped to [0, 1 day].
  */
-export function nextRetryDelayMs(retried: number, expression: RetryDelayExpression | undefined, hintMs: number | undefined): number {
+export function nextRetryDelayMs(
+  retried: number,
+  expression: RetryDelayExpression | undefined,
+  hintMs: number | undefined,
+): number {
   if (hintMs !== undefined) return hintMs;
   if (expression) {
     const value = expression.evaluate(retried);

@@ -130,7 +130,8 @@ export class DeliveryService {
       this.timers.rearm();
     }
     if (valid.logRetention !== undefined) this.log.setRetention(valid.logRetention);
-    if (valid.logRetentionAgeMs !== undefined || valid.timeScale !== undefined) this.log.setRetentionAge(retentionAge(this.currentKnobs));
+    if (valid.logRetentionAgeMs !== undefined || valid.timeScale !== undefined)
+      this.log.setRetentionAge(retentionAge(this.currentKnobs));
     return this.knobs;
   }
 
@@ -157,7 +158,8 @@ export class DeliveryService {
       if (group.endpoints.length === 0) {
         throw new EmulatorInputError('destination', `url group ${group.name} has no endpoints`);
       }
-      for (const endpoint of group.endpoints) targets.push({ url: endpoint.url, topicName: group.name, endpointName: endpoint.name });
+      for (const endpoint of group.endpoints)
+        targets.push({ url: endpoint.url, topicName: group.name, endpointName: endpoint.name });
     } else {
       targets.push({ url: request.destination.url });
     }

@@ -83,7 +83,11 @@ export function signDelivery(options: SignOptions): string {
 }
 
 /** The dispatcher's signer: `<prefix>Signature` with the key that is current at each attempt. */
-export function createRequestSigner(keys: SigningKeys, headerPrefix: string, now: () => number = Date.now): RequestSigner {
+export function createRequestSigner(
+  keys: SigningKeys,
+  headerPrefix: string,
+  now: () => number = Date.now,
+): RequestSigner {
   const header = `${headerPrefix}Signature`;
   return ({ url, body }) => ({ [header]: signDelivery({ url, body, key: keys.get().current, nowMs: now() }) });
 }

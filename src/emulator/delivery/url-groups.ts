@@ -43,7 +43,10 @@ export class UrlGroupStore {
         if (endpoint.name !== undefined) existing.name = endpoint.name;
       } else {
         if (endpoint.name !== undefined && group.endpoints.some((item) => item.name === endpoint.name)) {
-          throw new EmulatorInputError('endpoints', `an endpoint named ${endpoint.name} already exists in url group ${name}`);
+          throw new EmulatorInputError(
+            'endpoints',
+            `an endpoint named ${endpoint.name} already exists in url group ${name}`,
+          );
         }
         group.endpoints.push({ ...endpoint });
       }
@@ -56,7 +59,12 @@ export class UrlGroupStore {
   removeEndpoints(name: string, endpoints: Array<{ name?: string; url?: string }>): UrlGroup {
     const group = this.require(name);
     group.endpoints = group.endpoints.filter(
-      (item) => !endpoints.some((remove) => (remove.url !== undefined && remove.url === item.url) || (remove.name !== undefined && remove.name === item.name)),
+      (item) =>
+        !endpoints.some(
+          (remove) =>
+            (remove.url !== undefined && remove.url === item.url) ||
+            (remove.name !== undefined && remove.name === item.name),
+        ),
     );
     group.updatedAt = this.now();
     return group;
@@ -80,6 +88,8 @@ export function urlGroupJson(group: UrlGroup): UrlGroup {
     name: group.name,
     createdAt: group.createdAt,
     updatedAt: group.updatedAt,
-    endpoints: group.endpoints.map((endpoint) => (endpoint.name !== undefined ? { name: endpoint.name, url: endpoint.url } : { url: endpoint.url })),
+    endpoints: group.endpoints.map((endpoint) =>
+      endpoint.name !== undefined ? { name: endpoint.name, url: endpoint.url } : { url: endpoint.url },
+    ),
   };
 }

@@ -88,7 +88,14 @@ export class WorkflowStore {
   constructor(private readonly now: () => number) {}
 
   start(workflowRunId: string, workflowUrl: string, createdAt: number, label?: string): RunRecord {
-    const run: RunRecord = { workflowRunId, workflowUrl, workflowRunCreatedAt: createdAt, workflowState: 'RUN_STARTED', steps: [], seq: ++this.seq };
+    const run: RunRecord = {
+      workflowRunId,
+      workflowUrl,
+      workflowRunCreatedAt: createdAt,
+      workflowState: 'RUN_STARTED',
+      steps: [],
+      seq: ++this.seq,
+    };
     if (label !== undefined) run.label = label;
     this.runs.set(runKey(workflowRunId, createdAt), run);
     if (this.runs.size > WORKFLOW_RUN_RETENTION) this.runs.delete(this.runs.keys().next().value!);
@@ -156,7 +163,12 @@ export class WorkflowStore {
         if (query.toDate !== undefined && run.workflowRunCreatedAt > query.toDate) return false;
         if (query.workflowUrl !== undefined && run.workflowUrl !== query.workflowUrl) return false;
         if (query.workflowRunId !== undefined && run.workflowRunId !== query.workflowRunId) return false;
-        if (query.state !== undefined && run.workflowState !== query.state && !run.steps.some((step) => step.state === query.state)) return false;
+        if (
+          query.state !== undefined &&
+          run.workflowState !== query.state &&
+          !run.steps.some((step) => step.state === query.state)
+        )
+          return false;
         return true;
       })
       .sort((a, b) => b.workflowRunCreatedAt - a.workflowRunCreatedAt || b.seq - a.seq);
@@ -169,7 +181,11 @@ export class WorkflowStore {
   }
 
   groundTruth(): WorkflowGroundTruth {
-    const truth: WorkflowGroundTruth = { runs: Object.fromEntries(RUN_STATES.map((state) => [state, 0])), steps: {}, inProgress: 0 };
+    const truth: WorkflowGroundTruth = {
+      runs: Object.fromEntries(RUN_STATES.map((state) => [state, 0])),
+      steps: {},
+      inProgress: 0,
+    };
     for (const run of this.runs.values()) {
       truth.runs.RUN_STARTED! += 1;
       const ended = run.workflowState !== 'RUN_STARTED';
@@ -202,7 +218,15 @@ export class WorkflowStore {
   private stepFor(run: RunRecord, stepId: number, messageId: string): StepRecord {
     const last = run.steps.at(-1);
     if (last && last.stepId === stepId) return last;
-    const step: StepRecord = { stepId, stepName: `step-${stepId}`, stepType: 'Run', callType: 'step', messageId, state: 'STEP_PROGRESS', createdAt: this.now() };
+    const step: StepRecord = {
+      stepId,
+      stepName: `step-${stepId}`,
+      stepType: 'Run',
+      callType: 'step',
+      messageId,
+      state: 'STEP_PROGRESS',
+      createdAt: this.now(),
+    };
     run.steps.push(step);
     return step;
   }

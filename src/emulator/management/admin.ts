@@ -10,30 +10,51 @@ export function adminRouter(state: ManagementState): Router {
   const router = Router();
   router.use(express.json({ limit: '100kb' }));
 
-  router.get('/state', handle((_req, res) => {
-    res.json(state.snapshot());
-  }));
-  router.patch('/account', handle((req, res) => {
-    res.json(state.patchAccount(req.body as AccountPatch));
-  }));
-  router.post('/search-indexes', handle((req, res) => {
-    res.status(201).json(state.addSearchIndex(req.body as NewSearchIndex));
-  }));
-  router.delete('/search-indexes/:id', handle((req, res) => {
-    state.deleteSearchIndex(req.params.id as string);
-    res.json('OK');
-  }));
-  router.post('/vector-indexes', handle((req, res) => {
-    res.status(201).json(state.addVectorIndex(req.body as NewVectorIndex));
-  }));
-  router.delete('/vector-indexes/:id', handle((req, res) => {
-    state.deleteVectorIndex(req.params.id as string);
-    res.json('OK');
-  }));
-  router.post('/reset', handle((_req, res) => {
-    state.reset();
-    res.json('OK');
-  }));
+  router.get(
+    '/state',
+    handle((_req, res) => {
+      res.json(state.snapshot());
+    }),
+  );
+  router.patch(
+    '/account',
+    handle((req, res) => {
+      res.json(state.patchAccount(req.body as AccountPatch));
+    }),
+  );
+  router.post(
+    '/search-indexes',
+    handle((req, res) => {
+      res.status(201).json(state.addSearchIndex(req.body as NewSearchIndex));
+    }),
+  );
+  router.delete(
+    '/search-indexes/:id',
+    handle((req, res) => {
+      state.deleteSearchIndex(req.params.id as string);
+      res.json('OK');
+    }),
+  );
+  router.post(
+    '/vector-indexes',
+    handle((req, res) => {
+      res.status(201).json(state.addVectorIndex(req.body as NewVectorIndex));
+    }),
+  );
+  router.delete(
+    '/vector-indexes/:id',
+    handle((req, res) => {
+      state.deleteVectorIndex(req.params.id as string);
+      res.json('OK');
+    }),
+  );
+  router.post(
+    '/reset',
+    handle((_req, res) => {
+      state.reset();
+      res.json('OK');
+    }),
+  );
 
   router.use(jsonErrorHandler);
   return router;

@@ -1,10 +1,7 @@
 // One error class for the management side of the emulator: the HTTP routes turn it into a
 // status and a JSON `{"error": ...}` body, in-process callers catch it by `code`.
 
-export type ManagementErrorCode =
-  | 'ERR_EMULATOR_AUTH'
-  | 'ERR_EMULATOR_NOT_FOUND'
-  | 'ERR_EMULATOR_INPUT';
+export type ManagementErrorCode = 'ERR_EMULATOR_AUTH' | 'ERR_EMULATOR_NOT_FOUND' | 'ERR_EMULATOR_INPUT';
 
 const STATUS_BY_CODE: Record<ManagementErrorCode, number> = {
   ERR_EMULATOR_AUTH: 401,

@@ -12,9 +12,7 @@ export function sendError(res: Response, error: unknown): void {
 }
 
 /** Wraps a synchronous handler so a thrown ManagementError becomes its JSON answer. */
-export function handle(
-  handler: (req: Request, res: Response) => void,
-): (req: Request, res: Response) => void {
+export function handle(handler: (req: Request, res: Response) => void): (req: Request, res: Response) => void {
   return (req, res) => {
     try {
       handler(req, res);

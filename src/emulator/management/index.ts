@@ -22,7 +22,13 @@ export {
 } from './inputs.js';
 export type { AccountRecord, Point, ServedSearchIndex, ServedVectorIndex } from './records.js';
 export type { VectorStats, VectorStatsScalars } from './vector-stats.js';
-export { MANAGEMENT_API_VERSIONS, type ManagementApiVersion, type QStashStatsRecord, type ServedAccount, type TrafficReader } from './qstash-users.js';
+export {
+  MANAGEMENT_API_VERSIONS,
+  type ManagementApiVersion,
+  type QStashStatsRecord,
+  type ServedAccount,
+  type TrafficReader,
+} from './qstash-users.js';
 
 export interface ManagementOptions {
   /** Basic auth username (account email) and password (management API key). */

@@ -131,8 +131,5 @@ export function parsePeriod(value: unknown): StatsPeriod {
   if (typeof value === 'string' && (STATS_PERIODS as readonly string[]).includes(value)) {
     return value as StatsPeriod;
   }
-  throw new ManagementError(
-    'ERR_EMULATOR_INPUT',
-    `invalid period: expected one of ${STATS_PERIODS.join(', ')}`,
-  );
+  throw new ManagementError('ERR_EMULATOR_INPUT', `invalid period: expected one of ${STATS_PERIODS.join(', ')}`);
 }

@@ -15,7 +15,15 @@ export const MANAGEMENT_API_VERSIONS = ['current', 'legacy'] as const;
 export type ManagementApiVersion = (typeof MANAGEMENT_API_VERSIONS)[number];
 
 /** Fields only the current record has. */
-const CURRENT_ONLY = ['region', 'read_only_token', 'budget', 'max_bandwidth_per_second', 'prometheus_enabled', 'modifying_state', 'deletion_time'] as const;
+const CURRENT_ONLY = [
+  'region',
+  'read_only_token',
+  'budget',
+  'max_bandwidth_per_second',
+  'prometheus_enabled',
+  'modifying_state',
+  'deletion_time',
+] as const;
 
 export type ServedAccount = Partial<AccountRecord> & Pick<AccountRecord, 'id' | 'token' | 'reserved_type'>;
 
@@ -26,11 +34,20 @@ function currentReservedType(reservedType: string): string {
 }
 
 /** One user as served under /v2/<serviceName>/... in the given API version. */
-export function serveAccount(record: AccountRecord, apiVersion: ManagementApiVersion, serviceName: string): ServedAccount {
+export function serveAccount(
+  record: AccountRecord,
+  apiVersion: ManagementApiVersion,
+  serviceName: string,
+): ServedAccount {
   if (apiVersion === 'legacy') {
     const legacy: Partial<AccountRecord> = { ...record };
     for (const field of CURRENT_ONLY) delete legacy[field];
-    return { ...legacy, id: record.id, token: record.token, reserved_type: reservedTypeForService(record.reserved_type, serviceName) };
+    return {
+      ...legacy,
+      id: record.id,
+      token: record.token,
+      reserved_type: reservedTypeForService(record.reserved_type, serviceName),
+    };
   }
   const { password: _password, ...current } = record;
   return { ...current, reserved_type: reservedTypeForService(currentReservedType(record.reserved_type), serviceName) };
@@ -84,9 +101,11 @@ export function qstashStats(
   const monthStart = startOfUtcMonth(nowMs);
   const timeOfDay = nowMs - startOfUtcDay(nowMs);
   const dayStarts: number[] = [];
-  for (let day = monthStart; new Date(day).getUTCMonth() === new Date(monthStart).getUTCMonth(); day += DAY_MS) dayStarts.push(day);
+  for (let day = monthStart; new Date(day).getUTCMonth() === new Date(monthStart).getUTCMonth(); day += DAY_MS)
+    dayStarts.push(day);
   const dayOf = (start: number) => (start > nowMs ? { requests: 0, bytes: 0 } : traffic.day(start));
-  const billing = (requests: number): number => (plan === 'payg' ? round3(requests * QSTASH_PAYG_PRICE_PER_MESSAGE) : 0);
+  const billing = (requests: number): number =>
+    plan === 'payg' ? round3(requests * QSTASH_PAYG_PRICE_PER_MESSAGE) : 0;
   const daily = (value: (start: number) => number): Point[] =>
     dayStarts.map((start) => ({ x: formatServiceTime(start + timeOfDay, 'nanos'), y: value(start) }));
 
@@ -96,7 +115,8 @@ export function qstashStats(
     times.map((ms) => ({ x: formatServiceTime(ms, 'millis'), y: value(ms, ms + stepMs) }));
 
   const dailyBillings = daily((start) => billing(dayOf(start).requests));
-  const monthly = plan === 'fixed' ? user.reserved_price : round3(dailyBillings.reduce((sum, point) => sum + point.y, 0));
+  const monthly =
+    plan === 'fixed' ? user.reserved_price : round3(dailyBillings.reduce((sum, point) => sum + point.y, 0));
   return {
     days: dayStarts.map(weekdayName),
     daily_requests: dayStarts.map((start) => ({
@@ -112,7 +132,8 @@ export function qstashStats(
     daily_bandwidth_used: stepped((from, to) => traffic.between(from, to).bytes),
     daily_qstash_messages: [],
     daily_workflow_messages: [],
-    dlq_message_count: user.max_dlq_size >= 0 ? Math.min(traffic.dlqMessages(), user.max_dlq_size) : traffic.dlqMessages(),
+    dlq_message_count:
+      user.max_dlq_size >= 0 ? Math.min(traffic.dlqMessages(), user.max_dlq_size) : traffic.dlqMessages(),
     total_monthly_billing: monthly,
   };
 }

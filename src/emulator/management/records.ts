@@ -117,7 +117,12 @@ export const SECONDARY_PLAN: PlanProfile = 'free';
 /** Bytes per second a plan may move (the record's max_bandwidth_per_second; no documented figures). */
 const BANDWIDTH_PER_SECOND: Record<PlanProfile, number> = { free: 10_485_760, payg: 104_857_600, fixed: 524_288_000 };
 
-export function buildAccount(owner: Owner, plan: PlanProfile, createdMs: number, region: string = PRIMARY_REGION): AccountRecord {
+export function buildAccount(
+  owner: Owner,
+  plan: PlanProfile,
+  createdMs: number,
+  region: string = PRIMARY_REGION,
+): AccountRecord {
   const created = unixSeconds(createdMs);
   // The primary user keeps the seeds of the single-user emulator, so its id is unchanged.
   const seed = region === PRIMARY_REGION ? owner.email : `${owner.email}:${region}`;

@@ -22,50 +22,94 @@ export function managementRouter(state: ManagementState, options: ManagementRout
   for (const name of options.serviceNames) {
     if (!SERVICE_NAME.test(name)) throw new Error(`invalid management service name: ${JSON.stringify(name)}`);
     // Legacy paths of the spec's API version, still served by the real API: the primary user.
-    router.get(`/v2/${name}/user`, auth, handle((_req, res) => {
-      res.json(state.accountFor(name));
-    }));
-    router.get(`/v2/${name}/stats`, auth, handle((req, res) => {
-      res.json(state.qstashStats(undefined, parsePeriod(req.query.period)));
-    }));
+    router.get(
+      `/v2/${name}/user`,
+      auth,
+      handle((_req, res) => {
+        res.json(state.accountFor(name));
+      }),
+    );
+    router.get(
+      `/v2/${name}/stats`,
+      auth,
+      handle((req, res) => {
+        res.json(state.qstashStats(undefined, parsePeriod(req.query.period)));
+      }),
+    );
     // Current paths (2026-03+): one QStash user per region; 404 on the legacy API version.
     const current = (): void => {
       if (state.apiVersion() === 'legacy') throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'not found');
     };
-    router.get(`/v2/${name}/users`, auth, handle((_req, res) => {
-      current();
-      res.json(state.usersFor(name));
-    }));
-    router.get(`/v2/${name}/user/:id`, auth, handle((req, res) => {
-      current();
-      res.json(state.userFor(name, req.params.id as string));
-    }));
-    router.get(`/v2/${name}/stats/:id`, auth, handle((req, res) => {
-      current();
-      res.json(state.qstashStats(req.params.id as string, parsePeriod(req.query.period)));
-    }));
+    router.get(
+      `/v2/${name}/users`,
+      auth,
+      handle((_req, res) => {
+        current();
+        res.json(state.usersFor(name));
+      }),
+    );
+    router.get(
+      `/v2/${name}/user/:id`,
+      auth,
+      handle((req, res) => {
+        current();
+        res.json(state.userFor(name, req.params.id as string));
+      }),
+    );
+    router.get(
+      `/v2/${name}/stats/:id`,
+      auth,
+      handle((req, res) => {
+        current();
+        res.json(state.qstashStats(req.params.id as string, parsePeriod(req.query.period)));
+      }),
+    );
   }
 
-  router.get('/v2/search', auth, handle((_req, res) => {
-    res.json(state.searchIndexes());
-  }));
-  router.get('/v2/search/:id', auth, handle((req, res) => {
-    res.json(state.searchIndex(req.params.id as string));
-  }));
-  router.get('/v2/search/:id/stats', auth, handle((req, res) => {
-    res.json(state.searchStats(req.params.id as string, parsePeriod(req.query.period)));
-  }));
+  router.get(
+    '/v2/search',
+    auth,
+    handle((_req, res) => {
+      res.json(state.searchIndexes());
+    }),
+  );
+  router.get(
+    '/v2/search/:id',
+    auth,
+    handle((req, res) => {
+      res.json(state.searchIndex(req.params.id as string));
+    }),
+  );
+  router.get(
+    '/v2/search/:id/stats',
+    auth,
+    handle((req, res) => {
+      res.json(state.searchStats(req.params.id as string, parsePeriod(req.query.period)));
+    }),
+  );
 
-  router.get('/v2/vector/index', auth, handle((_req, res) => {
-    res.json(state.vectorIndexes());
-  }));
-  router.get('/v2/vector/index/:id', auth, handle((req, res) => {
-    res.json(state.vectorIndex(req.params.id as string));
-  }));
-  router.get('/v2/vector/index/:id/stats', auth, handle((req, res) => {
-    const period = parsePeriod(req.query.period);
-    res.json(state.vectorStats(req.params.id as string, period));
-  }));
+  router.get(
+    '/v2/vector/index',
+    auth,
+    handle((_req, res) => {
+      res.json(state.vectorIndexes());
+    }),
+  );
+  router.get(
+    '/v2/vector/index/:id',
+    auth,
+    handle((req, res) => {
+      res.json(state.vectorIndex(req.params.id as string));
+    }),
+  );
+  router.get(
+    '/v2/vector/index/:id/stats',
+    auth,
+    handle((req, res) => {
+      const period = parsePeriod(req.query.period);
+      res.json(state.vectorStats(req.params.id as string, period));
+    }),
+  );
 
   return router;
 }

@@ -131,7 +131,9 @@ export class ManagementState {
 
   /** Every regional user as GET /v2/<serviceName>/users serves them. */
   usersFor(serviceName: string): ServedAccount[] {
-    return [this.accountRecord, this.secondaryRecord].map((record) => serveAccount(record, this.apiVersion(), serviceName));
+    return [this.accountRecord, this.secondaryRecord].map((record) =>
+      serveAccount(record, this.apiVersion(), serviceName),
+    );
   }
 
   /** One user by id, as GET /v2/<serviceName>/user/{id} serves it. */
@@ -150,7 +152,8 @@ export class ManagementState {
     if (id === undefined || id === this.accountRecord.id) {
       return qstashStats(this.accountRecord, this.plan, this.options.traffic ?? NO_TRAFFIC, now, period);
     }
-    if (id === this.secondaryRecord.id) return qstashStats(this.secondaryRecord, SECONDARY_PLAN, NO_TRAFFIC, now, period);
+    if (id === this.secondaryRecord.id)
+      return qstashStats(this.secondaryRecord, SECONDARY_PLAN, NO_TRAFFIC, now, period);
     throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'user not found');
   }
 

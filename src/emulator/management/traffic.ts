@@ -37,11 +37,7 @@ function factorMinutesSinceEpoch(ms: number): number {
   const minuteOfDay = minutes - days * 1440;
   const hour = Math.floor(minuteOfDay / 60);
   const minuteOfHour = minuteOfDay - hour * 60;
-  return (
-    days * DAILY_FACTOR_SUM * 60 +
-    (FACTOR_PREFIX[hour] ?? 0) * 60 +
-    (DIURNAL_FACTORS[hour] ?? 1) * minuteOfHour
-  );
+  return days * DAILY_FACTOR_SUM * 60 + (FACTOR_PREFIX[hour] ?? 0) * 60 + (DIURNAL_FACTORS[hour] ?? 1) * minuteOfHour;
 }
 
 /**

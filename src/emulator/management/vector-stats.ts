@@ -201,9 +201,21 @@ export function vectorStats(
   return {
     ...vectorStatsScalars(record, traffic, nowMs),
     days: dayTimes.map(weekdayName),
-    daily_update_requests: series(dayTimes, 'nanos', dayTotal((a, b) => model.updates(a, b))),
-    daily_query_requests: series(dayTimes, 'nanos', dayTotal((a, b) => model.queries(a, b))),
-    daily_bandwidths: series(dayTimes, 'nanos', dayTotal((a, b) => model.bandwidth(a, b))),
+    daily_update_requests: series(
+      dayTimes,
+      'nanos',
+      dayTotal((a, b) => model.updates(a, b)),
+    ),
+    daily_query_requests: series(
+      dayTimes,
+      'nanos',
+      dayTotal((a, b) => model.queries(a, b)),
+    ),
+    daily_bandwidths: series(
+      dayTimes,
+      'nanos',
+      dayTotal((a, b) => model.bandwidth(a, b)),
+    ),
     query_throughput: series(times, 'millis', (ms) => model.rate(traffic.queries_per_minute, ms)),
     update_throughput: series(times, 'millis', (ms) => model.rate(traffic.updates_per_minute, ms)),
     query_latency_mean: series(times, 'millis', (ms) => model.latency(query_latency_ms, ms, 'mean')),
@@ -214,7 +226,11 @@ export function vectorStats(
     embeds_latency_99: series(times, 'millis', (ms) => model.latency(embed_latency_ms, ms, '99')),
     vector_count: series(times, 'none', (ms) => model.vectorCount(ms)),
     data_size: series(times, 'none', (ms) => model.dataSize(ms)),
-    daily_rerank_requests: series(dayTimes, 'nanos', dayTotal((a, b) => model.reranks(a, b))),
+    daily_rerank_requests: series(
+      dayTimes,
+      'nanos',
+      dayTotal((a, b) => model.reranks(a, b)),
+    ),
     rerank_latency_mean: series(times, 'millis', (ms) => model.latency(rerank_latency_ms, ms, 'mean')),
     rerank_latency_99: series(times, 'millis', (ms) => model.latency(rerank_latency_ms, ms, '99')),
   };

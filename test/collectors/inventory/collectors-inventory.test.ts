@@ -46,7 +46,10 @@ describe('newestPoint', () => {
   it('NewestPointReader warns once per series about unreadable timestamps', () => {
     const log = captureLogger('debug');
     const reader = new NewestPointReader();
-    const bad = [{ x: 'not a time', y: 1 }, { x: '2025-10-23 17:34:00 +0000 UTC', y: 5 }];
+    const bad = [
+      { x: 'not a time', y: 1 },
+      { x: '2025-10-23 17:34:00 +0000 UTC', y: 5 },
+    ];
     expect(reader.newest(bad, 'data_size', log.logger)).toBe(5);
     expect(reader.newest(bad, 'data_size', log.logger)).toBe(5);
     expect(reader.newest(bad, 'vector_count', log.logger)).toBe(5);
@@ -73,10 +76,18 @@ describe('destinationLabel', () => {
 
 describe('HELP text', () => {
   it('names the source and the effective interval of the collector', () => {
-    expect(cadenceNote('vector', 60_000)).toBe('Cached: polled every 1m by the vector collector, scrapes serve the last successful poll');
+    expect(cadenceNote('vector', 60_000)).toBe(
+      'Cached: polled every 1m by the vector collector, scrapes serve the last successful poll',
+    );
     // 7 s cannot be scheduled exactly; the schedule rounds to 6 s and HELP says what really happens.
-    const collectors = { schedules: { enabled: true, intervalMs: 7_000, disabledReason: null } } as ExporterConfig['collectors'];
-    expect(cadenceNote('schedules', polledIntervalMs('schedules', { collectors }))).toContain('polled every 6s by the schedules collector');
-    expect(helpText({ meaning: 'Vectors', source: 'x of GET /y' }, 'Cached.')).toBe('Vectors. Source: x of GET /y. Cached.');
+    const collectors = {
+      schedules: { enabled: true, intervalMs: 7_000, disabledReason: null },
+    } as ExporterConfig['collectors'];
+    expect(cadenceNote('schedules', polledIntervalMs('schedules', { collectors }))).toContain(
+      'polled every 6s by the schedules collector',
+    );
+    expect(helpText({ meaning: 'Vectors', source: 'x of GET /y' }, 'Cached.')).toBe(
+      'Vectors. Source: x of GET /y. Cached.',
+    );
   });
 });

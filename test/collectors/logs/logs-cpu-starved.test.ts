@@ -96,7 +96,14 @@ async function starvedRun(seed: number): Promise<RunResult> {
   // A rate limit announced (Burst-RateLimit-*) and far from reached: the walk is never limited.
   const emulator: EmulatorHandle = await createEmulator({
     seed,
-    knobs: { timeScale: 60, rateLimitPerSecond: RATE_LIMIT, faultScope: ['logs'], logVisibilityLagMaxMs: 6_000, largeBodyRatio: 1 / 3, largeBodyBytes: 1_048_576 },
+    knobs: {
+      timeScale: 60,
+      rateLimitPerSecond: RATE_LIMIT,
+      faultScope: ['logs'],
+      logVisibilityLagMaxMs: 6_000,
+      largeBodyRatio: 1 / 3,
+      largeBodyBytes: 1_048_576,
+    },
   });
   cleanups.push(() => emulator.close());
   const stateDir = await mkdtemp(join(tmpdir(), 'upstash-starved-'));
@@ -116,7 +123,10 @@ async function starvedRun(seed: number): Promise<RunResult> {
     cleanups.push(() => quota.remove());
     await quota.add(exporter.pid);
   } else {
-    if (MODE === 'quota') console.log('no cgroup CPU quota can be made on this machine: the exporter shares a core with two busy loops instead');
+    if (MODE === 'quota')
+      console.log(
+        'no cgroup CPU quota can be made on this machine: the exporter shares a core with two busy loops instead',
+      );
     await pin(exporter.pid);
     busyLoop();
     busyLoop();
@@ -129,8 +139,16 @@ async function starvedRun(seed: number): Promise<RunResult> {
     kinds: [
       { path: `/v2/publish/${destinations.ok}/starved`, weight: 5 },
       { path: `/v2/enqueue/starved-queue/${destinations.ok}/queued`, weight: 2 },
-      { path: `/v2/publish/${destinations.flaky}/flaky`, headers: { 'Upstash-Retry-Delay': '200', 'Upstash-Retries': '2' }, weight: 2 },
-      { path: `/v2/publish/${destinations.broken}/broken`, headers: { 'Upstash-Retry-Delay': '200', 'Upstash-Retries': '1' }, weight: 1 },
+      {
+        path: `/v2/publish/${destinations.flaky}/flaky`,
+        headers: { 'Upstash-Retry-Delay': '200', 'Upstash-Retries': '2' },
+        weight: 2,
+      },
+      {
+        path: `/v2/publish/${destinations.broken}/broken`,
+        headers: { 'Upstash-Retry-Delay': '200', 'Upstash-Retries': '1' },
+        weight: 1,
+      },
     ],
     random,
     maxInFlight: 32,
@@ -147,14 +165,20 @@ async function starvedRun(seed: number): Promise<RunResult> {
   const deadline = ended + 60_000;
   let families = await scrapeOrNull(exporter);
   while (Date.now() < deadline) {
-    if (families && sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000 >= ended + 6_000 && sumOf(families, EVENTS) >= truth.total) break;
+    if (
+      families &&
+      sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000 >= ended + 6_000 &&
+      sumOf(families, EVENTS) >= truth.total
+    )
+      break;
     await sleep(500);
     families = await scrapeOrNull(exporter);
   }
   // One more cycle: a late double would show now.
   await sleep(2_000);
   families = await scrapeOrNull(exporter);
-  if (!families) throw new Error(`the exporter does not answer /metrics; its last output:\n${output.slice(-20).join('\n')}`);
+  if (!families)
+    throw new Error(`the exporter does not answer /metrics; its last output:\n${output.slice(-20).join('\n')}`);
   const series = compare(truth.series, families.get(EVENTS)?.samples ?? []);
   return {
     truth: truth.total,
@@ -171,25 +195,38 @@ async function starvedRun(seed: number): Promise<RunResult> {
 describe.skipIf(binaries.skip)(`logs with the CPU starved${binaries.needs}`, () => {
   beforeAll(() => binaries.ensure());
 
-  const starvation = MODE === 'quota' ? `the exporter held to ${SHARE} of a core by a CPU quota` : 'the exporter sharing a core with two busy loops';
-  it(`counts exactly in ${RUNS} runs out of ${RUNS}: 1 MiB bodies, entries up to 6 s late in random order, ${starvation}`, async () => {
-    const results: RunResult[] = [];
-    for (let run = 0; run < RUNS; run++) {
-      results.push(await starvedRun(run + 1));
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-      const r = results.at(-1)!;
-      if (r.dropContext) console.log(`run ${run + 1}: the walk was judged rate-limit bound:\n${r.dropContext}`);
-      console.log(`run ${run + 1}/${RUNS}: ground truth ${r.truth}, counted ${r.counted}, missing ${r.missing}, doubled ${r.doubled}, missed late ${r.missedLate}, late ${r.late}, overlap dropped: ${r.overlapDropped}`);
-    }
-    const failed = results.filter((r) => r.missing > 0 || r.doubled > 0);
-    console.log(`${failed.length} of ${RUNS} runs inexact`);
-    for (const r of results) {
-      expect(r.truth).toBeGreaterThan(100);
-      // Exactness is the promise. The walk may still drop its overlap here, rightly: entries keep
-      // arriving 3 s past the ingestion delay, the adaptive overlap grows to its 60 s cap, and
-      // re-reading 60 s in pages of 10 every second would need more requests than the share
-      // allows; the late-entry audit then counts them from the cold store. Printed above.
-      expect({ missing: r.missing, doubled: r.doubled, missedLate: r.missedLate }).toEqual({ missing: 0, doubled: 0, missedLate: 0 });
-    }
-  }, RUNS * 120_000);
+  const starvation =
+    MODE === 'quota'
+      ? `the exporter held to ${SHARE} of a core by a CPU quota`
+      : 'the exporter sharing a core with two busy loops';
+  it(
+    `counts exactly in ${RUNS} runs out of ${RUNS}: 1 MiB bodies, entries up to 6 s late in random order, ${starvation}`,
+    async () => {
+      const results: RunResult[] = [];
+      for (let run = 0; run < RUNS; run++) {
+        results.push(await starvedRun(run + 1));
+        for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+        const r = results.at(-1)!;
+        if (r.dropContext) console.log(`run ${run + 1}: the walk was judged rate-limit bound:\n${r.dropContext}`);
+        console.log(
+          `run ${run + 1}/${RUNS}: ground truth ${r.truth}, counted ${r.counted}, missing ${r.missing}, doubled ${r.doubled}, missed late ${r.missedLate}, late ${r.late}, overlap dropped: ${r.overlapDropped}`,
+        );
+      }
+      const failed = results.filter((r) => r.missing > 0 || r.doubled > 0);
+      console.log(`${failed.length} of ${RUNS} runs inexact`);
+      for (const r of results) {
+        expect(r.truth).toBeGreaterThan(100);
+        // Exactness is the promise. The walk may still drop its overlap here, rightly: entries keep
+        // arriving 3 s past the ingestion delay, the adaptive overlap grows to its 60 s cap, and
+        // re-reading 60 s in pages of 10 every second would need more requests than the share
+        // allows; the late-entry audit then counts them from the cold store. Printed above.
+        expect({ missing: r.missing, doubled: r.doubled, missedLate: r.missedLate }).toEqual({
+          missing: 0,
+          doubled: 0,
+          missedLate: 0,
+        });
+      }
+    },
+    RUNS * 120_000,
+  );
 });

@@ -47,7 +47,9 @@ interface Scenario {
   traffic?: (world: World) => Promise<void>;
 }
 
-async function runScenario(scenario: Scenario): Promise<{ world: World; under: CollectorUnderTest; failures: Error[] }> {
+async function runScenario(
+  scenario: Scenario,
+): Promise<{ world: World; under: CollectorUnderTest; failures: Error[] }> {
   world = await startWorld(scenario.knobs, { freezableClock: scenario.freezableClock ?? false });
   under = startCollector(world, scenario.settings);
   await under.collector.poll(pollContext(under.log.logger));
@@ -62,7 +64,10 @@ async function runScenario(scenario: Scenario): Promise<{ world: World; under: C
   const families = await familiesOfCollector(under.collector);
   expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
   for (const [state, count] of Object.entries(truth.byState)) {
-    expect(sumOf(families, 'upstash_qstash_message_events_total', (l) => l.state === state), state).toBe(count);
+    expect(
+      sumOf(families, 'upstash_qstash_message_events_total', (l) => l.state === state),
+      state,
+    ).toBe(count);
   }
   expect(truth.dropped).toBe(0);
   expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
@@ -77,19 +82,41 @@ describe('logs collector: exact counts against the emulator', () => {
 
     // Every state pre-set to 0 for each label set seen.
     const okHost = new URL(world.ok.url).host;
-    for (const state of ['CREATED', 'ACTIVE', 'RETRY', 'ERROR', 'DELIVERED', 'FAILED', 'CANCEL_REQUESTED', 'CANCELLED']) {
-      expect(valueOf(families, 'upstash_qstash_message_events_total', { state, queue: '', url_group: '', endpoint: '', destination: okHost }), state).toBeDefined();
+    for (const state of [
+      'CREATED',
+      'ACTIVE',
+      'RETRY',
+      'ERROR',
+      'DELIVERED',
+      'FAILED',
+      'CANCEL_REQUESTED',
+      'CANCELLED',
+    ]) {
+      expect(
+        valueOf(families, 'upstash_qstash_message_events_total', {
+          state,
+          queue: '',
+          url_group: '',
+          endpoint: '',
+          destination: okHost,
+        }),
+        state,
+      ).toBeDefined();
     }
     // Errors by class: 500s, a 404, a refused connection; together every ERROR entry.
     expect(sumOf(families, 'upstash_qstash_delivery_errors_total')).toBe(truth.byState.ERROR);
     expect(sumOf(families, 'upstash_qstash_delivery_errors_total', (l) => l.reason === '4xx')).toBe(1);
     expect(sumOf(families, 'upstash_qstash_delivery_errors_total', (l) => l.reason === 'connection')).toBe(1);
-    expect(sumOf(families, 'upstash_qstash_delivery_errors_total', (l) => l.reason === '5xx')).toBe(truth.byState.ERROR - 2);
+    expect(sumOf(families, 'upstash_qstash_delivery_errors_total', (l) => l.reason === '5xx')).toBe(
+      truth.byState.ERROR - 2,
+    );
     // Durations and attempts of every finished message (all were seen from CREATED on).
     const finished = truth.byState.DELIVERED + truth.byState.FAILED;
     expect(sumOf(families, 'upstash_qstash_message_duration_seconds', (l) => l.le === '+Inf')).toBe(finished);
     const attempts = families.get('upstash_qstash_message_attempts')!.samples;
-    const attemptSum = attempts.filter((s) => s.labels.le === undefined && s.value > 0 && s.labels.outcome !== undefined);
+    const attemptSum = attempts.filter(
+      (s) => s.labels.le === undefined && s.value > 0 && s.labels.outcome !== undefined,
+    );
     expect(attemptSum.length).toBeGreaterThan(0);
     expect(valueOf(families, 'upstash_qstash_messages_in_flight')).toBe(0);
     expect(valueOf(families, 'upstash_qstash_daily_messages')).toBe(truth.byState.CREATED);
@@ -135,13 +162,21 @@ describe('logs collector: exact counts against the emulator', () => {
 
   it('stays exact when the service repeats cursors', async () => {
     // Pages of 100, so the walk follows cursors at all.
-    const { failures } = await runScenario({ knobs: { maxPageSize: 100 }, faults: { repeatCursorNext: 4 }, traffic: (w) => mixedTraffic(w, 3) });
+    const { failures } = await runScenario({
+      knobs: { maxPageSize: 100 },
+      faults: { repeatCursorNext: 4 },
+      traffic: (w) => mixedTraffic(w, 3),
+    });
     expect(failures).toEqual([]);
     expect(under!.log.text()).toContain('walking again from the last entry read');
   });
 
   it('stays exact through 429 storms', async () => {
-    await runScenario({ faults: { rateLimitPerSecond: 3 }, settings: { maxPagesPerCycle: 4 }, traffic: (w) => mixedTraffic(w, 3) });
+    await runScenario({
+      faults: { rateLimitPerSecond: 3 },
+      settings: { maxPagesPerCycle: 4 },
+      traffic: (w) => mixedTraffic(w, 3),
+    });
     expect(under!.requests.filter((r) => r.code === '429').length).toBeGreaterThan(0);
   });
 
@@ -156,7 +191,13 @@ describe('logs collector: exact counts against the emulator', () => {
     });
     const log = captureLogger('debug');
     const settings = { ...TEST_SETTINGS, maxPagesPerCycle: 4 };
-    const collector = new LogsCollector({ source: client, settings, stateFile: null, upstream: 'paced', logger: log.logger });
+    const collector = new LogsCollector({
+      source: client,
+      settings,
+      stateFile: null,
+      upstream: 'paced',
+      logger: log.logger,
+    });
     under = { collector, client, log, requests, close: () => client.close() };
     await collector.poll(pollContext(log.logger));
     world.emu.setKnobs({ rateLimitPerSecond: 3 });
@@ -175,13 +216,19 @@ describe('logs collector: exact counts against the emulator', () => {
   });
 
   it('stays exact through 5xx bursts (polls fail, nothing is lost or doubled)', async () => {
-    const { failures } = await runScenario({ faults: { failNext: 12, errorRatio: 0.2 }, traffic: (w) => mixedTraffic(w, 2) });
+    const { failures } = await runScenario({
+      faults: { failNext: 12, errorRatio: 0.2 },
+      traffic: (w) => mixedTraffic(w, 2),
+    });
     expect(failures.length).toBeGreaterThan(0);
   });
 
   it('stays exact through malformed and truncated pages', async () => {
     // More in a row than the client retries: at least one poll fails midway.
-    const { failures } = await runScenario({ faults: { malformedNext: 4, truncatedNext: 4 }, traffic: (w) => mixedTraffic(w, 2) });
+    const { failures } = await runScenario({
+      faults: { malformedNext: 4, truncatedNext: 4 },
+      traffic: (w) => mixedTraffic(w, 2),
+    });
     expect(failures.length).toBeGreaterThan(0);
   });
 

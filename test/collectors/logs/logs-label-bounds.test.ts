@@ -4,7 +4,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { boundLabelValue, LABEL_VALUE_MAX_BYTES } from '../../../src/metrics/cardinality.js';
 import { pollContext } from '../../support/exporter-e2e-helpers.js';
-import { EVENTS, familiesOfCollector, pollUntil, publish, settle, startCollector, startWorld, sumOf, type CollectorUnderTest, type World } from '../../support/logs-helpers.js';
+import {
+  EVENTS,
+  familiesOfCollector,
+  pollUntil,
+  publish,
+  settle,
+  startCollector,
+  startWorld,
+  sumOf,
+  type CollectorUnderTest,
+  type World,
+} from '../../support/logs-helpers.js';
 
 let world: World | undefined;
 const collectors: CollectorUnderTest[] = [];
@@ -28,13 +39,15 @@ describe('label values of the logs collector', () => {
     const families = await familiesOfCollector(first.collector);
     const samples = families.get(EVENTS)?.samples ?? [];
     for (const sample of samples) {
-      for (const value of Object.values(sample.labels)) expect(Buffer.byteLength(value)).toBeLessThanOrEqual(LABEL_VALUE_MAX_BYTES);
+      for (const value of Object.values(sample.labels))
+        expect(Buffer.byteLength(value)).toBeLessThanOrEqual(LABEL_VALUE_MAX_BYTES);
     }
     expect(sumOf(families, EVENTS)).toBe(truth.total);
     const bounded = boundLabelValue(long);
     const other = boundLabelValue(`${long}2`);
     expect(bounded).not.toBe(other);
-    const delivered = (label: string): number => sumOf(families, EVENTS, (l) => l.label === label && l.state === 'DELIVERED');
+    const delivered = (label: string): number =>
+      sumOf(families, EVENTS, (l) => l.label === label && l.state === 'DELIVERED');
     expect([delivered(bounded), delivered(other)]).toEqual([1, 1]);
 
     await first.close();

@@ -34,7 +34,18 @@ afterEach(async () => {
 
 const EVENTS = 'upstash_qstash_message_events_total';
 
-async function run(lagMaxMs: number, settings: { ingestionDelayMs: number; overlapMs: number; auditIntervalMs?: number; maxGrownOverlapMs?: number; latenessHorizonMs?: number }, exact = true, knobs: Partial<Knobs> = {}): Promise<{ families: Awaited<ReturnType<typeof familiesOfCollector>>; total: number }> {
+async function run(
+  lagMaxMs: number,
+  settings: {
+    ingestionDelayMs: number;
+    overlapMs: number;
+    auditIntervalMs?: number;
+    maxGrownOverlapMs?: number;
+    latenessHorizonMs?: number;
+  },
+  exact = true,
+  knobs: Partial<Knobs> = {},
+): Promise<{ families: Awaited<ReturnType<typeof familiesOfCollector>>; total: number }> {
   world = await startWorld({ logVisibilityLagMaxMs: lagMaxMs, ...knobs });
   under = startCollector(world, settings);
   await under.collector.poll(pollContext(under.log.logger));
@@ -53,7 +64,8 @@ async function run(lagMaxMs: number, settings: { ingestionDelayMs: number; overl
   } else {
     // Nothing counted twice, whatever was missed.
     const expected = truthEventSeries(truth);
-    for (const [key, value] of exportedEventSeries(families)) expect(value, key).toBeLessThanOrEqual(expected.get(key) ?? 0);
+    for (const [key, value] of exportedEventSeries(families))
+      expect(value, key).toBeLessThanOrEqual(expected.get(key) ?? 0);
   }
   expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
   return { families, total: truth.total };
@@ -80,7 +92,11 @@ describe('out-of-order visibility', () => {
     // overlap re-read and the anchor find some (counted once, reported as late) and the overlap
     // grows, here to 1 s at most: entries later than that are behind the walk, where the audit
     // finds them and, within the lateness horizon (5 minutes), counts them.
-    const { total } = await run(2000, { ingestionDelayMs: 50, overlapMs: 100, auditIntervalMs: 0, maxGrownOverlapMs: 1000 }, false);
+    const { total } = await run(
+      2000,
+      { ingestionDelayMs: 50, overlapMs: 100, auditIntervalMs: 0, maxGrownOverlapMs: 1000 },
+      false,
+    );
     const families = await pollPastOverlap();
     expect(valueOf(families, 'upstash_exporter_log_late_events_total')).toBeGreaterThan(0);
     expect(under!.log.text()).toContain('re-reading a longer overlap');
@@ -92,7 +108,12 @@ describe('out-of-order visibility', () => {
 
   it('counts what the audit finds once when the service hands back the cursor it was given (a page served twice is not a pair of twins)', async () => {
     // Pages of 15, so the audit follows cursors; while it reads, the service repeats cursors.
-    const { total } = await run(2000, { ingestionDelayMs: 50, overlapMs: 100, auditIntervalMs: 0, maxGrownOverlapMs: 1000 }, false, { maxPageSize: 15 });
+    const { total } = await run(
+      2000,
+      { ingestionDelayMs: 50, overlapMs: 100, auditIntervalMs: 0, maxGrownOverlapMs: 1000 },
+      false,
+      { maxPageSize: 15 },
+    );
     world!.emu.setKnobs({ repeatCursorNext: 1_000 });
     const families = await pollPastOverlap();
     world!.emu.setKnobs({ repeatCursorNext: 0 });
@@ -105,7 +126,11 @@ describe('out-of-order visibility', () => {
   it('reports, exactly, the entries later than the lateness horizon, and counts none twice', async () => {
     // The same, with a lateness horizon of 200 ms: what the walk passed for good and the audit
     // finds behind the horizon is reported missing (with a warning), none silently lost.
-    const { total } = await run(2000, { ingestionDelayMs: 50, overlapMs: 100, auditIntervalMs: 0, maxGrownOverlapMs: 1000, latenessHorizonMs: 200 }, false);
+    const { total } = await run(
+      2000,
+      { ingestionDelayMs: 50, overlapMs: 100, auditIntervalMs: 0, maxGrownOverlapMs: 1000, latenessHorizonMs: 200 },
+      false,
+    );
     const families = await pollPastOverlap();
     const missed = valueOf(families, 'upstash_exporter_log_missed_late_events_total')!;
     expect(missed).toBeGreaterThan(0);

@@ -28,7 +28,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startLogServer(options: { cap: number; bodyBytes?: (messageId: string) => number; extra?: (index: number) => Record<string, unknown> }): Promise<LogServer> {
+async function startLogServer(options: {
+  cap: number;
+  bodyBytes?: (messageId: string) => number;
+  extra?: (index: number) => Record<string, unknown>;
+}): Promise<LogServer> {
   const state: LogServer = { server: undefined as unknown as ServiceDouble, entries: [], asked: [], pages: [] };
   state.server = await startServiceDouble((req, res) => {
     const query = queryOf(req);
@@ -40,7 +44,9 @@ async function startLogServer(options: { cap: number; bodyBytes?: (messageId: st
     const count = Math.min(options.cap, asked);
     const matching = state.entries.filter((e) => e.time >= from && e.time <= to).sort((a, b) => b.time - a.time);
     const start = Number(query.get('cursor') ?? 0);
-    const page = matching.slice(start, start + count).map((e) => ({ ...e, ...options.extra?.(Number(e.messageId.slice(4))) }));
+    const page = matching
+      .slice(start, start + count)
+      .map((e) => ({ ...e, ...options.extra?.(Number(e.messageId.slice(4))) }));
     const cursor = start + count < matching.length ? String(start + count) : undefined;
     void streamPage(res, page, (i) => options.bodyBytes?.(page[i]!.messageId) ?? 16, cursor);
   });
@@ -48,13 +54,30 @@ async function startLogServer(options: { cap: number; bodyBytes?: (messageId: st
   return state;
 }
 
-function collectorFor(server: LogServer, pageSize: number, client: Partial<ConstructorParameters<typeof DeliveryClient>[0]> = {}, stateFile: string | null = null) {
-  const delivery = new DeliveryClient({ baseUrl: server.server.url, token: 'scripted', retry: { maxRetries: 0 }, ...client });
+function collectorFor(
+  server: LogServer,
+  pageSize: number,
+  client: Partial<ConstructorParameters<typeof DeliveryClient>[0]> = {},
+  stateFile: string | null = null,
+) {
+  const delivery = new DeliveryClient({
+    baseUrl: server.server.url,
+    token: 'scripted',
+    retry: { maxRetries: 0 },
+    ...client,
+  });
   const log = captureLogger('debug');
   const collector = new LogsCollector({
     source: delivery,
     // One chain: the requests are the page arithmetic alone (parallel chains split walks, a request each).
-    settings: { ...TEST_SETTINGS, ingestionDelayMs: 0, overlapMs: 0, maxPagesPerCycle: 10_000, pageSize, maxParallelSlices: 1 },
+    settings: {
+      ...TEST_SETTINGS,
+      ingestionDelayMs: 0,
+      overlapMs: 0,
+      maxPagesPerCycle: 10_000,
+      pageSize,
+      maxParallelSlices: 1,
+    },
     stateFile,
     upstream: upstreamIdentity(server.server.url, 'scripted'),
     logger: log.logger,
@@ -66,7 +89,8 @@ function collectorFor(server: LogServer, pageSize: number, client: Partial<Const
 /** `n` entries over the next 200 ms, each its own message, DELIVERED; resolves once they are all past. */
 async function addEntries(server: LogServer, n: number): Promise<void> {
   const base = Date.now() + 205;
-  for (let i = 0; i < n; i++) server.entries.push({ time: base - (i % 200), messageId: `msg_${i}`, state: 'DELIVERED' });
+  for (let i = 0; i < n; i++)
+    server.entries.push({ time: base - (i % 200), messageId: `msg_${i}`, state: 'DELIVERED' });
   await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
@@ -122,7 +146,13 @@ describe('log page size', () => {
     expect(await counted(collector)).toBe(40);
     expect(log.text()).toContain('too large or too slow');
     // A smaller count asked again on a cursor the walk was already following.
-    const shrunkOnCursor = server.pages.some((page, i) => i > 0 && page.cursor !== null && page.cursor === server.pages[i - 1]!.cursor && page.count < server.pages[i - 1]!.count);
+    const shrunkOnCursor = server.pages.some(
+      (page, i) =>
+        i > 0 &&
+        page.cursor !== null &&
+        page.cursor === server.pages[i - 1]!.cursor &&
+        page.count < server.pages[i - 1]!.count,
+    );
     expect(shrunkOnCursor).toBe(true);
   });
 });
@@ -149,21 +179,38 @@ describe('bad answers leave the watermark where it was', () => {
     await collector.poll(pollContext(captureLogger().logger));
     await addEntries(server, 30);
     mode = 'drifted';
-    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_SCHEMA_DRIFT' });
+    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({
+      code: 'ERR_API_SCHEMA_DRIFT',
+    });
     mode = 'missing';
-    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({ code: 'ERR_API_NOT_FOUND' });
+    await expect(collector.poll(pollContext(captureLogger().logger))).rejects.toMatchObject({
+      code: 'ERR_API_NOT_FOUND',
+    });
     mode = 'flat';
     await collector.poll(pollContext(captureLogger().logger));
     expect(await counted(collector)).toBe(30);
     const families = parseExposition(await collector.registry.metrics());
-    const errors: Record<string, number> = Object.fromEntries((families.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [sample.labels.code, sample.value]));
+    const errors: Record<string, number> = Object.fromEntries(
+      (families.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [
+        sample.labels.code,
+        sample.value,
+      ]),
+    );
     // Every code is pre-set to 0; only the two that happened have counted.
-    expect(Object.fromEntries(Object.entries(errors).filter(([, value]) => value > 0))).toEqual({ ERR_API_SCHEMA_DRIFT: 1, ERR_API_NOT_FOUND: 1 });
+    expect(Object.fromEntries(Object.entries(errors).filter(([, value]) => value > 0))).toEqual({
+      ERR_API_SCHEMA_DRIFT: 1,
+      ERR_API_NOT_FOUND: 1,
+    });
     // Kept in the checkpoint: a restarted collector serves the same counts before any poll.
     await collector.close();
     const restarted = collectorFor({ ...server, server: front }, 1000, {}, stateFile).collector;
     const again = parseExposition(await restarted.registry.metrics());
-    const restored = Object.fromEntries((again.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [sample.labels.code, sample.value]));
+    const restored = Object.fromEntries(
+      (again.get('upstash_exporter_log_walk_errors_total')?.samples ?? []).map((sample) => [
+        sample.labels.code,
+        sample.value,
+      ]),
+    );
     expect(restored).toEqual(errors);
   });
 

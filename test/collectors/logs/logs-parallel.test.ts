@@ -11,7 +11,18 @@ import { LogsCollector, type LogsSettings } from '../../../src/collectors/logs/i
 import type { LogsSource } from '../../../src/collectors/walk/walker.js';
 import { upstreamIdentity } from '../../../src/state/index.js';
 import { captureLogger, pollContext, valueOf } from '../../support/exporter-e2e-helpers.js';
-import { differences, exportedEventSeries, familiesOfCollector, mixedTraffic, settle, startWorld, sumOf, truthEventSeries, TEST_SETTINGS, type World } from '../../support/logs-helpers.js';
+import {
+  differences,
+  exportedEventSeries,
+  familiesOfCollector,
+  mixedTraffic,
+  settle,
+  startWorld,
+  sumOf,
+  truthEventSeries,
+  TEST_SETTINGS,
+  type World,
+} from '../../support/logs-helpers.js';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 
@@ -46,7 +57,11 @@ function countingSource(client: DeliveryClient): LogsSource & { maxInFlight: num
 }
 
 /** Polls back to back until the watermark passes `until()` (checked once it is set), or fails after 60 s. */
-async function pollUntilPast(collector: LogsCollector, context: ReturnType<typeof pollContext>, until: () => number | null): Promise<void> {
+async function pollUntilPast(
+  collector: LogsCollector,
+  context: ReturnType<typeof pollContext>,
+  until: () => number | null,
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
@@ -79,7 +94,13 @@ describe('parallel slices', () => {
     // Small pages and a page budget per poll: the walk falls behind the traffic and stays behind
     // for many polls.
     const settings: LogsSettings = { ...TEST_SETTINGS, pageSize: 3, maxPagesPerCycle: 24, maxParallelSlices: 4 };
-    const collector = new LogsCollector({ source, settings, stateFile, upstream: upstreamIdentity(world.emu.url, world.emu.credentials.token), logger: log.logger });
+    const collector = new LogsCollector({
+      source,
+      settings,
+      stateFile,
+      upstream: upstreamIdentity(world.emu.url, world.emu.credentials.token),
+      logger: log.logger,
+    });
     closers.push(() => collector.close());
     const context = pollContext(log.logger);
     await collector.poll(context);
@@ -106,13 +127,18 @@ describe('parallel slices', () => {
     const truth = await settle(world.emu);
     stopAt = Date.now();
     stop = true;
-    await Promise.race([polling, new Promise((_, reject) => setTimeout(() => reject(new Error('the walk did not catch up')), 60_000))]);
+    await Promise.race([
+      polling,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the walk did not catch up')), 60_000)),
+    ]);
 
     const families = await familiesOfCollector(collector);
     expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
     expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
     // Every finished message observed once, from its CREATED: none before all its entries were read.
-    expect(sumOf(families, 'upstash_qstash_message_duration_seconds', (l) => l.le === '+Inf')).toBe(truth.byState.DELIVERED + truth.byState.FAILED);
+    expect(sumOf(families, 'upstash_qstash_message_duration_seconds', (l) => l.le === '+Inf')).toBe(
+      truth.byState.DELIVERED + truth.byState.FAILED,
+    );
     expect(source.maxInFlight).toBeGreaterThanOrEqual(2);
     expect(mostSlices).toBeGreaterThanOrEqual(2);
     expect(mostSavedSlices).toBeGreaterThanOrEqual(2);

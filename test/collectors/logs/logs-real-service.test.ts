@@ -33,7 +33,10 @@ afterEach(async () => {
 
 const EVENTS = 'upstash_qstash_message_events_total';
 
-async function begin(knobs: Partial<Knobs>, ...rest: Parameters<typeof startCollector> extends [World, ...infer R] ? R : never): Promise<CollectorUnderTest> {
+async function begin(
+  knobs: Partial<Knobs>,
+  ...rest: Parameters<typeof startCollector> extends [World, ...infer R] ? R : never
+): Promise<CollectorUnderTest> {
   world = await startWorld(knobs);
   const under = startCollector(world, ...rest);
   collectors.push(under);
@@ -79,7 +82,11 @@ describe('page size', () => {
   async function firstWalkRequests(maxPageSize: number): Promise<{ requests: number; pageSize: number | undefined }> {
     const under = await begin({ maxPageSize });
     // 2 publishes to a group of 250 endpoints: 500 messages, 1,500 entries.
-    await addUrlGroup(world!.emu, 'wide', Array.from({ length: 250 }, (_, i) => ({ url: `${world!.ok.url}/wide/${i}` })));
+    await addUrlGroup(
+      world!.emu,
+      'wide',
+      Array.from({ length: 250 }, (_, i) => ({ url: `${world!.ok.url}/wide/${i}` })),
+    );
     await publish(world!.emu, 'wide');
     await publish(world!.emu, 'wide');
     await settle(world!.emu);
@@ -110,7 +117,12 @@ describe('page size', () => {
 describe('bodies', () => {
   it('counts every event at the defaults when a third of the messages carry 1 MiB bodies the service does not trim', async () => {
     // The case of the issue: /v2/events only, 1 MiB bodies in a third of the entries, trimBody ignored.
-    const under = await begin({ logsPaths: 'events', largeBodyRatio: 0.33, largeBodyBytes: 1_048_576, honourTrimBody: false });
+    const under = await begin({
+      logsPaths: 'events',
+      largeBodyRatio: 0.33,
+      largeBodyBytes: 1_048_576,
+      honourTrimBody: false,
+    });
     await publishMessages(40);
     await expectExact(under);
     const families = await familiesOfCollector(under.collector);
@@ -129,7 +141,11 @@ describe('bodies', () => {
 });
 
 describe('answers the collector cannot count', () => {
-  async function failsThenRecovers(knobs: Partial<Knobs>, code: string, off: Partial<Knobs>): Promise<CollectorUnderTest> {
+  async function failsThenRecovers(
+    knobs: Partial<Knobs>,
+    code: string,
+    off: Partial<Knobs>,
+  ): Promise<CollectorUnderTest> {
     const under = await begin({});
     await publishMessages(5);
     await settle(world!.emu);
@@ -155,7 +171,11 @@ describe('shapes of the page other than a flat list with text cursors', () => {
   async function countsExactly(knobs: Partial<Knobs>): Promise<CollectorUnderTest> {
     // Small pages: every cursor is followed many times, across groups and chains.
     const under = await begin({ ...knobs, maxPageSize: 7 });
-    await addUrlGroup(world!.emu, 'fan', [0, 1, 2].map((i) => ({ url: `${world!.ok.url}/fan/${i}` })));
+    await addUrlGroup(
+      world!.emu,
+      'fan',
+      [0, 1, 2].map((i) => ({ url: `${world!.ok.url}/fan/${i}` })),
+    );
     for (let i = 0; i < 6; i++) await publish(world!.emu, 'fan');
     await publishMessages(10);
     await expectExact(under);

@@ -34,7 +34,8 @@ const collectors: CollectorUnderTest[] = [];
 const children: ChildProcessWithoutNullStreams[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const under of collectors.splice(0)) await under.close();
   await world?.close();
   world = undefined;
@@ -48,7 +49,8 @@ beforeAll(() => {
   const built = statSync(resolve('dist/collectors/walk/walker.js')).mtimeMs;
   for (const dir of ['src/collectors/logs', 'src/collectors/walk', 'src/state']) {
     for (const file of readdirSyncTs(dir)) {
-      if (statSync(join(dir, file)).mtimeMs > built) throw new Error(`dist is older than ${dir}/${file}: run \`npm run build\` first`);
+      if (statSync(join(dir, file)).mtimeMs > built)
+        throw new Error(`dist is older than ${dir}/${file}: run \`npm run build\` first`);
     }
   }
 });
@@ -210,7 +212,12 @@ describe('logs collector across restarts', () => {
       await killHard(child);
       const saved = readState(stateFile);
       // Several slices between the watermark and the walk's front, at least one of them unfinished.
-      if (saved !== null && saved.slices.filter((slice) => slice.pages > 0).length >= 2 && saved.slices.some((slice) => slice.walks.some((walk) => !walk.done))) killedMidParallel += 1;
+      if (
+        saved !== null &&
+        saved.slices.filter((slice) => slice.pages > 0).length >= 2 &&
+        saved.slices.some((slice) => slice.walks.some((walk) => !walk.done))
+      )
+        killedMidParallel += 1;
       child = await startChild(world, stateFile, parallel);
     }
     const truth = await settle(world.emu);
@@ -248,7 +255,14 @@ describe('logs collector across restarts', () => {
     collectors.push(second);
     // Restored before any poll: what was served before the stop is served again.
     const restored = await familiesOfCollector(second.collector);
-    for (const name of [EVENTS, 'upstash_qstash_delivery_errors_total', 'upstash_qstash_message_duration_seconds', 'upstash_qstash_message_attempts', 'upstash_exporter_log_pages_total', 'upstash_exporter_log_late_events_total']) {
+    for (const name of [
+      EVENTS,
+      'upstash_qstash_delivery_errors_total',
+      'upstash_qstash_message_duration_seconds',
+      'upstash_qstash_message_attempts',
+      'upstash_exporter_log_pages_total',
+      'upstash_exporter_log_late_events_total',
+    ]) {
       expect(restored.get(name)?.samples, name).toEqual(stopped.get(name)?.samples);
     }
     await traffic;
@@ -315,7 +329,10 @@ describe('logs collector across restarts', () => {
   it('sets a corrupt or foreign state file aside with one warning and starts at now', async () => {
     world = await startWorld();
     const stateFile = join(world.stateDir, 'state.json');
-    await writeFile(stateFile, '{"format":"upstash-exporter-state","version":1,"upstream":"sha256:0000","savedAt":1,"payload":{}}');
+    await writeFile(
+      stateFile,
+      '{"format":"upstash-exporter-state","version":1,"upstream":"sha256:0000","savedAt":1,"payload":{}}',
+    );
     const foreign = startCollector(world, {}, stateFile);
     collectors.push(foreign);
     await writeFile(stateFile, '{ half a checkpoint');
@@ -335,6 +352,8 @@ describe('logs collector across restarts', () => {
     await mixedTraffic(world);
     const truth = await settle(world.emu);
     await pollUntil(corrupt, Date.now());
-    expect(differences(exportedEventSeries(await familiesOfCollector(corrupt.collector)), truthEventSeries(truth))).toEqual([]);
+    expect(
+      differences(exportedEventSeries(await familiesOfCollector(corrupt.collector)), truthEventSeries(truth)),
+    ).toEqual([]);
   });
 });

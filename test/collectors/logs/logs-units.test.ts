@@ -22,8 +22,33 @@ import { MessageTracker } from '../../../src/collectors/logs/tracker.js';
 import { SelfMetrics } from '../../../src/metrics/self.js';
 import { upstreamIdentity } from '../../../src/state/index.js';
 import { startDestination } from '../../support/emulator-helpers.js';
-import { captureLogger, declaredFamilies, parseExposition, pollContext, sleep, valueOf, type Family } from '../../support/exporter-e2e-helpers.js';
-import { addUrlGroup, differences, EVENTS, exportedEventSeries, familiesOfCollector, mixedTraffic, pollInBackground, publish, settle, startCollector, startWorld, sumOf, TEST_SETTINGS, truthEventSeries, pollUntil, type World } from '../../support/logs-helpers.js';
+import {
+  captureLogger,
+  declaredFamilies,
+  parseExposition,
+  pollContext,
+  sleep,
+  valueOf,
+  type Family,
+} from '../../support/exporter-e2e-helpers.js';
+import {
+  addUrlGroup,
+  differences,
+  EVENTS,
+  exportedEventSeries,
+  familiesOfCollector,
+  mixedTraffic,
+  pollInBackground,
+  publish,
+  settle,
+  startCollector,
+  startWorld,
+  sumOf,
+  TEST_SETTINGS,
+  truthEventSeries,
+  pollUntil,
+  type World,
+} from '../../support/logs-helpers.js';
 
 describe('de-duplication window', () => {
   it('counts identical entries of one walk each, and none of them again in a later walk', () => {
@@ -42,7 +67,12 @@ describe('de-duplication window', () => {
     const restored = new DedupWindow();
     restored.restore(window.export());
     restored.beginWalk();
-    expect([restored.observe(twin), restored.observe(twin), restored.observe(twin), restored.observe(other)]).toEqual([false, false, false, false]);
+    expect([restored.observe(twin), restored.observe(twin), restored.observe(twin), restored.observe(other)]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
     restored.prune(1001);
     expect(restored.size).toBe(0);
   });
@@ -51,8 +81,18 @@ describe('de-duplication window', () => {
     const window = new DedupWindow();
     type Fields = [number, number, string, number | undefined, number | undefined];
     // 40 transitions of one message (more than a message keeps in its flat array) and a few of others.
-    const busy: Fields[] = Array.from({ length: 40 }, (_, i) => [1000 + i, i % 8, 'busy', i % 3 === 0 ? 500 : undefined, i % 5 === 0 ? 9000 + i : undefined]);
-    const others: Fields[] = [[1000, 0, 'calm', undefined, undefined], [1001, 4, 'calm', 200, undefined], [1039, 2, 'late', undefined, 5000]];
+    const busy: Fields[] = Array.from({ length: 40 }, (_, i) => [
+      1000 + i,
+      i % 8,
+      'busy',
+      i % 3 === 0 ? 500 : undefined,
+      i % 5 === 0 ? 9000 + i : undefined,
+    ]);
+    const others: Fields[] = [
+      [1000, 0, 'calm', undefined, undefined],
+      [1001, 4, 'calm', 200, undefined],
+      [1039, 2, 'late', undefined, 5000],
+    ];
     const all = [...busy, ...others];
     window.beginWalk();
     expect(all.map((fields) => window.observeEvent(...fields))).toEqual(all.map(() => true));
@@ -98,7 +138,9 @@ describe('labels, tracker, daily count, histograms', () => {
     expect(errorReasonOf(undefined, 'connection failed: ECONNREFUSED')).toBe(3);
     expect(errorReasonOf(undefined, 'request failed: something odd')).toBe(4);
     expect(errorReasonOf(302, undefined)).toBe(4);
-    expect(safeUrlOf('https://user:pass@api.example.com:8443/hook/a?token=secret#frag')).toBe('https://api.example.com:8443/hook/a');
+    expect(safeUrlOf('https://user:pass@api.example.com:8443/hook/a?token=secret#frag')).toBe(
+      'https://api.example.com:8443/hook/a',
+    );
     expect(safeUrlOf('not a url')).toBe('');
   });
 
@@ -121,11 +163,46 @@ describe('labels, tracker, daily count, histograms', () => {
     tracker.durations.publish();
     tracker.attempts.publish();
     const families = parseExposition(await registry.metrics());
-    expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '2.5' })).toBe(1);
-    expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '1' })).toBe(0);
-    expect(valueOf(families, 'upstash_qstash_message_attempts', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '2' })).toBe(1);
-    expect(valueOf(families, 'upstash_qstash_message_attempts', { outcome: 'delivered', queue: 'q', destination: 'h:1', le: '1' })).toBe(0);
-    expect(valueOf(families, 'upstash_qstash_message_duration_seconds', { outcome: 'failed', queue: 'q', destination: 'h:1', le: '+Inf' })).toBe(0);
+    expect(
+      valueOf(families, 'upstash_qstash_message_duration_seconds', {
+        outcome: 'delivered',
+        queue: 'q',
+        destination: 'h:1',
+        le: '2.5',
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(families, 'upstash_qstash_message_duration_seconds', {
+        outcome: 'delivered',
+        queue: 'q',
+        destination: 'h:1',
+        le: '1',
+      }),
+    ).toBe(0);
+    expect(
+      valueOf(families, 'upstash_qstash_message_attempts', {
+        outcome: 'delivered',
+        queue: 'q',
+        destination: 'h:1',
+        le: '2',
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(families, 'upstash_qstash_message_attempts', {
+        outcome: 'delivered',
+        queue: 'q',
+        destination: 'h:1',
+        le: '1',
+      }),
+    ).toBe(0);
+    expect(
+      valueOf(families, 'upstash_qstash_message_duration_seconds', {
+        outcome: 'failed',
+        queue: 'q',
+        destination: 'h:1',
+        le: '+Inf',
+      }),
+    ).toBe(0);
   });
 
   it('remembers the newest 10,000 finished messages, oldest forgotten first, across a restore', () => {
@@ -155,15 +232,39 @@ describe('labels, tracker, daily count, histograms', () => {
 
   it('restores histogram buckets exactly and refuses other bounds', () => {
     const registry = new Registry();
-    const family = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 5], registry });
+    const family = new HistogramFamily({
+      name: 'upstash_test_seconds',
+      help: 'test',
+      labelNames: ['k'],
+      buckets: [1, 5],
+      registry,
+    });
     const series = family.series({ k: 'v' });
     for (const value of [0.5, 3, 3, 9]) family.observe(series, value);
     const saved = family.export();
-    expect(saved.series[0]).toEqual({ labels: ['v'], counts: [1, 2, 1], sum: 15.5, count: 4, created: expect.any(Number) });
-    const other = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 5], registry: new Registry() });
+    expect(saved.series[0]).toEqual({
+      labels: ['v'],
+      counts: [1, 2, 1],
+      sum: 15.5,
+      count: 4,
+      created: expect.any(Number),
+    });
+    const other = new HistogramFamily({
+      name: 'upstash_test_seconds',
+      help: 'test',
+      labelNames: ['k'],
+      buckets: [1, 5],
+      registry: new Registry(),
+    });
     expect(other.restore(saved)).toBe(true);
     expect(other.export()).toEqual(saved);
-    const rebucketed = new HistogramFamily({ name: 'upstash_test_seconds', help: 'test', labelNames: ['k'], buckets: [1, 10], registry: new Registry() });
+    const rebucketed = new HistogramFamily({
+      name: 'upstash_test_seconds',
+      help: 'test',
+      labelNames: ['k'],
+      buckets: [1, 10],
+      registry: new Registry(),
+    });
     expect(rebucketed.restore(saved)).toBe(false);
   });
 
@@ -227,7 +328,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function collectorFor(logs: ScriptedLogs, settings: Partial<typeof TEST_SETTINGS> = {}): { collector: LogsCollector; log: ReturnType<typeof captureLogger> } {
+function collectorFor(
+  logs: ScriptedLogs,
+  settings: Partial<typeof TEST_SETTINGS> = {},
+): { collector: LogsCollector; log: ReturnType<typeof captureLogger> } {
   const client = new DeliveryClient({ baseUrl: logs.url, token: 'scripted', retry: { maxRetries: 0 } });
   const log = captureLogger('debug');
   const collector = new LogsCollector({
@@ -272,7 +376,15 @@ describe('logs collector against a scripted log server', () => {
     expect(byState('CANCEL_REQUESTED')).toBe(1);
     expect(byState('PAUSED')).toBe(1);
     expect(byState('ACTIVE')).toBe(2);
-    expect(valueOf(f, EVENTS, { state: 'CANCELED', queue: '', url_group: '', endpoint: '', destination: 'dest.example:8080' })).toBeUndefined();
+    expect(
+      valueOf(f, EVENTS, {
+        state: 'CANCELED',
+        queue: '',
+        url_group: '',
+        endpoint: '',
+        destination: 'dest.example:8080',
+      }),
+    ).toBeUndefined();
   });
 
   it('walks again from the last entry read when the same page comes back under a new cursor or a page is empty', async () => {
@@ -315,7 +427,9 @@ describe('logs collector against a scripted log server', () => {
     logs.tamper = (_page, request) => {
       const start = (request - first) * 100;
       const logsOfPage = oldestFirst.slice(start, start + 100);
-      return start + 100 < oldestFirst.length ? { logs: logsOfPage, cursor: String(start + 100) } : { logs: logsOfPage };
+      return start + 100 < oldestFirst.length
+        ? { logs: logsOfPage, cursor: String(start + 100) }
+        : { logs: logsOfPage };
     };
     await collector.poll(pollContext(log.logger));
     const f = await families(collector);
@@ -525,7 +639,16 @@ describe('series cap and opt-in labels against the emulator', () => {
     const f = await families(collector);
     expect(sumOf(f, EVENTS)).toBe(truth.total);
     const overflow = (f.get(EVENTS)?.samples ?? []).filter((s) => s.labels.destination === '__overflow__');
-    expect(overflow.map((s) => s.labels.state).sort()).toEqual(['ACTIVE', 'CANCELLED', 'CANCEL_REQUESTED', 'CREATED', 'DELIVERED', 'ERROR', 'FAILED', 'RETRY']);
+    expect(overflow.map((s) => s.labels.state).sort()).toEqual([
+      'ACTIVE',
+      'CANCELLED',
+      'CANCEL_REQUESTED',
+      'CREATED',
+      'DELIVERED',
+      'ERROR',
+      'FAILED',
+      'RETRY',
+    ]);
     expect(overflow.every((s) => s.labels.queue === '__overflow__')).toBe(true);
     const folded = overflow.reduce((sum, s) => sum + s.value, 0);
     expect(folded).toBe(6); // one destination of three: 2 messages x CREATED, ACTIVE, DELIVERED
@@ -579,7 +702,10 @@ describe('docs/metrics.md, delivery logs', () => {
       const logsSection = block.startsWith('Delivery logs');
       if (!logsSection && !block.startsWith('The exporter itself')) continue;
       for (const row of block.split('\n').filter((line) => line.startsWith('| `'))) {
-        const [metric = '', type = '', labels = ''] = row.replace(/^\||\|$/g, '').split('|').map((cell) => cell.trim());
+        const [metric = '', type = '', labels = ''] = row
+          .replace(/^\||\|$/g, '')
+          .split('|')
+          .map((cell) => cell.trim());
         const name = /^`([a-z_]+)/.exec(metric)![1]!;
         if (!logsSection && !/^upstash_exporter_(log_|state_checkpoints)/.test(name)) continue;
         // Opt-in labels are written in parentheses; label values too.

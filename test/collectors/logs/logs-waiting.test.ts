@@ -6,7 +6,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDestination, type Destination } from '../../support/emulator-helpers.js';
 import { familiesOf, pollContext, sleep, valueOf, type Family } from '../../support/exporter-e2e-helpers.js';
-import { pollUntil, publish, settle, startCollector, startWorld, type CollectorUnderTest, type World } from '../../support/logs-helpers.js';
+import {
+  pollUntil,
+  publish,
+  settle,
+  startCollector,
+  startWorld,
+  type CollectorUnderTest,
+  type World,
+} from '../../support/logs-helpers.js';
 
 let world: World | undefined;
 let slow: Destination | undefined;
@@ -20,12 +28,21 @@ afterEach(async () => {
 });
 
 async function send(path: string, headers: Record<string, string>, body = 'x'): Promise<void> {
-  const response = await fetch(`${world!.emu.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${world!.emu.credentials.token}`, ...headers }, body });
+  const response = await fetch(`${world!.emu.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${world!.emu.credentials.token}`, ...headers },
+    body,
+  });
   if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
 }
 
 /** Observations of a histogram per queue: count, sum and the count at or below `le`. */
-function histogram(families: Map<string, Family>, name: string, queue: string, le: string): { count: number; sum: number; below: number } {
+function histogram(
+  families: Map<string, Family>,
+  name: string,
+  queue: string,
+  le: string,
+): { count: number; sum: number; below: number } {
   const samples = families.get(name)?.samples.filter((sample) => sample.labels.queue === queue) ?? [];
   const count = samples.find((sample) => sample.labels.le === '+Inf')?.value ?? 0;
   const below = samples.find((sample) => sample.labels.le === le)?.value ?? 0;
@@ -43,7 +60,11 @@ describe('waiting time', () => {
     const under = startCollector(world, {}, stateFile);
     collectors.push(under);
     await sleep(200);
-    await send('/v2/queues', { 'content-type': 'application/json' }, JSON.stringify({ queueName: 'one', parallelism: 1 }));
+    await send(
+      '/v2/queues',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ queueName: 'one', parallelism: 1 }),
+    );
     // Delayed 30 s on the emulator's clock (0.5 s real): the delay is not waiting.
     for (let i = 0; i < 3; i++) await send(`/v2/publish/${world.ok.url}/later`, { 'Upstash-Delay': '30s' });
     // Four messages through one slot, 0.3 s each: they wait about 0, 0.3, 0.6 and 0.9 s.
@@ -54,7 +75,9 @@ describe('waiting time', () => {
     await sleep(450);
     await under.collector.poll(pollContext(under.log.logger));
     const during = await familiesOf(under.collector.registry);
-    expect(valueOf(during, 'upstash_qstash_oldest_in_flight_message_age_seconds', { queue: 'one' })).toBeGreaterThan(0.2);
+    expect(valueOf(during, 'upstash_qstash_oldest_in_flight_message_age_seconds', { queue: 'one' })).toBeGreaterThan(
+      0.2,
+    );
 
     const truth = await settle(world.emu);
     await pollUntil(under, Date.now());

@@ -24,15 +24,30 @@ describe('checkpoints of a fast walk', () => {
       logsPage(query: LogsQuery): Promise<LogsPage> {
         const from = Number(query.fromDate ?? 0);
         const to = Number(query.toDate ?? Number.MAX_SAFE_INTEGER);
-        let k = Math.min(entries - 1, Math.floor((to - T0) / SPACING_MS), query.cursor === undefined ? Number.MAX_SAFE_INTEGER : Number(query.cursor));
+        let k = Math.min(
+          entries - 1,
+          Math.floor((to - T0) / SPACING_MS),
+          query.cursor === undefined ? Number.MAX_SAFE_INTEGER : Number(query.cursor),
+        );
         const logs: LogEntry[] = [];
-        for (; k >= 0 && timeOf(k) >= from && logs.length < (query.count ?? 100); k--) logs.push({ time: timeOf(k), messageId: `m${k}`, state: 'CREATED', url: 'https://example.com/hook' });
+        for (; k >= 0 && timeOf(k) >= from && logs.length < (query.count ?? 100); k--)
+          logs.push({ time: timeOf(k), messageId: `m${k}`, state: 'CREATED', url: 'https://example.com/hook' });
         return Promise.resolve(k >= 0 && timeOf(k) >= from ? { logs, cursor: String(k) } : { logs });
       },
     };
-    const settings: WalkSettings = { ingestionDelayMs: 1_000, overlapMs: 1_000, maxPagesPerCycle: 10_000, pageSize: 100 };
+    const settings: WalkSettings = {
+      ingestionDelayMs: 1_000,
+      overlapMs: 1_000,
+      maxPagesPerCycle: 10_000,
+      pageSize: 100,
+    };
     let now = T0 + settings.ingestionDelayMs;
-    const counter = new LogCounter({ registry: new Registry(), seriesLimit: 1000, optIn: [], trackerCapacity: 100_000 });
+    const counter = new LogCounter({
+      registry: new Registry(),
+      seriesLimit: 1000,
+      optIn: [],
+      trackerCapacity: 100_000,
+    });
     const checkpointStarts: number[] = [];
     const checkpointEnds: number[] = [];
     const writeMs = 20;
@@ -64,7 +79,9 @@ describe('checkpoints of a fast walk', () => {
     // it took (as measured here: the walk's own measure of it is a little longer) after it began.
     expect(checkpointStarts.length).toBeLessThan(report.slicesCompleted / 2);
     for (let i = 1; i < checkpointStarts.length; i++) {
-      expect(checkpointStarts[i]! - checkpointStarts[i - 1]!).toBeGreaterThanOrEqual(10 * (checkpointEnds[i - 1]! - checkpointStarts[i - 1]!));
+      expect(checkpointStarts[i]! - checkpointStarts[i - 1]!).toBeGreaterThanOrEqual(
+        10 * (checkpointEnds[i - 1]! - checkpointStarts[i - 1]!),
+      );
     }
   });
 });

@@ -15,7 +15,14 @@ import { WorkflowsCollector } from '../../../src/collectors/workflows/index.js';
 import { createEmulator, type EmulatorHandle, type WorkflowGroundTruth } from '../../../src/emulator/index.js';
 import { upstreamIdentity } from '../../../src/state/index.js';
 import { startDestination, type Destination } from '../../support/emulator-helpers.js';
-import { captureLogger, declaredFamilies, familiesOf, pollContext, sleep, type Family } from '../../support/exporter-e2e-helpers.js';
+import {
+  captureLogger,
+  declaredFamilies,
+  familiesOf,
+  pollContext,
+  sleep,
+  type Family,
+} from '../../support/exporter-e2e-helpers.js';
 import { TEST_SETTINGS } from '../../support/logs-helpers.js';
 import { trigger, workflowResponder } from '../../support/workflow-helpers.js';
 
@@ -59,7 +66,10 @@ function client(): DeliveryClient {
   return made;
 }
 
-function collector(stateFile: string | null, pageSize = 2): { collector: WorkflowsCollector; log: ReturnType<typeof captureLogger> } {
+function collector(
+  stateFile: string | null,
+  pageSize = 2,
+): { collector: WorkflowsCollector; log: ReturnType<typeof captureLogger> } {
   const log = captureLogger('debug');
   const made = new WorkflowsCollector({
     client: client(),
@@ -87,7 +97,11 @@ function countsOf(families: Map<string, Family>): WorkflowGroundTruth {
 
 function truth(): WorkflowGroundTruth {
   const raw = emu.workflowGroundTruth();
-  return { runs: Object.fromEntries(Object.entries(raw.runs).filter(([, n]) => n > 0)), steps: raw.steps, inProgress: raw.inProgress };
+  return {
+    runs: Object.fromEntries(Object.entries(raw.runs).filter(([, n]) => n > 0)),
+    steps: raw.steps,
+    inProgress: raw.inProgress,
+  };
 }
 
 /** Polls until the collector's counts equal the ground truth (after every run ended). */
@@ -108,7 +122,8 @@ async function pollUntilExact(under: WorkflowsCollector, timeoutMs = 15_000): Pr
 }
 
 function sorted(value: WorkflowGroundTruth): unknown {
-  const sort = (record: Record<string, number>): Array<[string, number]> => Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
+  const sort = (record: Record<string, number>): Array<[string, number]> =>
+    Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
   return { runs: sort(value.runs), steps: sort(value.steps), inProgress: value.inProgress };
 }
 
@@ -116,7 +131,12 @@ async function mixedRuns(count: number): Promise<void> {
   const paths = ['/wf/steps-3', '/wf/fail-at-2', '/wf/steps-1', '/wf/slow-150/steps-4'];
   for (let i = 0; i < count; i++) {
     const path = paths[i % paths.length]!;
-    await trigger(emu.url, emu.credentials.token, `${server.url}${path}`, path.includes('fail') ? { 'Upstash-Retries': '1', 'Upstash-Retry-Delay': '500' } : {});
+    await trigger(
+      emu.url,
+      emu.credentials.token,
+      `${server.url}${path}`,
+      path.includes('fail') ? { 'Upstash-Retries': '1', 'Upstash-Retry-Delay': '500' } : {},
+    );
   }
 }
 
@@ -135,10 +155,19 @@ describe('workflows collector', () => {
     expect(counts.runs).toMatchObject({ RUN_STARTED: 12, RUN_SUCCESS: 9, RUN_FAILED: 3 });
     expect(counts.steps['STEP_FAILED|Run']).toBe(3);
     const families = await familiesOf(under.registry);
-    const durations = families.get('upstash_workflow_run_duration_seconds')!.samples.filter((sample) => sample.labels.le === '+Inf');
-    expect(Object.fromEntries(durations.map((sample) => [sample.labels.state, sample.value]))).toEqual({ success: 9, failed: 3 });
-    const stepCounts = families.get('upstash_workflow_step_duration_seconds')!.samples.filter((sample) => sample.labels.le === '+Inf');
-    expect(stepCounts.reduce((sum, sample) => sum + sample.value, 0)).toBe(Object.values(counts.steps).reduce((a, b) => a + b, 0));
+    const durations = families
+      .get('upstash_workflow_run_duration_seconds')!
+      .samples.filter((sample) => sample.labels.le === '+Inf');
+    expect(Object.fromEntries(durations.map((sample) => [sample.labels.state, sample.value]))).toEqual({
+      success: 9,
+      failed: 3,
+    });
+    const stepCounts = families
+      .get('upstash_workflow_step_duration_seconds')!
+      .samples.filter((sample) => sample.labels.le === '+Inf');
+    expect(stepCounts.reduce((sum, sample) => sum + sample.value, 0)).toBe(
+      Object.values(counts.steps).reduce((a, b) => a + b, 0),
+    );
     // More polls count nothing again.
     await under.poll(pollContext(captureLogger().logger));
     await sleep(400);
@@ -151,7 +180,13 @@ describe('workflows collector', () => {
     await sleep(200);
     await mixedRuns(10);
     codes.length = 0;
-    emu.setKnobs({ faultScope: ['workflows'], errorRatio: 0.25, malformedRatio: 0.1, truncatedRatio: 0.1, repeatCursorNext: 2 });
+    emu.setKnobs({
+      faultScope: ['workflows'],
+      errorRatio: 0.25,
+      malformedRatio: 0.1,
+      truncatedRatio: 0.1,
+      repeatCursorNext: 2,
+    });
     let failures = 0;
     try {
       const deadline = Date.now() + 20_000;
@@ -162,12 +197,22 @@ describe('workflows collector', () => {
           failures += 1;
         }
         const expected = truth();
-        if (expected.inProgress === 0 && JSON.stringify(sorted(countsOf(await familiesOf(under.registry)))) === JSON.stringify(sorted(expected))) break;
+        if (
+          expected.inProgress === 0 &&
+          JSON.stringify(sorted(countsOf(await familiesOf(under.registry)))) === JSON.stringify(sorted(expected))
+        )
+          break;
         if (Date.now() > deadline) break;
         await sleep(50);
       }
     } finally {
-      emu.setKnobs({ faultScope: ['logs', 'schedules', 'management'], errorRatio: 0, malformedRatio: 0, truncatedRatio: 0, repeatCursorNext: 0 });
+      emu.setKnobs({
+        faultScope: ['logs', 'schedules', 'management'],
+        errorRatio: 0,
+        malformedRatio: 0,
+        truncatedRatio: 0,
+        repeatCursorNext: 0,
+      });
     }
     // Faults were served (most are retried by the client; what is not fails the poll and is read again).
     expect(codes.filter((code) => code !== '200').length, `polls failed: ${failures}`).toBeGreaterThan(3);
@@ -197,7 +242,14 @@ describe('workflows collector', () => {
     stateDir = await mkdtemp(join(tmpdir(), 'upstash-workflows-'));
     const stateFile = join(stateDir, 'state.json');
     const upstream = upstreamIdentity(emu.url, emu.credentials.token);
-    const logsCollector = (): LogsCollector => new LogsCollector({ source: client(), settings: TEST_SETTINGS, stateFile, upstream, logger: captureLogger().logger });
+    const logsCollector = (): LogsCollector =>
+      new LogsCollector({
+        source: client(),
+        settings: TEST_SETTINGS,
+        stateFile,
+        upstream,
+        logger: captureLogger().logger,
+      });
     // A file written before the workflows section existed: the logs part only.
     const logsOnly = logsCollector();
     await logsOnly.poll(pollContext(captureLogger().logger));
@@ -241,7 +293,10 @@ describe('docs/metrics.md, workflow runs and steps', () => {
     const block = text.split(/^## /m).find((section) => section.startsWith('Workflow runs and steps'))!;
     const documented = new Map<string, { type: string; labels: string[] }>();
     for (const row of block.split('\n').filter((line) => line.startsWith('| `'))) {
-      const [metric = '', type = '', labels = ''] = row.replace(/^\||\|$/g, '').split('|').map((cell) => cell.trim());
+      const [metric = '', type = '', labels = ''] = row
+        .replace(/^\||\|$/g, '')
+        .split('|')
+        .map((cell) => cell.trim());
       const labelNames = [...labels.replace(/\([^)]*\)/g, '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
       documented.set(/^`([a-z_]+)/.exec(metric)![1]!, { type, labels: labelNames.sort() });
     }
@@ -259,8 +314,16 @@ describe('docs/metrics.md, workflow runs and steps', () => {
 
 describe('the two paths of the workflow runs (emulator knob workflowRunsPaths)', () => {
   it.each([
-    ['events', ['/v2/workflows/events 200'], 'only the SDK path (as the official workflow SDK and the MCP server read it)'],
-    ['logs', ['/v2/workflows/events 404', '/v2/workflows/logs 200'], "only the OpenAPI's path: one 404, then that path kept"],
+    [
+      'events',
+      ['/v2/workflows/events 200'],
+      'only the SDK path (as the official workflow SDK and the MCP server read it)',
+    ],
+    [
+      'logs',
+      ['/v2/workflows/events 404', '/v2/workflows/logs 200'],
+      "only the OpenAPI's path: one 404, then that path kept",
+    ],
   ] as const)('counts exactly where the service has %s: %j (%s)', async (paths, firstTwo, _what) => {
     emu.setKnobs({ workflowRunsPaths: paths });
     requests.length = 0;

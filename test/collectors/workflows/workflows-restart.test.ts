@@ -8,7 +8,16 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDestination, type Destination } from '../../support/emulator-helpers.js';
 import { parseExposition, sleep, valueOf, type Family } from '../../support/exporter-e2e-helpers.js';
-import { differences, EVENTS, exportedEventSeries, settle, startWorld, sumOf, truthEventSeries, type World } from '../../support/logs-helpers.js';
+import {
+  differences,
+  EVENTS,
+  exportedEventSeries,
+  settle,
+  startWorld,
+  sumOf,
+  truthEventSeries,
+  type World,
+} from '../../support/logs-helpers.js';
 import { trigger, workflowResponder } from '../../support/workflow-helpers.js';
 import { spawnExporter } from '../../support/exporter-child.js';
 
@@ -18,18 +27,43 @@ let server: Destination | undefined;
 const children: ChildProcessWithoutNullStreams[] = [];
 
 beforeAll(() => {
-  if (!existsSync(resolve('dist/collectors/workflows/collector.js'))) throw new Error('dist has no workflows collector: run `npm run build` first');
+  if (!existsSync(resolve('dist/collectors/workflows/collector.js')))
+    throw new Error('dist has no workflows collector: run `npm run build` first');
 });
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await server?.close();
   await world?.close();
   world = undefined;
 });
 
-async function startChild(stateFile: string): Promise<{ url: string; process: ChildProcessWithoutNullStreams; stderr: () => string }> {
-  const args = [CLI, 'run', '--listen-address', '127.0.0.1:0', '--qstash-url', world!.emu.url, '--state-file', stateFile, '--poll-interval', 'logs=1s,workflows=1s', '--disable-collector', 'schedules', '--logs-ingestion-delay', '150ms', '--logs-overlap', '200ms', '--logs-page-size', '5', '--log-level', 'info'];
+async function startChild(
+  stateFile: string,
+): Promise<{ url: string; process: ChildProcessWithoutNullStreams; stderr: () => string }> {
+  const args = [
+    CLI,
+    'run',
+    '--listen-address',
+    '127.0.0.1:0',
+    '--qstash-url',
+    world!.emu.url,
+    '--state-file',
+    stateFile,
+    '--poll-interval',
+    'logs=1s,workflows=1s',
+    '--disable-collector',
+    'schedules',
+    '--logs-ingestion-delay',
+    '150ms',
+    '--logs-overlap',
+    '200ms',
+    '--logs-page-size',
+    '5',
+    '--log-level',
+    'info',
+  ];
   return spawnExporter(args, world!.emu.credentials.token, children);
 }
 
@@ -44,18 +78,31 @@ async function killHard(child: ChildProcessWithoutNullStreams): Promise<void> {
 }
 
 function runsOf(families: Map<string, Family>): Record<string, number> {
-  return Object.fromEntries((families.get('upstash_workflow_runs_total')?.samples ?? []).filter((s) => s.value > 0).map((s) => [`RUN_${s.labels.state!.toUpperCase()}`, s.value]));
+  return Object.fromEntries(
+    (families.get('upstash_workflow_runs_total')?.samples ?? [])
+      .filter((s) => s.value > 0)
+      .map((s) => [`RUN_${s.labels.state!.toUpperCase()}`, s.value]),
+  );
 }
 
 function stepsOf(families: Map<string, Family>): Record<string, number> {
-  return Object.fromEntries((families.get('upstash_workflow_steps_total')?.samples ?? []).filter((s) => s.value > 0).map((s) => [`STEP_${s.labels.state!.toUpperCase()}|${s.labels.step_type}`, s.value]));
+  return Object.fromEntries(
+    (families.get('upstash_workflow_steps_total')?.samples ?? [])
+      .filter((s) => s.value > 0)
+      .map((s) => [`STEP_${s.labels.state!.toUpperCase()}|${s.labels.step_type}`, s.value]),
+  );
 }
 
 async function workflows(count: number): Promise<void> {
   const paths = ['/wf/slow-200/steps-4', '/wf/steps-2', '/wf/fail-at-2', '/wf/slow-100/steps-3'];
   for (let i = 0; i < count; i++) {
     const path = paths[i % paths.length]!;
-    await trigger(world!.emu.url, world!.emu.credentials.token, `${server!.url}${path}`, path.includes('fail') ? { 'Upstash-Retries': '1', 'Upstash-Retry-Delay': '2000' } : {});
+    await trigger(
+      world!.emu.url,
+      world!.emu.credentials.token,
+      `${server!.url}${path}`,
+      path.includes('fail') ? { 'Upstash-Retries': '1', 'Upstash-Retry-Delay': '2000' } : {},
+    );
   }
 }
 
@@ -94,7 +141,9 @@ describe('workflows collector across restarts', () => {
       child = await startChild(stateFile);
       const after = await scrape(child.url);
       // Restored from the checkpoint: no counter goes down.
-      expect(sumOf(after, 'upstash_workflow_runs_total')).toBeGreaterThanOrEqual(sumOf(before, 'upstash_workflow_runs_total'));
+      expect(sumOf(after, 'upstash_workflow_runs_total')).toBeGreaterThanOrEqual(
+        sumOf(before, 'upstash_workflow_runs_total'),
+      );
       expect(sumOf(after, EVENTS)).toBeGreaterThanOrEqual(sumOf(before, EVENTS));
     }
     const logsTruth = await settle(world.emu, 15_000);
@@ -109,7 +158,8 @@ describe('workflows collector across restarts', () => {
       (valueOf(families, 'upstash_exporter_workflow_watermark_timestamp_seconds') ?? 0) * 1000 >= settledAt &&
       valueOf(families, 'upstash_workflow_runs_in_progress') === 0;
     while (!caughtUp()) {
-      if (Date.now() > deadline) throw new Error(`the restarted exporter did not catch up: ${JSON.stringify(runsOf(families))}`);
+      if (Date.now() > deadline)
+        throw new Error(`the restarted exporter did not catch up: ${JSON.stringify(runsOf(families))}`);
       await sleep(200);
       families = await scrape(child.url);
     }

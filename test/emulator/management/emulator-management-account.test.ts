@@ -24,7 +24,15 @@ import {
 afterEach(stopManagementServers);
 
 /** The current record (2026-03+); the legacy one has `password` instead of the CURRENT_ONLY fields. */
-const CURRENT_ONLY = ['read_only_token', 'region', 'budget', 'max_bandwidth_per_second', 'prometheus_enabled', 'modifying_state', 'deletion_time'];
+const CURRENT_ONLY = [
+  'read_only_token',
+  'region',
+  'budget',
+  'max_bandwidth_per_second',
+  'prometheus_enabled',
+  'modifying_state',
+  'deletion_time',
+];
 const ACCOUNT_FIELDS = {
   customer_id: 'string',
   id: 'string',
@@ -113,7 +121,12 @@ describe('account record', () => {
       expect(body.created_by).toBe(EMAIL);
       expect(body.token).toBe(DELIVERY_TOKEN);
       expect(body.read_only_token.length).toBeGreaterThan(8);
-      expect(body).toMatchObject({ region: 'eu-central-1', prometheus_enabled: 'false', state: 'active', active: true });
+      expect(body).toMatchObject({
+        region: 'eu-central-1',
+        prometheus_enabled: 'false',
+        state: 'active',
+        active: true,
+      });
       // Seconds, not milliseconds: 400 days before the clock.
       expect(body.creation_time).toBe(Math.floor(START / 1000) - 400 * 86_400);
       expect(body.last_plan_upgrade_time).toBeLessThanOrEqual(Math.floor(START / 1000));
@@ -190,7 +203,8 @@ describe('account record', () => {
     expect(us.token).not.toBe(DELIVERY_TOKEN);
     expect(us.id).not.toBe(eu.id);
     expect(us).toMatchObject({ type: 'free', max_requests_per_day: 1_000 });
-    for (const user of users.body) expect((await h.get<AccountRecord>(`/v2/qstash/user/${user.id}`)).body).toEqual(user);
+    for (const user of users.body)
+      expect((await h.get<AccountRecord>(`/v2/qstash/user/${user.id}`)).body).toEqual(user);
     const unknown = await h.get<{ error: string }>('/v2/qstash/user/00000000-0000-4000-8000-000000000000');
     expect(unknown.status).toBe(404);
     expect(typeof unknown.body.error).toBe('string');
@@ -204,7 +218,8 @@ describe('QStash usage statistics', () => {
       const minutes = Math.max(0, Math.ceil((Math.min(to, START) - from) / MINUTE));
       return { requests: 100 * minutes, bytes: 102_400 * minutes };
     },
-    day: (ms) => (ms <= START && ms > START - DAY ? { requests: 63_000, bytes: 64_512_000 } : { requests: 0, bytes: 0 }),
+    day: (ms) =>
+      ms <= START && ms > START - DAY ? { requests: 63_000, bytes: 64_512_000 } : { requests: 0, bytes: 0 },
     dlqMessages: () => 5,
   };
 

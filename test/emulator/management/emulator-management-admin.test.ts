@@ -109,11 +109,21 @@ describe('admin routes and in-process state', () => {
 
   it('takes max_monthly_reranks like any other limit: a count, or -1 for unlimited', async () => {
     const h = await startManagement();
-    const limited = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', { name: 'limited', type: 'payg', max_monthly_reranks: 5_000 });
+    const limited = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', {
+      name: 'limited',
+      type: 'payg',
+      max_monthly_reranks: 5_000,
+    });
     expect(limited.status).toBe(201);
     expect(limited.body.max_monthly_reranks).toBe(5_000);
-    expect((await h.get<ServedVectorIndex>(`/v2/vector/index/${limited.body.id}`)).body.max_monthly_reranks).toBe(5_000);
-    const unlimited = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', { name: 'unlimited', type: 'free', max_monthly_reranks: -1 });
+    expect((await h.get<ServedVectorIndex>(`/v2/vector/index/${limited.body.id}`)).body.max_monthly_reranks).toBe(
+      5_000,
+    );
+    const unlimited = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', {
+      name: 'unlimited',
+      type: 'free',
+      max_monthly_reranks: -1,
+    });
     expect(unlimited.body.max_monthly_reranks).toBe(-1);
     // Without the field, the plan's figure.
     const fixed = await h.admin<ServedVectorIndex>('POST', '/vector-indexes', { name: 'fixed', type: 'fixed' });

@@ -36,7 +36,7 @@ const SEARCH_FIELDS = {
 } as const;
 
 describe('search indexes', () => {
-  it('serves each index\'s usage in the vector stats shape, from its query rate', async () => {
+  it("serves each index's usage in the vector stats shape, from its query rate", async () => {
     const h = await startManagement();
     const [docs] = (await h.get<ServedSearchIndex[]>('/v2/search')).body;
     const stats = await h.get<VectorStats>(`/v2/search/${docs!.id}/stats?period=1h`);
@@ -75,7 +75,12 @@ describe('search indexes', () => {
       expect((payg as unknown as Record<string, number>)[field], field).toBe(-1);
       expect((free as unknown as Record<string, number>)[field], field).toBeGreaterThan(0);
     }
-    for (const field of ['max_vector_count', 'max_writes_per_second', 'max_query_per_second', 'max_reads_per_request']) {
+    for (const field of [
+      'max_vector_count',
+      'max_writes_per_second',
+      'max_query_per_second',
+      'max_reads_per_request',
+    ]) {
       expect((payg as unknown as Record<string, number>)[field], field).toBeGreaterThan(0);
     }
   });
@@ -92,8 +97,12 @@ describe('search indexes', () => {
   });
 
   it('keeps the same ids across emulator starts', async () => {
-    const first = (await (await startManagement()).get<ServedSearchIndex[]>('/v2/search')).body.map((index) => index.id);
-    const second = (await (await startManagement()).get<ServedSearchIndex[]>('/v2/search')).body.map((index) => index.id);
+    const first = (await (await startManagement()).get<ServedSearchIndex[]>('/v2/search')).body.map(
+      (index) => index.id,
+    );
+    const second = (await (await startManagement()).get<ServedSearchIndex[]>('/v2/search')).body.map(
+      (index) => index.id,
+    );
     expect(second).toEqual(first);
     expect(new Set(first).size).toBe(2);
   });

@@ -161,9 +161,7 @@ describe('vector indexes', () => {
     expect(stats.daily_update_count).toBe(30 * 1_050);
     // A whole day weighs 50 hours: 3,000 minutes. 1-17 March are whole days.
     expect(stats.monthly_query_count).toBe(120 * (17 * 3_000 + 1_050));
-    expect(stats.monthly_bandwidth_usage).toBe(
-      stats.monthly_query_count * 6_400 + stats.monthly_update_count * 6_600,
-    );
+    expect(stats.monthly_bandwidth_usage).toBe(stats.monthly_query_count * 6_400 + stats.monthly_update_count * 6_600);
     expect(stats.storage_usage).toBe(stats.current_vector_count * 6_500);
     // 15 s into a minute at factor 3: 30 x 3 x 15 / 60 updates waiting.
     expect(stats.pending_index_count).toBe(22);

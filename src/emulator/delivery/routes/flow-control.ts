@@ -9,7 +9,8 @@ import type { DeliveryService } from '../service.js';
 function positive(req: Request, name: string): number | undefined {
   const raw = req.query[name];
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < 1) throw new EmulatorInputError(name, 'must be a positive integer');
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new EmulatorInputError(name, 'must be a positive integer');
   return Number(raw);
 }
 
@@ -24,7 +25,9 @@ export function flowControlRouter(service: DeliveryService): Router {
 
   router.get('/v2/flowControl', (_req, res) => {
     if (!service.knobs.flowControlList) throw new EmulatorNotFoundError('no route for GET /v2/flowControl');
-    res.json({ flowControls: store.list().map((state) => ({ flowControlKey: state.key, waitListSize: state.waitListSize })) });
+    res.json({
+      flowControls: store.list().map((state) => ({ flowControlKey: state.key, waitListSize: state.waitListSize })),
+    });
   });
 
   router.get('/v2/flowControl/:key', (req, res) => {

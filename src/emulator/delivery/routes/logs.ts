@@ -7,7 +7,14 @@ import type { Request, RequestHandler } from 'express';
 import { EmulatorInputError } from '../../errors.js';
 import { sendError } from '../../http-util.js';
 import type { Knobs } from '../../knobs.js';
-import { LOG_STATES, toLogEntryJson, type LogEntryJson, type LogFilter, type LogState, type StoredEntry } from '../log-store.js';
+import {
+  LOG_STATES,
+  toLogEntryJson,
+  type LogEntryJson,
+  type LogFilter,
+  type LogState,
+  type StoredEntry,
+} from '../log-store.js';
 import type { DeliveryService } from '../service.js';
 import { largeBodyOf } from './large-bodies.js';
 import { writeJsonStreamed } from './streamed-json.js';
@@ -47,7 +54,11 @@ function parseStates(values: string[]): Set<LogState> {
     const alias = STATE_ALIASES[upper];
     if (alias) alias.forEach((state) => states.add(state));
     else if ((LOG_STATES as readonly string[]).includes(upper)) states.add(upper as LogState);
-    else throw new EmulatorInputError('state', `unknown state "${value}"; use one of ${[...LOG_STATES, 'IN_PROGRESS'].join(', ')}`);
+    else
+      throw new EmulatorInputError(
+        'state',
+        `unknown state "${value}"; use one of ${[...LOG_STATES, 'IN_PROGRESS'].join(', ')}`,
+      );
   }
   return states;
 }
@@ -100,7 +111,8 @@ export function parseLogQuery(params: URLSearchParams): LogQuery {
   let count = DEFAULT_COUNT;
   const countText = params.get('count');
   if (countText !== null && countText.trim() !== '') {
-    if (!/^\d{1,9}$/.test(countText.trim()) || Number(countText) < 1) throw new EmulatorInputError('count', 'must be a positive integer');
+    if (!/^\d{1,9}$/.test(countText.trim()) || Number(countText) < 1)
+      throw new EmulatorInputError('count', 'must be a positive integer');
     count = Math.min(MAX_COUNT, Number(countText));
   }
   const query: LogQuery = { filter, count, grouped: params.get('groupBy')?.trim() === 'messageId' };
@@ -172,9 +184,14 @@ export function logsHandler(service: DeliveryService, key: 'logs' | 'events'): R
       cursor = query.cursor;
     } else if (page.nextBeforeSeq !== undefined) {
       const last = page.entries[page.entries.length - 1]!;
-      cursor = knobs.numericCursor === 'text' ? encodeCursor(last.time, last.seq) : String(NUMERIC_CURSOR_BASE + BigInt(last.seq));
+      cursor =
+        knobs.numericCursor === 'text'
+          ? encodeCursor(last.time, last.seq)
+          : String(NUMERIC_CURSOR_BASE + BigInt(last.seq));
     }
-    const entries = page.entries.map((entry) => withBodies(entry, toLogEntryJson(entry, knobs.omitState), knobs, query.trimBody));
+    const entries = page.entries.map((entry) =>
+      withBodies(entry, toLogEntryJson(entry, knobs.omitState), knobs, query.trimBody),
+    );
     const grouped = knobs.logsShape === 'grouped' || query.grouped;
     const listKey = grouped ? 'messages' : key;
     const items: unknown[] = grouped ? groupByMessage(entries) : entries;

@@ -62,7 +62,9 @@ export function publishHandler(service: DeliveryService): RequestHandler {
   return async (req, res) => {
     requirePost(req);
     const target = splitRawTarget(req.originalUrl, '/v2/publish/', service.options.headerPrefix);
-    const queueHeader = new RequestHeaders(req.rawHeaders, target.queryConfig).get(`${service.options.headerPrefix}Queue-Name`)?.trim();
+    const queueHeader = new RequestHeaders(req.rawHeaders, target.queryConfig)
+      .get(`${service.options.headerPrefix}Queue-Name`)
+      ?.trim();
     const queueName = queueHeader ? parseName(`${service.options.headerPrefix}Queue-Name`, queueHeader) : undefined;
     await publishFromRequest(service, req, res, target, queueName);
   };
@@ -76,11 +78,17 @@ export function triggerHandler(service: DeliveryService): RequestHandler {
     const prefix = service.options.headerPrefix;
     const target = splitRawTarget(req.originalUrl, '/v2/trigger/', prefix);
     const destination = parseDestination(target.destination);
-    if (destination.kind !== 'url') throw new EmulatorInputError('workflowUrl', 'must be a URL starting with http:// or https://');
+    if (destination.kind !== 'url')
+      throw new EmulatorInputError('workflowUrl', 'must be a URL starting with http:// or https://');
     const body = await readRawBody(req, res, service.options.maxBodyBytes);
     const headers = new RequestHeaders(req.rawHeaders, target.queryConfig);
     const spec = parseMessageSpec(
-      { prefix, defaultRetries: TRIGGER_DEFAULT_RETRIES, planTimeoutMs: service.plan.timeoutMs, nowMs: service.clock.now() },
+      {
+        prefix,
+        defaultRetries: TRIGGER_DEFAULT_RETRIES,
+        planTimeoutMs: service.plan.timeoutMs,
+        nowMs: service.clock.now(),
+      },
       headers,
     );
     const runIdField = `${prefix}Workflow-RunId`;
@@ -103,7 +111,13 @@ export function triggerHandler(service: DeliveryService): RequestHandler {
         extraHeaders: { [runIdField]: workflowRunId, [`${prefix}Workflow-Step`]: String(stepNumber) },
         onAttempt: (messageId, outcome) => {
           if (service.workflows.answer(run, messageId, outcome)) {
-            deliverStep(stepNumber + 1, { ...stepSpec, delayMs: 0, notBeforeMs: undefined, deduplicationId: undefined, contentBasedDeduplication: false });
+            deliverStep(stepNumber + 1, {
+              ...stepSpec,
+              delayMs: 0,
+              notBeforeMs: undefined,
+              deduplicationId: undefined,
+              contentBasedDeduplication: false,
+            });
           }
         },
       });

@@ -38,7 +38,12 @@ async function createSchedule(service: DeliveryService, req: Request, res: Respo
   }
   try {
     const spec = parseMessageSpec(
-      { prefix, defaultRetries: service.plan.retries, planTimeoutMs: service.plan.timeoutMs, nowMs: service.clock.now() },
+      {
+        prefix,
+        defaultRetries: service.plan.retries,
+        planTimeoutMs: service.plan.timeoutMs,
+        nowMs: service.clock.now(),
+      },
       headers,
     );
     const idField = `${prefix}Schedule-Id`;
@@ -76,7 +81,8 @@ export function schedulesHandler(service: DeliveryService): RequestHandler {
     const rest = path.slice(PREFIX.length).replace(/^\/+/, '');
 
     if (rest === '') {
-      if (req.method !== 'GET') throw new EmulatorInputError('method', `${req.method} is not allowed on ${PREFIX}; use GET`);
+      if (req.method !== 'GET')
+        throw new EmulatorInputError('method', `${req.method} is not allowed on ${PREFIX}; use GET`);
       res.json(service.schedules.list().map((schedule) => scheduleJson(schedule, service.clock)));
       return;
     }

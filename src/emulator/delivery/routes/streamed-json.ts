@@ -15,7 +15,12 @@ function drainedOrClosed(res: Response): Promise<void> {
   });
 }
 
-export async function writeJsonStreamed(res: Response, prefix: string, items: readonly unknown[], suffix: string): Promise<void> {
+export async function writeJsonStreamed(
+  res: Response,
+  prefix: string,
+  items: readonly unknown[],
+  suffix: string,
+): Promise<void> {
   res.status(200).setHeader('Content-Type', 'application/json; charset=utf-8');
   const write = async (text: string): Promise<boolean> => {
     if (res.destroyed) return false;

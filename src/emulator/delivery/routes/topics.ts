@@ -12,7 +12,11 @@ const addSchema = z.object({
 });
 const removeSchema = z.object({
   endpoints: z
-    .array(z.object({ name: z.string().optional(), url: z.string().optional() }).refine((item) => item.name !== undefined || item.url !== undefined, 'needs name or url'))
+    .array(
+      z
+        .object({ name: z.string().optional(), url: z.string().optional() })
+        .refine((item) => item.name !== undefined || item.url !== undefined, 'needs name or url'),
+    )
     .min(1),
 });
 

@@ -38,7 +38,8 @@ export function parseRunQuery(params: URLSearchParams, defaultCount: number = WO
   let count = defaultCount;
   const countText = text('count');
   if (countText !== undefined) {
-    if (!/^\d{1,9}$/.test(countText) || Number(countText) < 1) throw new EmulatorInputError('count', 'must be a positive integer');
+    if (!/^\d{1,9}$/.test(countText) || Number(countText) < 1)
+      throw new EmulatorInputError('count', 'must be a positive integer');
     count = Math.min(WORKFLOW_LOGS_MAX_COUNT, Number(countText));
   }
   const query: RunQuery = { count };
@@ -56,7 +57,8 @@ export function parseRunQuery(params: URLSearchParams, defaultCount: number = WO
   if (toDate !== undefined) query.toDate = epochMs('toDate', toDate);
   const state = text('state')?.toUpperCase();
   if (state !== undefined) {
-    if (!KNOWN_STATES.includes(state)) throw new EmulatorInputError('state', `unknown state "${state}"; use one of ${KNOWN_STATES.join(', ')}`);
+    if (!KNOWN_STATES.includes(state))
+      throw new EmulatorInputError('state', `unknown state "${state}"; use one of ${KNOWN_STATES.join(', ')}`);
     query.state = state;
   }
   const url = text('workflowUrl');
@@ -74,25 +76,28 @@ export function parseRunQuery(params: URLSearchParams, defaultCount: number = WO
 
 export function workflowsRouter(service: DeliveryService): Router {
   const router = Router();
-  const serve = (path: 'events' | 'logs'): RequestHandler => (req, res) => {
-    const paths = service.knobs.workflowRunsPaths;
-    if (paths !== 'both' && paths !== path) {
-      sendError(res, 404, `no route for ${req.method} ${req.path.slice(0, 200)}`);
-      return;
-    }
-    const params = rawQuery(req);
-    if (path === 'events' && params.get('groupBy')?.trim() !== 'workflowRunId') {
-      throw new EmulatorInputError('groupBy', 'only groupBy=workflowRunId (runs with their steps) is served');
-    }
-    const query = parseRunQuery(params, path === 'events' ? WORKFLOW_EVENTS_DEFAULT_COUNT : WORKFLOW_LOGS_MAX_COUNT);
-    const page = service.workflows.page(query);
-    const body: Record<string, unknown> = {};
-    // Fault (knob repeatCursorNext): the service hands back the cursor it was given.
-    if (query.beforeSeq !== undefined && service.takeOneShot('repeatCursorNext')) body.cursor = `wr-${query.beforeSeq}`;
-    else if (page.nextBeforeSeq !== undefined) body.cursor = `wr-${page.nextBeforeSeq}`;
-    body.runs = page.runs.map(toRunJson);
-    res.json(body);
-  };
+  const serve =
+    (path: 'events' | 'logs'): RequestHandler =>
+    (req, res) => {
+      const paths = service.knobs.workflowRunsPaths;
+      if (paths !== 'both' && paths !== path) {
+        sendError(res, 404, `no route for ${req.method} ${req.path.slice(0, 200)}`);
+        return;
+      }
+      const params = rawQuery(req);
+      if (path === 'events' && params.get('groupBy')?.trim() !== 'workflowRunId') {
+        throw new EmulatorInputError('groupBy', 'only groupBy=workflowRunId (runs with their steps) is served');
+      }
+      const query = parseRunQuery(params, path === 'events' ? WORKFLOW_EVENTS_DEFAULT_COUNT : WORKFLOW_LOGS_MAX_COUNT);
+      const page = service.workflows.page(query);
+      const body: Record<string, unknown> = {};
+      // Fault (knob repeatCursorNext): the service hands back the cursor it was given.
+      if (query.beforeSeq !== undefined && service.takeOneShot('repeatCursorNext'))
+        body.cursor = `wr-${query.beforeSeq}`;
+      else if (page.nextBeforeSeq !== undefined) body.cursor = `wr-${page.nextBeforeSeq}`;
+      body.runs = page.runs.map(toRunJson);
+      res.json(body);
+    };
   router.get('/v2/workflows/events', serve('events'));
   router.get('/v2/workflows/logs', serve('logs'));
   router.delete('/v2/workflows/runs/:id', (req, res) => {
