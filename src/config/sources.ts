@@ -62,12 +62,16 @@ export function readFlags(argv: readonly string[]): Layer {
     let value: string;
     if (target.spec.switch === true) {
       if (equals === -1) value = target.negated ? 'false' : 'true';
-      else if (target.negated) throw new ConfigError(target.key, `${origin} takes no value: write ${origin} or --${target.spec.flag}=false`);
+      else if (target.negated)
+        throw new ConfigError(target.key, `${origin} takes no value: write ${origin} or --${target.spec.flag}=false`);
       else {
         const given = arg.slice(equals + 1).toLowerCase();
         const known = SWITCH_VALUES[given];
         if (known === undefined) {
-          throw new ConfigError(target.key, `${origin}: ${quoteValue(arg.slice(equals + 1))} is not true or false; write ${origin} or --no-${target.spec.flag}`);
+          throw new ConfigError(
+            target.key,
+            `${origin}: ${quoteValue(arg.slice(equals + 1))} is not true or false; write ${origin} or --no-${target.spec.flag}`,
+          );
         }
         value = known;
       }
@@ -76,7 +80,10 @@ export function readFlags(argv: readonly string[]): Layer {
     } else {
       const next = argv[i + 1];
       if (next === undefined || next.startsWith('--')) {
-        throw new ConfigError(target.key, `${origin} needs a value: write ${origin} ${target.spec.valueHint || '<value>'}`);
+        throw new ConfigError(
+          target.key,
+          `${origin} needs a value: write ${origin} ${target.spec.valueHint || '<value>'}`,
+        );
       }
       value = next;
       i++;
@@ -120,13 +127,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Library messages are reduced to their first line: the longer forms quote the file's text,
  * which may hold a secret.
  */
-export function readYamlFile(path: string, origin: string): Layer {
+/** The parsed content of a YAML configuration file; throws ConfigError naming the file and the fault. */
+function readYamlContent(path: string, origin: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError('config', `${origin}: cannot read the configuration file ${path} (${reason}); check the path and its permissions`);
+    throw new ConfigError(
+      'config',
+      `${origin}: cannot read the configuration file ${path} (${reason}); check the path and its permissions`,
+    );
   }
 
   const lineCounter = new LineCounter();
@@ -143,9 +154,17 @@ export function readYamlFile(path: string, origin: string): Layer {
   } catch {
     throw new ConfigError('config', `${path}: invalid YAML: an alias has no anchor or expands too far; fix the file`);
   }
+  return content;
+}
+
+export function readYamlFile(path: string, origin: string): Layer {
+  const content = readYamlContent(path, origin);
   if (content === null || content === undefined) return new Map();
   if (!isPlainObject(content)) {
-    throw new ConfigError('config', `${path}: the file must be a map of settings (key: value), not a ${Array.isArray(content) ? 'list' : typeof content}`);
+    throw new ConfigError(
+      'config',
+      `${path}: the file must be a map of settings (key: value), not a ${Array.isArray(content) ? 'list' : typeof content}`,
+    );
   }
 
   const known = new Set(yamlKeys());
@@ -159,23 +178,38 @@ export function readYamlFile(path: string, origin: string): Layer {
       const key = prefix === '' ? name : `${prefix}.${name}`;
       if (name.includes('.')) {
         const [section = '', ...rest] = name.split('.');
-        throw new ConfigError(key, `${path}: key ${name} is written with a dot; nest it instead: ${section}: on one line, then ${rest.join('.')}: indented below it`);
+        throw new ConfigError(
+          key,
+          `${path}: key ${name} is written with a dot; nest it instead: ${section}: on one line, then ${rest.join('.')}: indented below it`,
+        );
       }
       if (known.has(key)) {
         layer.set(key, { value, source: 'yaml', origin: `${key} in ${path}`, baseDir });
       } else if (prefix === '' && sections.has(key)) {
         if (!isPlainObject(value)) {
           const example = candidates.find((c) => c.startsWith(`${key}.`))?.slice(key.length + 1) ?? 'name';
-          throw new ConfigError(key, `${key} in ${path} must be a section: ${key}: on one line, then keys such as ${example}: indented below it`);
+          throw new ConfigError(
+            key,
+            `${key} in ${path} must be a section: ${key}: on one line, then keys such as ${example}: indented below it`,
+          );
         }
         visit(value, key);
       } else {
         const flat = prefix === '' && isPlainObject(value) ? flatKeysOfSection(key, Object.keys(value), known) : [];
         if (flat.length > 0) {
-          throw new ConfigError(key, `${path}: unknown section ${key}; these settings are top-level keys: write ${flat.join(', ')} (not ${key}: with keys below it)`);
+          throw new ConfigError(
+            key,
+            `${path}: unknown section ${key}; these settings are top-level keys: write ${flat.join(', ')} (not ${key}: with keys below it)`,
+          );
         }
         const prefixed = candidates.filter((candidate) => candidate.startsWith(`${key}_`));
-        const hint = didYouMean(key, candidates, prefixed.length > 0 ? `the keys of that group are top-level: ${prefixed.join(', ')}` : 'see docs/configuration.md for the keys');
+        const hint = didYouMean(
+          key,
+          candidates,
+          prefixed.length > 0
+            ? `the keys of that group are top-level: ${prefixed.join(', ')}`
+            : 'see docs/configuration.md for the keys',
+        );
         throw new ConfigError(key, `${path}: unknown key ${key}; ${hint}`);
       }
     }

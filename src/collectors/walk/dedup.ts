@@ -22,57 +22,17 @@
 // window, so an entry that becomes visible after the walk passed its time is counted exactly once.
 
 import { ColdIdentities, fingerprint } from './cold-identities.js';
+import { ABSENT, eventKey, parseKey, restKey, type Identity } from './event-key.js';
+
+export { eventKey };
 
 const SLOT = 4096;
 const MAX_SLOT = SLOT - 1;
 const STAMP = SLOT * SLOT;
-const ABSENT = Number.NEGATIVE_INFINITY;
 /** Numbers per identity in a message's array: time, state, status, next, packed. */
 const WIDTH = 5;
 /** Identities of one message kept in its array; beyond it the message gets a map. */
 const MAX_LINEAR = 32;
-
-/** Identity key of an entry; `time` first so the window can be pruned by time. */
-export function eventKey(time: number, stateIndex: number, messageId: string, responseStatus: unknown, nextDeliveryTime: unknown): string {
-  let key = `${time}|${stateIndex}|${messageId}`;
-  if (responseStatus !== undefined) key += `|s${responseStatus as number}`;
-  if (nextDeliveryTime !== undefined) key += `|n${nextDeliveryTime as number}`;
-  return key;
-}
-
-interface Identity {
-  time: number;
-  state: number;
-  messageId: string;
-  status: number;
-  next: number;
-}
-
-const NUMBER_TEXT = '-?\\d+(?:\\.\\d+)?(?:e[+-]\\d+)?';
-const SUFFIXES = new RegExp(`^(.*?)(?:\\|s(${NUMBER_TEXT}))?(?:\\|n(${NUMBER_TEXT}))?$`, 's');
-
-/** The identity an eventKey text stands for; null when the text is not one. */
-function parseKey(key: string): Identity | null {
-  const first = key.indexOf('|');
-  const second = first < 0 ? -1 : key.indexOf('|', first + 1);
-  if (second < 0) return null;
-  const time = Number(key.slice(0, first));
-  const state = Number(key.slice(first + 1, second));
-  const rest = SUFFIXES.exec(key.slice(second + 1));
-  if (!Number.isFinite(time) || !Number.isInteger(state) || rest === null) return null;
-  return {
-    time,
-    state,
-    messageId: rest[1]!,
-    status: rest[2] === undefined ? ABSENT : Number(rest[2]),
-    next: rest[3] === undefined ? ABSENT : Number(rest[3]),
-  };
-}
-
-/** The identity without messageId, as the key of a message's map. */
-function restKey(time: number, state: number, status: number, next: number): string {
-  return `${time}|${state}|${status}|${next}`;
-}
 
 /** A message's identities: a flat array while few, a map beyond (value: [time, packed]). */
 type Identities = number[] | Map<string, [number, number]>;
@@ -124,9 +84,19 @@ export class DedupWindow {
   }
 
   /** Records one occurrence of an entry in the current walk; true when it is to be counted. */
-  observeEvent(time: number, stateIndex: number, messageId: string, responseStatus: number | undefined, nextDeliveryTime: number | undefined): boolean {
+  observeEvent(
+    time: number,
+    stateIndex: number,
+    messageId: string,
+    responseStatus: number | undefined,
+    nextDeliveryTime: number | undefined,
+  ): boolean {
     if (time < this.#hotFrom && this.cold !== null) {
-      return this.cold.observe(time, fingerprint(time, stateIndex, messageId, responseStatus, nextDeliveryTime), this.#stamp);
+      return this.cold.observe(
+        time,
+        fingerprint(time, stateIndex, messageId, responseStatus, nextDeliveryTime),
+        this.#stamp,
+      );
     }
     const status = responseStatus === undefined ? ABSENT : responseStatus;
     const next = nextDeliveryTime === undefined ? ABSENT : nextDeliveryTime;
@@ -139,7 +109,12 @@ export class DedupWindow {
     }
     if (Array.isArray(identities)) {
       for (let i = 0; i < identities.length; i += WIDTH) {
-        if (identities[i] === time && identities[i + 1] === stateIndex && identities[i + 2] === status && identities[i + 3] === next) {
+        if (
+          identities[i] === time &&
+          identities[i + 1] === stateIndex &&
+          identities[i + 2] === status &&
+          identities[i + 3] === next
+        ) {
           const before = identities[i + 4]!;
           const after = nextPacked(before, stamp);
           identities[i + 4] = after;
@@ -173,7 +148,13 @@ export class DedupWindow {
     const identity = parseKey(key);
     if (identity === null) return false;
     const { time, state, messageId, status, next } = identity;
-    return this.observeEvent(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
+    return this.observeEvent(
+      time,
+      state,
+      messageId,
+      status === ABSENT ? undefined : status,
+      next === ABSENT ? undefined : next,
+    );
   }
 
   /** Times `key` was counted (0 when unknown). */
@@ -208,7 +189,13 @@ export class DedupWindow {
               const time = identities[i]!;
               const status = identities[i + 2]!;
               const next = identities[i + 3]!;
-              const print = fingerprint(time, identities[i + 1]!, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
+              const print = fingerprint(
+                time,
+                identities[i + 1]!,
+                messageId,
+                status === ABSENT ? undefined : status,
+                next === ABSENT ? undefined : next,
+              );
               cold.absorb(time, print, identities[i + 4]! % SLOT);
             }
             continue;
@@ -224,7 +211,17 @@ export class DedupWindow {
           if (time >= from) continue;
           if (cold !== null) {
             const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
-            cold.absorb(time, fingerprint(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next), packed % SLOT);
+            cold.absorb(
+              time,
+              fingerprint(
+                time,
+                state,
+                messageId,
+                status === ABSENT ? undefined : status,
+                next === ABSENT ? undefined : next,
+              ),
+              packed % SLOT,
+            );
           }
           identities.delete(key);
           this.#size -= 1;
@@ -238,7 +235,13 @@ export class DedupWindow {
     const keys: string[] = [];
     const repeats: Array<[string, number]> = [];
     this.#forEach((time, state, messageId, status, next, packed) => {
-      const key = eventKey(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
+      const key = eventKey(
+        time,
+        state,
+        messageId,
+        status === ABSENT ? undefined : status,
+        next === ABSENT ? undefined : next,
+      );
       const counted = packed % SLOT;
       if (counted <= 1) keys.push(key);
       else repeats.push([key, counted]);
@@ -247,7 +250,10 @@ export class DedupWindow {
   }
 
   /** The window of a checkpoint; `hotFrom` is where it starts (its dedupFrom). */
-  restore(state: { keys: readonly string[]; repeats: ReadonlyArray<readonly [string, number]> }, hotFrom = Number.NEGATIVE_INFINITY): void {
+  restore(
+    state: { keys: readonly string[]; repeats: ReadonlyArray<readonly [string, number]> },
+    hotFrom = Number.NEGATIVE_INFINITY,
+  ): void {
     this.#messages.clear();
     this.#size = 0;
     this.#hotFrom = Number.NEGATIVE_INFINITY;
@@ -266,7 +272,13 @@ export class DedupWindow {
     const known = this.#packedOf(identity);
     if (known === undefined) {
       // Recorded as a fresh identity, then given the restored count.
-      this.observeEvent(time, state, messageId, status === ABSENT ? undefined : status, next === ABSENT ? undefined : next);
+      this.observeEvent(
+        time,
+        state,
+        messageId,
+        status === ABSENT ? undefined : status,
+        next === ABSENT ? undefined : next,
+      );
     }
     this.#setPacked(identity, packed);
   }
@@ -274,7 +286,8 @@ export class DedupWindow {
   #packedOf(identity: Identity): number | undefined {
     const identities = this.#messages.get(identity.messageId);
     if (identities === undefined) return undefined;
-    if (!Array.isArray(identities)) return identities.get(restKey(identity.time, identity.state, identity.status, identity.next))?.[1];
+    if (!Array.isArray(identities))
+      return identities.get(restKey(identity.time, identity.state, identity.status, identity.next))?.[1];
     const index = indexIn(identities, identity);
     return index < 0 ? undefined : identities[index + 4];
   }
@@ -288,11 +301,20 @@ export class DedupWindow {
     identities[indexIn(identities, identity) + 4] = packed;
   }
 
-  #forEach(visit: (time: number, state: number, messageId: string, status: number, next: number, packed: number) => void): void {
+  #forEach(
+    visit: (time: number, state: number, messageId: string, status: number, next: number, packed: number) => void,
+  ): void {
     for (const [messageId, identities] of this.#messages) {
       if (Array.isArray(identities)) {
         for (let i = 0; i < identities.length; i += WIDTH) {
-          visit(identities[i]!, identities[i + 1]!, messageId, identities[i + 2]!, identities[i + 3]!, identities[i + 4]!);
+          visit(
+            identities[i]!,
+            identities[i + 1]!,
+            messageId,
+            identities[i + 2]!,
+            identities[i + 3]!,
+            identities[i + 4]!,
+          );
         }
       } else {
         for (const [key, [time, packed]] of identities) {
@@ -319,7 +341,13 @@ function nextPacked(packed: number, stamp: number): number {
 
 function indexIn(identities: readonly number[], identity: Identity): number {
   for (let i = 0; i < identities.length; i += WIDTH) {
-    if (identities[i] === identity.time && identities[i + 1] === identity.state && identities[i + 2] === identity.status && identities[i + 3] === identity.next) return i;
+    if (
+      identities[i] === identity.time &&
+      identities[i + 1] === identity.state &&
+      identities[i + 2] === identity.status &&
+      identities[i + 3] === identity.next
+    )
+      return i;
   }
   return -1;
 }
@@ -327,8 +355,10 @@ function indexIn(identities: readonly number[], identity: Identity): number {
 function toMap(identities: readonly number[]): Map<string, [number, number]> {
   const map = new Map<string, [number, number]>();
   for (let i = 0; i < identities.length; i += WIDTH) {
-    map.set(restKey(identities[i]!, identities[i + 1]!, identities[i + 2]!, identities[i + 3]!), [identities[i]!, identities[i + 4]!]);
+    map.set(restKey(identities[i]!, identities[i + 1]!, identities[i + 2]!, identities[i + 3]!), [
+      identities[i]!,
+      identities[i + 4]!,
+    ]);
   }
   return map;
 }
-
