@@ -69,7 +69,6 @@ export class LogWalker {
   /** When a slice last left the overlap unread because the rate limit bounds the walk (0: never): the late-entry audit looks behind it. */
   overlapSkippedAt = 0;
   /** The position came from a checkpoint. */
-  readonly #restored: boolean;
   /**
    * The position came from a checkpoint, or a cycle ran knowing the upstream's clock; before,
    * it is the constructor's fresh one, taken on this machine's clock, and moving it is no reset.
@@ -99,8 +98,7 @@ export class LogWalker {
     });
     this.#rateLimit = new RateLimitBound(options.source, this.#clock, options.logger);
     this.position = options.position ?? freshPosition(options.now(), options.settings);
-    this.#restored = options.position !== undefined;
-    this.#positionKnown = this.#restored;
+    this.#positionKnown = options.position !== undefined;
     this.#pageSizer = new PageSizer(options.settings.pageSize ?? DEFAULT_PAGE_SIZE, options.logger);
     this.#gate = new CheckpointGate(() => this.#hooks.checkpoint());
     this.#reader = new SliceReader({
@@ -210,13 +208,15 @@ export class LogWalker {
 
   /**
    * Before a cycle plans: moves a watermark found ahead of the upstream's now back
-   * (watermark-guard.ts). A restored position is checked before anything is read: when no
-   * answer has told the upstream's time yet, one small page is asked for first. A fresh one is
-   * walked from this machine's clock until the first page tells it. Returns the upstream's now.
+   * (watermark-guard.ts). The position is checked before anything is read: when no answer has
+   * told the upstream's time yet, one small page is asked for first. A fresh position, taken on
+   * this machine's clock, moves to the upstream's now before the first walk, not after it: a
+   * machine whose clock runs ahead would otherwise walk its first cycle into the upstream's
+   * future and miss what was written until the next one. Returns the upstream's now.
    */
   async #guardWatermark(signal: AbortSignal): Promise<number> {
     const clock = this.#source.upstreamClock;
-    if (clock !== undefined && !clock.known && this.#restored) {
+    if (clock !== undefined && !clock.known) {
       // The cycle's own requests report a failure; this one only has to answer.
       await this.#source.logsPage({ count: 1 }, { signal }).catch(() => undefined);
     }
