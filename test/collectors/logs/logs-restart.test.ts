@@ -152,7 +152,11 @@ describe('logs collector across restarts', () => {
     // Slow log pages make each walk last long enough to be killed inside it.
     world = await startWorld({ latencyMs: 80, faultScope: ['logs'] });
     const stateFile = join(world.stateDir, 'state.json');
-    let child = await startChild(world, stateFile);
+    // Pages of 25 (4 a cycle): a walk spans cycles as soon as 100 new entries are visible at a
+    // poll. With pages of 100 it took 400, and on a loaded machine the in-process emulator
+    // delivers a wave slowly enough that no poll found that many: no walk was ever in the middle.
+    const smallPages = ['--logs-page-size', '25'];
+    let child = await startChild(world, stateFile, smallPages);
     // Without state it starts at now: wait for its first checkpoint before any traffic.
     for (let i = 0; i < 200 && readState(stateFile) === null; i++) await sleep(25);
     expect(readState(stateFile)).not.toBeNull();
@@ -166,7 +170,7 @@ describe('logs collector across restarts', () => {
       await sleep(Math.floor(Math.random() * 300));
       await killHard(child);
       if ((readState(stateFile)?.slices.length ?? 0) > 0) killedMidWalk += 1;
-      child = await startChild(world, stateFile);
+      child = await startChild(world, stateFile, smallPages);
       // Restored from the checkpoint: no counter goes down, so Prometheus sees no reset.
       expect(sumOf(await scrape(child), EVENTS)).toBeGreaterThanOrEqual(before);
     }
