@@ -33,6 +33,8 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   const onRequest = (report: RequestReport): void => {
     selfMetrics.onRequest(report);
     const ok = report.code.startsWith('2');
+    // Built only when it is logged: this runs after every upstream request.
+    if (!apiLogger.isLevelEnabled(ok ? 'trace' : 'debug')) return;
     const fields = {
       api: report.api,
       method: report.method,

@@ -47,6 +47,8 @@ export class HttpClient {
   #rateLimitWaitedMs = 0;
   /** Per endpoint: requests the upstream's burst limit held back (rateLimitHeld), all time. */
   readonly #held = new Map<string, number>();
+  /** Per request signal: it joined with the client's (#combinedSignal). */
+  readonly #combinedSignals = new WeakMap<AbortSignal, AbortSignal>();
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -86,6 +88,22 @@ export class HttpClient {
     };
   }
 
+  /**
+   * The client's signal joined with a request's, one per request signal: a walk passes the same
+   * signal to every page of a poll, and AbortSignal.any per request was a measurable part of a
+   * request's cost (its listeners, weak references and garbage).
+   */
+  #combinedSignal(requestSignal: AbortSignal | undefined): AbortSignal | undefined {
+    const own = this.options.signal;
+    if (own === undefined || requestSignal === undefined) return own ?? requestSignal;
+    let combined = this.#combinedSignals.get(requestSignal);
+    if (combined === undefined) {
+      combined = AbortSignal.any([own, requestSignal]);
+      this.#combinedSignals.set(requestSignal, combined);
+    }
+    return combined;
+  }
+
   /** Time spent waiting for rate-limit windows (paced requests and 429 retries), all time. */
   get rateLimitWaitedMs(): number {
     return this.#rateLimitWaitedMs;
@@ -120,7 +138,7 @@ export class HttpClient {
 
   /** Send a request with retries; resolves the parsed JSON (or undefined for 'none'). */
   async request(request: ApiRequest): Promise<unknown> {
-    const signal = combineSignals(this.options.signal, request.signal);
+    const signal = this.#combinedSignal(request.signal);
     const idempotent =
       request.idempotent ?? (request.method === 'GET' || request.method === 'PUT' || request.method === 'DELETE');
     const details = (extra: Partial<ApiErrorDetails> = {}): ApiErrorDetails => ({
@@ -362,10 +380,4 @@ function budgetNow(): number {
 function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<T> {
   if (!values) return {};
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return AbortSignal.any([a, b]);
 }

@@ -38,6 +38,9 @@ export class UpstreamClock {
   /** Intersection of the kept samples' bounds. */
   #low = Number.NEGATIVE_INFINITY;
   #high = Number.POSITIVE_INFINITY;
+  /** The last Date header seen, and its time. */
+  #lastDateText = '';
+  #lastDate = Number.NaN;
 
   constructor(options: UpstreamClockOptions = {}) {
     this.#wallNow = options.wallNow ?? Date.now;
@@ -56,7 +59,12 @@ export class UpstreamClock {
   observe(dateHeader: string | string[] | undefined, sentAt: number, receivedAt: number): void {
     const text = Array.isArray(dateHeader) ? dateHeader[0] : dateHeader;
     if (text === undefined) return;
-    const date = Date.parse(text);
+    // Answers of one second carry the same header: parsed once.
+    if (text !== this.#lastDateText) {
+      this.#lastDateText = text;
+      this.#lastDate = Date.parse(text);
+    }
+    const date = this.#lastDate;
     if (!Number.isFinite(date) || receivedAt < sentAt) return;
     const sample: Sample = { low: date - receivedAt, high: date + DATE_RESOLUTION_MS - sentAt, at: receivedAt };
     let low = sample.low;

@@ -415,6 +415,28 @@ describe('HttpClient', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('honours both signals on every request that reuses a per-call signal (a walk passes one to all its pages)', async () => {
+    // Answers the first two requests, leaves the rest hanging.
+    const server = await startServer((_req, res, i) => (i < 2 ? json(res, 200, { ok: i }) : undefined));
+    const clientStop = new AbortController();
+    const walkStop = new AbortController();
+    const http = client(server.url, { signal: clientStop.signal });
+    const request = { ...get(), signal: walkStop.signal };
+    await expect(http.request(request)).resolves.toEqual({ ok: 0 });
+    await expect(http.request(request)).resolves.toEqual({ ok: 1 });
+
+    const byWalk = failure(http.request(request));
+    setTimeout(() => walkStop.abort(), 50);
+    expect(await byWalk).toBeInstanceOf(ApiAbortedError);
+
+    const nextWalkStop = new AbortController();
+    const next = { ...get(), signal: nextWalkStop.signal };
+    const byClient = failure(http.request(next));
+    setTimeout(() => clientStop.abort(), 50);
+    expect(await byClient).toBeInstanceOf(ApiAbortedError);
+    expect(server.requests).toHaveLength(4);
+  });
+
   it('never lets a secret reach an error (message, string, JSON, stack)', async () => {
     const apiKey = 'canary-apikey-51d2e8-SECRET';
     const basic = Buffer.from(`ops@example.com:${apiKey}`).toString('base64');
