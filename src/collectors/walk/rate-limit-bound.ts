@@ -31,9 +31,9 @@ export class RateLimitBound {
     };
   }
 
-  /** The upstream itself held a request of the cycle back (CycleClock.heldByUpstream). */
-  heldByUpstream(): boolean {
-    return this.#clock.heldByUpstream(this.facts());
+  /** The rate limit held the cycle back (CycleClock.heldBack). */
+  heldBack(now: number): boolean {
+    return this.#clock.heldBack(now, this.facts());
   }
 
   /** Judges a cycle that covered `coveredMs` of log time (CycleClock.rateLimitBound) and keeps the verdict. */

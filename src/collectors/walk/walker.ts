@@ -188,9 +188,10 @@ export class LogWalker {
       // Stopped by the next poll while the rate limit held the cycle back: the limit bounds the
       // walk. Judged here too, as a walk that is always cut by the next poll never reaches its
       // frontier (where it is judged otherwise) and would re-read the overlap forever.
-      // Only the upstream's own word counts here (429s, a window announced spent): a cycle cut by
-      // the poll after a burst at the paced rate is what a CPU stalled between polls also produces.
-      if (report.stopped === 'time' && this.#rateLimit.heldByUpstream())
+      // Held back means the upstream's word (429s, a window announced spent) or a cycle that sent
+      // at the paced rate over its whole time (CycleClock.heldBack): a CPU stall lengthens that
+      // time without requests, so it does not pass for the limit.
+      if (report.stopped === 'time' && this.#rateLimit.heldBack(this.#now()))
         this.#rateLimit.set(true, this.#overlap.currentMs);
     } finally {
       // A slice completed by one chain while the one before it was still walked.
