@@ -47,7 +47,7 @@ export class HttpClient {
   #rateLimitWaitedMs = 0;
   /** Per endpoint: requests the upstream's burst limit held back (rateLimitHeld), all time. */
   readonly #held = new Map<string, number>();
-  /** Per request signal: it joined with the client's (#combinedSignal). */
+  /** Each request signal joined with the client's (#combinedSignal). */
   readonly #combinedSignals = new WeakMap<AbortSignal, AbortSignal>();
 
   constructor(options: HttpClientOptions) {

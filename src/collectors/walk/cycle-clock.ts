@@ -89,11 +89,6 @@ export class CycleClock {
     this.#counted += counted;
   }
 
-  /** Whether the upstream itself held a request of this cycle back (a 429, a window announced spent). */
-  heldByUpstream(facts: RateLimitFacts): boolean {
-    return this.#startedAt !== null && facts.held > this.#heldAtStart;
-  }
-
   /**
    * Whether the rate limit held this cycle back so far: the upstream held a request back since
    * it started, or it sent at least FULL_RATE_SHARE of what the announced limit allows over its
@@ -101,7 +96,7 @@ export class CycleClock {
    */
   heldBack(now: number, facts: RateLimitFacts): boolean {
     if (this.#startedAt === null) return false;
-    if (this.heldByUpstream(facts)) return true;
+    if (facts.held > this.#heldAtStart) return true;
     const allowed = facts.allowedPerSecond;
     return (
       allowed !== undefined &&

@@ -1,4 +1,4 @@
-// Factory of the workflows collector for the collector list (src/collectors/catalogue.ts).
+// Factory of the workflows collector for the collector list (src/collectors/index.ts).
 import type { ExporterConfig } from '../../config/index.js';
 import { upstreamIdentity } from '../../state/index.js';
 import type { Collector, CollectorDeps } from '../collector.js';
