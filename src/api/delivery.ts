@@ -15,6 +15,7 @@ import type { CallOptions, LogsQuery } from './delivery-wire.js';
 import type { CommonClientOptions, HttpMethod } from './http.js';
 import { parseWith } from './schemas/common.js';
 import type { SchemaContext } from './schemas/common.js';
+import { ReadLogsPage, readLogsPage } from './log-page-reader.js';
 import { parseLogsPage } from './schemas/logs.js';
 import type { LogsPage } from './schemas/logs.js';
 import type { EnqueueResult, TriggerResult } from './schemas/publish.js';
@@ -198,10 +199,12 @@ export class DeliveryClient {
           maxKeptBytes: this.logsMaxPageBytes,
           maxTotalBytes: LOGS_MAX_TOTAL_BYTES,
         },
+        readWhole: readLogsPage,
         ...signalOf(call),
       }),
     );
-    return parseLogsPage(data, this.context('GET', this.logsPath));
+    // The single-pass reader's pages are checked already; the others are parsed JSON.
+    return data instanceof ReadLogsPage ? data : parseLogsPage(data, this.context('GET', this.logsPath));
   }
 
   /**

@@ -115,6 +115,12 @@ export interface ApiRequest {
    */
   skim?: SkimLimits;
   /**
+   * With `skim`: a single-pass reader tried first on a body held whole (json-skim.ts
+   * WHOLE_PAGE_BYTES). It returns the checked value, or null to leave the body to the general
+   * path (skimmed, JSON.parse, then the caller's schema check).
+   */
+  readWhole?: (bytes: Buffer) => unknown;
+  /**
    * Whether sending the request twice is harmless. Non-idempotent requests are retried only
    * when the server cannot have acted on them: 429, or a connection that never opened.
    * Default: true for GET, PUT, DELETE.

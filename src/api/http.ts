@@ -18,7 +18,7 @@ import { isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budge
 import { excerpt as excerptOf, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
-import { readSkimmed } from './json-skim.js';
+import { readSkimmed, skimWhole } from './json-skim.js';
 import { readBody } from './response-body.js';
 import { UpstreamClock } from './upstream-clock.js';
 
@@ -290,13 +290,24 @@ export class HttpClient {
     this.budget.observe(request.endpoint, status, remaining, this.#budgetResetTime(response.headers), limit);
 
     if (status >= 200 && status < 300) {
-      // A skimmed body comes as text (json-skim.ts), any other as bytes.
+      // A skimmed body comes as text, or as bytes held whole (json-skim.ts); any other as bytes.
       let raw: Buffer | string;
       try {
-        raw =
-          request.skim !== undefined && request.response === 'json'
-            ? (await readSkimmed(response.body, request.skim, this.timeouts.bodyTimeoutMs)).text
-            : await readBody(response.body, this.maxResponseBytes, this.timeouts.bodyTimeoutMs);
+        if (request.skim !== undefined && request.response === 'json') {
+          const read = await readSkimmed(response.body, request.skim, this.timeouts.bodyTimeoutMs);
+          if (read.bytes !== undefined) {
+            const value: unknown = request.readWhole?.(read.bytes) ?? null;
+            if (value !== null) {
+              report(String(status), remaining);
+              return { ok: true, value };
+            }
+            raw = skimWhole(read.bytes, request.skim);
+          } else {
+            raw = read.text;
+          }
+        } else {
+          raw = await readBody(response.body, this.maxResponseBytes, this.timeouts.bodyTimeoutMs);
+        }
       } catch (cause) {
         if (signal?.aborted) {
           return { ok: false, failure: { error: new ApiAbortedError('request aborted', details()), retryable: false } };

@@ -289,21 +289,44 @@ export class JsonSkimmer {
 }
 
 /**
- * Read a response body through a JsonSkimmer, chunk by chunk as undici delivers it, giving up
- * after `deadlineMs` in total. Resolves the kept JSON text and the reading's figures.
+ * A page up to this many bytes is held whole (and offered to a single-pass reader first, e.g.
+ * log-page-reader.ts); a larger one is skimmed as it streams in, in bounded memory.
+ */
+export const WHOLE_PAGE_BYTES = 4 * 1024 * 1024;
+
+/** A body read by readSkimmed: held whole (`bytes`, not skimmed yet), or skimmed as it came (`text`). */
+export type SkimmedBody = { bytes: Buffer; text?: undefined } | { text: string; bytes?: undefined };
+
+/**
+ * Read a response body, giving up after `deadlineMs` in total: held whole while it stays within
+ * WHOLE_PAGE_BYTES and the kept limit (neither limit can be passed then), else through a
+ * JsonSkimmer chunk by chunk as undici delivers it.
  */
 export async function readSkimmed(
   body: Dispatcher.ResponseData['body'],
   limits: SkimLimits,
   deadlineMs: number,
-): Promise<{ text: string; stats: SkimStats }> {
-  const skimmer = new JsonSkimmer(limits);
+): Promise<SkimmedBody> {
+  const wholeBytes = Math.min(WHOLE_PAGE_BYTES, limits.maxKeptBytes);
+  const chunks: Buffer[] = [];
+  let held = 0;
+  let skimmer: JsonSkimmer | null = null;
   const deadline = setTimeout(() => {
     body.destroy(new BodyDeadlineError('body deadline'));
   }, deadlineMs);
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (skimmer === null && held + chunk.length <= wholeBytes) {
+        chunks.push(chunk);
+        held += chunk.length;
+        continue;
+      }
       try {
+        if (skimmer === null) {
+          skimmer = new JsonSkimmer(limits);
+          for (const earlier of chunks) skimmer.write(earlier);
+          chunks.length = 0;
+        }
         skimmer.write(chunk);
       } catch (error) {
         body.destroy();
@@ -313,7 +336,15 @@ export async function readSkimmed(
   } finally {
     clearTimeout(deadline);
   }
-  return { text: skimmer.end(), stats: skimmer.stats };
+  if (skimmer !== null) return { text: skimmer.end() };
+  return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, held) };
+}
+
+/** The kept text of a body held whole. */
+export function skimWhole(bytes: Buffer, limits: SkimLimits): string {
+  const skimmer = new JsonSkimmer(limits);
+  skimmer.write(bytes);
+  return skimmer.end();
 }
 
 /** Whether bytes [start, end) of `bytes` spell one of `keys` (end below start: a key never skipped). */
