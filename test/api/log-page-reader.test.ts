@@ -25,6 +25,7 @@ const READ_FIELDS = [
   'responseStatus',
   'label',
   'labels',
+  'notBefore',
 ] as const;
 
 const LIMITS = { skipKeys: LOG_BODY_KEYS, quoteNumberKeys: ['cursor'], maxKeptBytes: 1 << 30, maxTotalBytes: 1 << 30 };
@@ -41,6 +42,8 @@ function general(bytes: Buffer): LogsPage | Error {
 function readFields(entry: LogEntry): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const field of READ_FIELDS) if (entry[field] !== undefined) fields[field] = entry[field];
+  // Not checked: a value that is not a number reads as no time (notBeforeMs), whatever it is.
+  if (fields.notBefore !== undefined && typeof fields.notBefore !== 'number') fields.notBefore = null;
   return fields;
 }
 
@@ -50,7 +53,9 @@ function agree(bytes: Buffer): boolean {
   if (fast === null) return false;
   const reference = general(bytes);
   if (reference instanceof Error) {
-    throw new Error(`the reader read a page the general path refuses (${reference.message}): ${bytes.toString('utf8').slice(0, 300)}`);
+    throw new Error(
+      `the reader read a page the general path refuses (${reference.message}): ${bytes.toString('utf8').slice(0, 300)}`,
+    );
   }
   expect(fast.cursor).toBe(reference.cursor);
   expect(fast.logs.map(readFields)).toEqual(reference.logs.map(readFields));
@@ -71,8 +76,12 @@ function entry(i: number, extra: Record<string, unknown> = {}): Record<string, u
     timeout: 30_000,
     maxRetries: 3,
     ...(i % 4 === 0 ? { queueName: 'orders', label: 'billing', labels: ['billing', 'eu'] } : {}),
-    ...(i % 5 === 3 ? { responseStatus: 500, error: 'status 500', responseBody: 'b3Vw', nextDeliveryTime: 1e12 + i } : {}),
+    ...(i % 5 === 3
+      ? { responseStatus: 500, error: 'status 500', responseBody: 'b3Vw', nextDeliveryTime: 1e12 + i }
+      : {}),
     ...(i % 7 === 0 ? { topicName: 'grp', endpointName: 'ep', scheduleId: 'scd_1', callerIP: '10.0.0.1' } : {}),
+    ...(i % 6 === 1 ? { notBefore: i % 12 === 1 ? 1_767_268_900 : 'soon' } : {}),
+    ...extra,
   };
 }
 
@@ -87,12 +96,24 @@ function usualPages(): Buffer[] {
     Buffer.from(`{"cursor": 123456789012345678901234 , "logs":[]}`),
     Buffer.from(JSON.stringify({ logs: entries.slice(0, 5) }, null, 2)),
     Buffer.from(` \r\n\t${JSON.stringify({ logs: entries.slice(0, 3) })}\n`),
-    page({ logs: [entry(1, { time: '1767268800001', state: null, labels: null, url: null, futureField: { a: [1, 'x', null, true, false, -1.5e-3] } })] }),
+    page({
+      logs: [
+        entry(1, {
+          time: '1767268800001',
+          state: null,
+          labels: null,
+          url: null,
+          futureField: { a: [1, 'x', null, true, false, -1.5e-3] },
+        }),
+      ],
+    }),
     page({ logs: [entry(2, { error: 'said "no"\n\ttab \\ \u00e9 \ud83d\ude00 \u0001', url: 'https://é.example/ü' })] }),
     page({ logs: [entry(3, { messageId: 'msg_\u20ac', queueName: 'q\u00fcue', labels: ['\u00e9', 'a"b'] })] }),
     page({ logs: [entry(4, { responseStatus: 2e2, nextDeliveryTime: 1.5, timeout: -0, maxRetries: 1e300 })] }),
     page({ logs: [entry(5, { time: 0 })], messages: [{ messageId: 'x', events: [] }], other: [[[{}]]] }),
-    page({ logs: [entry(6, { state: 'CREATED', messageId: 'dup' }), entry(6, { state: 'CREATED', messageId: 'dup' })] }),
+    page({
+      logs: [entry(6, { state: 'CREATED', messageId: 'dup' }), entry(6, { state: 'CREATED', messageId: 'dup' })],
+    }),
     Buffer.from('{"logs":[{"time":1,"messageId":"a","state":"X","state":null,"url":"u","url":"v"}]}'),
     Buffer.from('{"logs":[{"time":"9007199254740993","messageId":"a"}]}'),
     Buffer.from('{"logs":[{"time":9007199254740991,"messageId":"a","body":"\\"quoted\\\\","responseBody":null}]}'),

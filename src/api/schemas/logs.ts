@@ -53,6 +53,8 @@ export interface LogEntry {
   /** Deprecated: first label only. */
   label?: string;
   labels?: string[];
+  /** When a delayed message may first be delivered (unix ms, or s below 1e11); read by the waiting times, not checked. */
+  notBefore?: unknown;
   [field: string]: unknown;
 }
 
