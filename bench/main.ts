@@ -45,6 +45,7 @@ import {
 } from './http-flood.js';
 import { measureIdle, type IdleFigures } from './idle.js';
 import { hasGc, median, round } from './measure.js';
+import type { BareClientResult } from './bare-client.js';
 import { measureInFlightMemory } from './memory.js';
 import { compareWithNaivePoller } from './naive.js';
 import { measureLanding, type LandingPoint } from './landing.js';
@@ -271,6 +272,18 @@ function fmt(value: number, digits = 1): string {
   return value >= 1000 ? Math.round(value).toLocaleString('en-US') : String(round(value, digits));
 }
 
+/** The floor beside an exporter's CPU figure (bench/bare-client.ts): reported, no target. */
+function bareClientRow(exporterCpuMs: number, bare: BareClientResult, exporterToBare: number, how: string): Row {
+  return {
+    figure: `bare undici client + JSON.parse, CPU ms per 1000 entries (${how}: ${fmt(bare.requestsPerSecond)} req/s, ${fmt(bare.seconds)} s); ratio exporter / bare client`,
+    exporter: fmt(exporterCpuMs),
+    baseline: `${fmt(bare.cpuMsPerThousandEntries, 2)} bare client`,
+    ratio: fmt(exporterToBare, 2),
+    target: '',
+    met: '',
+  };
+}
+
 function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
   const rows: Row[] = [];
   const speed = results.speed as
@@ -484,6 +497,10 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
       target: TARGETS.liveCpuMs.text,
       met: verdict(TARGETS.liveCpuMs, live.cpuMsPerThousandEvents),
     });
+    if (live.bareClient)
+      rows.push(
+        bareClientRow(live.cpuMsPerThousandEvents, live.bareClient, live.cpuToBareClient, 'same requests per second'),
+      );
   }
   const catchup = results.catchup as CatchUpResult | undefined;
   if (catchup) {
@@ -504,6 +521,15 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
       target: TARGETS.catchUpCpuMs.text,
       met: verdict(TARGETS.catchUpCpuMs, catchup.cpuMsPerThousandEvents),
     });
+    if (catchup.bareClient)
+      rows.push(
+        bareClientRow(
+          catchup.cpuMsPerThousandEvents,
+          catchup.bareClient,
+          catchup.cpuToBareClient,
+          'same pages of 1000, at the share of the limit',
+        ),
+      );
   }
   const naive = results.naive as
     | {
