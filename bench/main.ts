@@ -13,8 +13,10 @@
 // prom-client), landing (the landing page's render time and size vs /metrics, its ring's bytes), memory (RSS after 1M events at the default logs settings, with a state file;
 // child process), inflight (RSS with 100k messages in flight; child process), cycles (upstream
 // requests per cycle vs the minimum), sustained (highest rate with zero gaps vs the limit of the
-// upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share;
-// bench/throughput.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag), naive
+// upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share, and
+// its CPU beside a bare undici client's at its request rate; bench/throughput.ts,
+// bench/bare-client.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag; CPU
+// beside the bare client's), naive
 // (the exporter vs a script that re-reads the whole log every cycle), scrape-flood (/metrics vs
 // /-/healthy at 1,000 connections with wrk, and the polls' lateness meanwhile; bench/http-flood.ts),
 // password-flood (a legitimate scrape while 200 connections send wrong passwords), idle (every
