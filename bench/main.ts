@@ -13,8 +13,10 @@
 // prom-client), landing (the landing page's render time and size vs /metrics, its ring's bytes), memory (RSS after 1M events at the default logs settings, with a state file;
 // child process), inflight (RSS with 100k messages in flight; child process), cycles (upstream
 // requests per cycle vs the minimum), sustained (highest rate with zero gaps vs the limit of the
-// upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share;
-// bench/throughput.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag), naive
+// upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share, and
+// its CPU beside a bare undici client's at its request rate; bench/throughput.ts,
+// bench/bare-client.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag; CPU
+// beside the bare client's), naive
 // (the exporter vs a script that re-reads the whole log every cycle), scrape-flood (/metrics vs
 // /-/healthy at 1,000 connections with wrk, and the polls' lateness meanwhile; bench/http-flood.ts),
 // password-flood (a legitimate scrape while 200 connections send wrong passwords), idle (every
@@ -45,6 +47,7 @@ import {
 } from './http-flood.js';
 import { measureIdle, type IdleFigures } from './idle.js';
 import { hasGc, median, round } from './measure.js';
+import type { BareClientResult } from './bare-client.js';
 import { measureInFlightMemory } from './memory.js';
 import { compareWithNaivePoller } from './naive.js';
 import { measureLanding, type LandingPoint } from './landing.js';
@@ -273,6 +276,18 @@ function fmt(value: number, digits = 1): string {
   return value >= 1000 ? Math.round(value).toLocaleString('en-US') : String(round(value, digits));
 }
 
+/** The floor beside an exporter's CPU figure (bench/bare-client.ts): reported, no target. */
+function bareClientRow(exporterCpuMs: number, bare: BareClientResult, exporterToBare: number, how: string): Row {
+  return {
+    figure: `bare undici client + JSON.parse, CPU ms per 1000 entries (${how}: ${fmt(bare.requestsPerSecond)} req/s, ${fmt(bare.seconds)} s); ratio exporter / bare client`,
+    exporter: fmt(exporterCpuMs),
+    baseline: `${fmt(bare.cpuMsPerThousandEntries, 2)} bare client`,
+    ratio: fmt(exporterToBare, 2),
+    target: '',
+    met: '',
+  };
+}
+
 function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
   const rows: Row[] = [];
   const speed = results.speed as
@@ -496,6 +511,10 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
       target: TARGETS.liveCpuMs.text,
       met: verdict(TARGETS.liveCpuMs, live.cpuMsPerThousandEvents),
     });
+    if (live.bareClient)
+      rows.push(
+        bareClientRow(live.cpuMsPerThousandEvents, live.bareClient, live.cpuToBareClient, 'same requests per second'),
+      );
   }
   const catchup = results.catchup as CatchUpResult | undefined;
   if (catchup) {
@@ -516,6 +535,15 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
       target: TARGETS.catchUpCpuMs.text,
       met: verdict(TARGETS.catchUpCpuMs, catchup.cpuMsPerThousandEvents),
     });
+    if (catchup.bareClient)
+      rows.push(
+        bareClientRow(
+          catchup.cpuMsPerThousandEvents,
+          catchup.bareClient,
+          catchup.cpuToBareClient,
+          'same pages of 1000, at the share of the limit',
+        ),
+      );
   }
   const naive = results.naive as
     | {

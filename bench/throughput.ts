@@ -14,6 +14,12 @@
 //    file says so: written by the collector's own code with the watermark an hour back) and
 //    restarts; the time until its lag is back to what a walk that keeps up shows (delay + one
 //    interval), the events counted against the ground truth, CPU per 1000 events.
+//
+// Beside each CPU figure, the floor under it: a bare undici client (bench/bare-client.ts) reading
+// the same kind of log, in pages of the same size, at the exporter's request rate (the live part:
+// as many requests a second as the exporter made in its judged window, for as long or at least
+// 30 s; the catch-up: as many pages as the exporter read, at the share of the limit), run after
+// the exporter has stopped so the two do not share the cores.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +29,8 @@ import { DEFAULT_POLL_INTERVALS, settingByKey } from '../src/config/settings.js'
 import { LogsCollector } from '../src/collectors/logs/index.js';
 import { createLogger } from '../src/logging/index.js';
 import { upstreamIdentity } from '../src/state/index.js';
+import { DEFAULT_LOGS_PATH } from '../src/api/delivery.js';
+import { measureBareClient, type BareClientResult } from './bare-client.js';
 import { ExporterProcess, LOGS_ONLY_ARGS, sumOf } from './exporter-process.js';
 import { startLiveLog, type LiveLog } from './live-log.js';
 import { round, sleep } from './measure.js';
@@ -35,6 +43,7 @@ const defaults = {
   overlapMs: parseDuration(settingByKey('logs.overlap').defaultText),
   share: setting('http.rate_limit_share'),
   pageSize: setting('logs.page_size'),
+  parallelSlices: setting('logs.parallel_slices'),
 };
 
 export interface LiveSustainedOptions {
@@ -59,6 +68,7 @@ export interface LiveStep {
   requests: number;
   rateLimited: number;
   requestsPerSecond: number;
+  judgedSeconds: number;
   cpuMsPerThousandEvents: number;
   reason: string;
 }
@@ -72,7 +82,20 @@ export interface LiveSustainedResult {
   ratio: number;
   cpuMsPerThousandEvents: number;
   steps: LiveStep[];
+  /** The bare client at the request rate of the step whose CPU is reported (of the last step if none passed). */
+  bareClient: BareClientResult | null;
+  /** The exporter's CPU per 1000 events / the bare client's per 1000 entries. */
+  cpuToBareClient: number;
 }
+
+/**
+ * The bare client's slices, in pages: about what one of the exporter's slices holds at these rates
+ * (a quarter of a 15 s cycle at 4,500 events/s is 169 pages of 100), so it follows the cursor as
+ * the exporter does; the half leaves a slice's last page half full rather than nearly empty.
+ */
+const BARE_PAGES_PER_SLICE = 100.5;
+const BARE_WARMUP_SECONDS = 5;
+const BARE_MIN_SECONDS = 30;
 
 function exporterArgs(maxPages: number): string[] {
   return [...LOGS_ONLY_ARGS, '--logs-max-pages', String(maxPages)];
@@ -112,6 +135,16 @@ export async function measureLiveSustained(partial: Partial<LiveSustainedOptions
   const passed = steps.filter((s) => s.passed);
   const best = passed.reduce((max, s) => Math.max(max, s.eventsPerSecond), 0);
   const bestStep = passed.find((s) => s.eventsPerSecond === best);
+  const reference = bestStep ?? steps.at(-1);
+  const bareClient = reference ? await liveBareClient(options, pageSize, reference) : null;
+  const cpuMsPerThousandEvents = bestStep?.cpuMsPerThousandEvents ?? Number.NaN;
+  const cpuToBareClient = bareClient
+    ? round(cpuMsPerThousandEvents / bareClient.cpuMsPerThousandEntries, 2)
+    : Number.NaN;
+  if (bareClient)
+    options.log(
+      `  bare undici client + JSON.parse: ${bareClient.requestsPerSecond} req/s for ${bareClient.seconds} s, ${bareClient.entries} entries, ${bareClient.rateLimited} answered 429, ${bareClient.cpuMsPerThousandEntries} CPU ms / 1000 entries (exporter / bare client: ${cpuToBareClient})`,
+    );
   return {
     rateLimitPerSecond: options.rateLimitPerSecond,
     share: defaults.share,
@@ -119,9 +152,46 @@ export async function measureLiveSustained(partial: Partial<LiveSustainedOptions
     budgetEventsPerSecond: budget,
     sustainedEventsPerSecond: best,
     ratio: round(best / budget, 3),
-    cpuMsPerThousandEvents: bestStep?.cpuMsPerThousandEvents ?? Number.NaN,
+    cpuMsPerThousandEvents,
     steps,
+    bareClient,
+    cpuToBareClient,
   };
+}
+
+/** The bare client against a log like the step's (same event rate, limit, latency, page cap) with ten minutes behind it. */
+async function liveBareClient(
+  options: LiveSustainedOptions,
+  pageSize: number,
+  step: LiveStep,
+): Promise<BareClientResult> {
+  const startAt = Date.now() - 600_000;
+  const log = await startLiveLog({
+    ratePerSecond: step.eventsPerSecond,
+    startAt,
+    endAt: null,
+    rateLimitPerSecond: options.rateLimitPerSecond,
+    latencyMs: options.latencyMs,
+    maxPageSize: options.maxPageSize,
+  });
+  try {
+    return await measureBareClient({
+      url: log.url,
+      token: TOKEN,
+      path: DEFAULT_LOGS_PATH,
+      pageSize,
+      requestsPerSecond: step.requestsPerSecond,
+      seconds: Math.max(BARE_MIN_SECONDS, step.judgedSeconds),
+      maxPages: null,
+      warmupSeconds: BARE_WARMUP_SECONDS,
+      from: startAt,
+      to: Date.now() - 1_000,
+      sliceMs: Math.ceil((BARE_PAGES_PER_SLICE * pageSize * 1000) / step.eventsPerSecond),
+      chains: defaults.parallelSlices,
+    });
+  } finally {
+    log.stop();
+  }
 }
 
 async function liveStep(options: LiveSustainedOptions, eventsPerSecond: number, fraction: number): Promise<LiveStep> {
@@ -203,6 +273,7 @@ async function liveStep(options: LiveSustainedOptions, eventsPerSecond: number, 
       requests,
       rateLimited,
       requestsPerSecond: round(judgedRequests / judgedSeconds, 1),
+      judgedSeconds: round(judgedSeconds, 1),
       cpuMsPerThousandEvents: round(cpuMsPerThousand, 1),
       reason: reasons.join('; '),
     };
@@ -226,6 +297,10 @@ export interface CatchUpResult {
   requests: number;
   rateLimited: number;
   cpuMsPerThousandEvents: number;
+  /** The bare client reading as many pages of 1000 as the exporter did, at the share of the limit. */
+  bareClient: BareClientResult | null;
+  /** The exporter's CPU per 1000 events / the bare client's per 1000 entries. */
+  cpuToBareClient: number;
 }
 
 /** A state file of the collector's own making, with its watermark at `watermark` and nothing counted. */
@@ -271,7 +346,7 @@ export async function measureCatchUp(
   const ratePerSecond = partial.ratePerSecond ?? 1000;
   const rateLimitPerSecond = partial.rateLimitPerSecond ?? 100;
   const latencyMs = partial.latencyMs ?? 50;
-  const { pollIntervalMs, ingestionDelayMs } = defaults;
+  const { ingestionDelayMs } = defaults;
   const dir = mkdtempSync(join(tmpdir(), 'catch-up-'));
   const stateFile = join(dir, 'state.json');
   const watermark = Date.now() - outageSeconds * 1000 - ingestionDelayMs;
@@ -286,55 +361,97 @@ export async function measureCatchUp(
     maxPageSize: 1000,
   });
   try {
-    await writeStateAt(stateFile, log.url, watermark);
-    const backlogEvents = log.times.countBetween(startAt, Date.now() - ingestionDelayMs);
-    const started = Date.now();
-    const exporter = await startExporter(log, stateFile, setting('logs.max_pages'));
-    const cpuStart = exporter.sample()?.cpuMs ?? 0;
-    try {
-      const bound = (ingestionDelayMs + pollIntervalMs) / 1000;
-      const deadline = started + Math.max(600_000, outageSeconds * 500);
-      let secondsToZeroLag: number | null = null;
-      let families = await exporter.scrape();
-      let lastReport = Date.now();
-      for (;;) {
-        const lag = sumOf(families, 'upstash_exporter_log_lag_seconds');
-        if (lag > 0 && lag <= bound) {
-          secondsToZeroLag = round((Date.now() - started) / 1000, 1);
-          break;
-        }
-        if (Date.now() > deadline) break;
-        if (Date.now() - lastReport > 15_000) {
-          partial.log?.(
-            `  catch-up: lag ${round(lag, 0)} s after ${round((Date.now() - started) / 1000, 0)} s, ${sumOf(families, 'upstash_qstash_message_events_total')} counted`,
-          );
-          lastReport = Date.now();
-        }
-        await sleep(500);
-        families = await exporter.scrape();
-      }
-      const cpuMs = (exporter.sample()?.cpuMs ?? Number.NaN) - cpuStart;
-      const counted = sumOf(families, 'upstash_qstash_message_events_total');
-      const watermarkNow = sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000;
-      return {
-        outageSeconds,
-        ratePerSecond,
-        rateLimitPerSecond,
-        latencyMs,
-        backlogEvents,
-        secondsToZeroLag,
-        counted,
-        truth: log.times.countBetween(startAt, Math.round(watermarkNow)),
-        gaps: sumOf(families, 'upstash_exporter_log_gaps_total'),
-        requests: sumOf(families, 'upstash_exporter_api_requests_total'),
-        rateLimited: sumOf(families, 'upstash_exporter_api_requests_total', { code: '429' }),
-        cpuMsPerThousandEvents: round((cpuMs * 1000) / Math.max(1, counted), 1),
-      };
-    } finally {
-      await exporter.stop();
-    }
+    const figures = await catchUpExporter(log, stateFile, startAt, watermark, outageSeconds, partial.log);
+    const pageSize = Math.min(1000, defaults.pageSize);
+    // The backlog's time range, walked again by the bare client for as many pages as the exporter read.
+    const pages = figures.requests - figures.rateLimited;
+    const bareClient =
+      pages > 0
+        ? await measureBareClient({
+            url: log.url,
+            token: TOKEN,
+            path: DEFAULT_LOGS_PATH,
+            pageSize,
+            requestsPerSecond: defaults.share * rateLimitPerSecond,
+            seconds: 3_600,
+            maxPages: pages,
+            warmupSeconds: BARE_WARMUP_SECONDS,
+            from: startAt,
+            to: watermark + outageSeconds * 1000,
+            sliceMs: Math.ceil((BARE_PAGES_PER_SLICE * pageSize * 1000) / ratePerSecond),
+            chains: defaults.parallelSlices,
+          })
+        : null;
+    const cpuToBareClient = bareClient
+      ? round(figures.cpuMsPerThousandEvents / bareClient.cpuMsPerThousandEntries, 2)
+      : Number.NaN;
+    if (bareClient)
+      partial.log?.(
+        `  bare undici client + JSON.parse: ${bareClient.pages} pages of ${pageSize} at ${bareClient.requestsPerSecond} req/s in ${bareClient.seconds} s, ${bareClient.rateLimited} answered 429, ${bareClient.cpuMsPerThousandEntries} CPU ms / 1000 entries (exporter / bare client: ${cpuToBareClient})`,
+      );
+    return { outageSeconds, ratePerSecond, rateLimitPerSecond, latencyMs, ...figures, bareClient, cpuToBareClient };
   } finally {
     log.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+type CatchUpExporterFigures = Omit<
+  CatchUpResult,
+  'outageSeconds' | 'ratePerSecond' | 'rateLimitPerSecond' | 'latencyMs' | 'bareClient' | 'cpuToBareClient'
+>;
+
+/** The exporter restarted on a state file `watermark` back, until its lag is what a walk that keeps up shows. */
+async function catchUpExporter(
+  log: LiveLog,
+  stateFile: string,
+  startAt: number,
+  watermark: number,
+  outageSeconds: number,
+  report: ((line: string) => void) | undefined,
+): Promise<CatchUpExporterFigures> {
+  const { pollIntervalMs, ingestionDelayMs } = defaults;
+  await writeStateAt(stateFile, log.url, watermark);
+  const backlogEvents = log.times.countBetween(startAt, Date.now() - ingestionDelayMs);
+  const started = Date.now();
+  const exporter = await startExporter(log, stateFile, setting('logs.max_pages'));
+  const cpuStart = exporter.sample()?.cpuMs ?? 0;
+  try {
+    const bound = (ingestionDelayMs + pollIntervalMs) / 1000;
+    const deadline = started + Math.max(600_000, outageSeconds * 500);
+    let secondsToZeroLag: number | null = null;
+    let families = await exporter.scrape();
+    let lastReport = Date.now();
+    for (;;) {
+      const lag = sumOf(families, 'upstash_exporter_log_lag_seconds');
+      if (lag > 0 && lag <= bound) {
+        secondsToZeroLag = round((Date.now() - started) / 1000, 1);
+        break;
+      }
+      if (Date.now() > deadline) break;
+      if (Date.now() - lastReport > 15_000) {
+        report?.(
+          `  catch-up: lag ${round(lag, 0)} s after ${round((Date.now() - started) / 1000, 0)} s, ${sumOf(families, 'upstash_qstash_message_events_total')} counted`,
+        );
+        lastReport = Date.now();
+      }
+      await sleep(500);
+      families = await exporter.scrape();
+    }
+    const cpuMs = (exporter.sample()?.cpuMs ?? Number.NaN) - cpuStart;
+    const counted = sumOf(families, 'upstash_qstash_message_events_total');
+    const watermarkNow = sumOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') * 1000;
+    return {
+      backlogEvents,
+      secondsToZeroLag,
+      counted,
+      truth: log.times.countBetween(startAt, Math.round(watermarkNow)),
+      gaps: sumOf(families, 'upstash_exporter_log_gaps_total'),
+      requests: sumOf(families, 'upstash_exporter_api_requests_total'),
+      rateLimited: sumOf(families, 'upstash_exporter_api_requests_total', { code: '429' }),
+      cpuMsPerThousandEvents: round((cpuMs * 1000) / Math.max(1, counted), 1),
+    };
+  } finally {
+    await exporter.stop();
   }
 }
