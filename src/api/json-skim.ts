@@ -294,8 +294,11 @@ export class JsonSkimmer {
  */
 export const WHOLE_PAGE_BYTES = 4 * 1024 * 1024;
 
-/** A body read by readSkimmed: held whole (`bytes`, not skimmed yet), or skimmed as it came (`text`). */
-export type SkimmedBody = { bytes: Buffer; text?: undefined } | { text: string; bytes?: undefined };
+/**
+ * A body read by readSkimmed: held whole (`chunks`, `length` bytes in all; not skimmed yet: see
+ * joinedBytes), or skimmed as it came (`text`).
+ */
+export type SkimmedBody = { chunks: Buffer[]; length: number; text?: undefined } | { text: string; chunks?: undefined };
 
 /**
  * Read a response body, giving up after `deadlineMs` in total: held whole while it stays within
@@ -336,8 +339,27 @@ export async function readSkimmed(
   } finally {
     clearTimeout(deadline);
   }
-  if (skimmer !== null) return { text: skimmer.end() };
-  return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, held) };
+  return skimmer === null ? { chunks, length: held } : { text: skimmer.end() };
+}
+
+/**
+ * One buffer reused for joining the chunks of a body held whole, grown to the largest page seen
+ * (at most WHOLE_PAGE_BYTES) and never freed: a page-sized buffer allocated and freed for every
+ * page would raise glibc's mmap threshold and leave its main heap holding tens of MiB (as the
+ * skimmer's blocks avoid, above).
+ */
+let joinBuffer = Buffer.alloc(0);
+
+/**
+ * The bytes of a body held whole: its only chunk, or a view of the shared join buffer, valid
+ * until the next call (read it before anything awaits).
+ */
+export function joinedBytes(chunks: readonly Buffer[], length: number): Buffer {
+  if (chunks.length === 1) return chunks[0]!;
+  if (joinBuffer.length < length) joinBuffer = Buffer.allocUnsafeSlow(Math.max(length, 2 * joinBuffer.length));
+  let at = 0;
+  for (const chunk of chunks) at += chunk.copy(joinBuffer, at);
+  return joinBuffer.subarray(0, length);
 }
 
 /** The kept text of a body held whole. */
