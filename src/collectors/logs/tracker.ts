@@ -63,7 +63,9 @@ export class MessageTracker {
   #finishedNext = 0;
   readonly #durationGuard: SeriesGuard<string>;
   readonly #attemptsGuard: SeriesGuard<string>;
-  readonly #groups = new Map<string, Group>();
+  /** By queue, then destination (no key is built per message finished). */
+  readonly #groups = new Map<string, Map<string, Group>>();
+  #groupCount = 0;
   readonly #dropped: Counter<'metric'> | undefined;
   /** Observations folded into overflow series, all time, by metric; and not yet added to `dropped`. */
   readonly #folded = new Map<string, number>([
@@ -325,15 +327,24 @@ export class MessageTracker {
 
   /** Histogram series of one (queue, destination) for every outcome, admitted together. */
   #group(queue: string, destination: string): Group {
-    const key = `${queue}\u0000${destination}`;
-    let group = this.#groups.get(key);
+    let byDestination = this.#groups.get(queue);
+    let group = byDestination?.get(destination);
     if (group === undefined) {
       const sets = OUTCOMES.map((outcome) => ({ outcome, queue, destination }));
       const durations = admit(this.#durationGuard, this.durations, sets);
       const attempts = admit(this.#attemptsGuard, this.attempts, sets);
       group = { durations: durations.series, attempts: attempts.series, folded: durations.folded || attempts.folded };
-      if (this.#groups.size >= 10_000) this.#groups.clear();
-      this.#groups.set(key, group);
+      if (this.#groupCount >= 10_000) {
+        this.#groups.clear();
+        this.#groupCount = 0;
+        byDestination = undefined;
+      }
+      if (byDestination === undefined) {
+        byDestination = new Map();
+        this.#groups.set(queue, byDestination);
+      }
+      byDestination.set(destination, group);
+      this.#groupCount += 1;
     }
     return group;
   }

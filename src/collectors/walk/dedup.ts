@@ -39,6 +39,15 @@ type Identities = number[] | Map<string, [number, number]>;
 
 export class DedupWindow {
   readonly #messages = new Map<string, Identities>();
+  /**
+   * By second (unix seconds), the messages given an identity with a time in it (a message once
+   * per run of its identities): prune visits the messages of the seconds leaving the window, not
+   * the whole window.
+   */
+  readonly #bySecond = new Map<number, string[]>();
+  /** The last second an identity was added to, and its list (entries of a page share seconds). */
+  #lastSecond = Number.NaN;
+  #lastList: string[] = [];
   /** Identities pruned from the window, over the lateness horizon (null: forgotten when pruned). */
   readonly cold: ColdIdentities | null;
   /** The window holds every counted identity from this time on; older ones are in `cold`. */
@@ -105,6 +114,7 @@ export class DedupWindow {
     if (identities === undefined) {
       this.#messages.set(messageId, [time, stateIndex, status, next, stamp * STAMP + SLOT + 1]);
       this.#size += 1;
+      this.#index(time, messageId);
       return true;
     }
     if (Array.isArray(identities)) {
@@ -129,6 +139,7 @@ export class DedupWindow {
         map.set(restKey(time, stateIndex, status, next), [time, stamp * STAMP + SLOT + 1]);
         this.#messages.set(messageId, map);
       }
+      this.#index(time, messageId);
       return true;
     }
     const key = restKey(time, stateIndex, status, next);
@@ -136,6 +147,7 @@ export class DedupWindow {
     if (known === undefined) {
       identities.set(key, [time, stamp * STAMP + SLOT + 1]);
       this.#size += 1;
+      this.#index(time, messageId);
       return true;
     }
     const before = known[1];
@@ -178,56 +190,88 @@ export class DedupWindow {
 
   /** Lets entries older than `from` leave the window (no walk will read them again): to `cold`, or forgotten. */
   prune(from: number): void {
-    const cold = this.cold;
     if (from > this.#hotFrom) this.#hotFrom = from;
-    for (const [messageId, identities] of this.#messages) {
-      if (Array.isArray(identities)) {
-        let kept = 0;
-        for (let i = 0; i < identities.length; i += WIDTH) {
-          if (identities[i]! < from) {
-            if (cold !== null) {
-              const time = identities[i]!;
-              const status = identities[i + 2]!;
-              const next = identities[i + 3]!;
-              const print = fingerprint(
-                time,
-                identities[i + 1]!,
-                messageId,
-                status === ABSENT ? undefined : status,
-                next === ABSENT ? undefined : next,
-              );
-              cold.absorb(time, print, identities[i + 4]! % SLOT);
-            }
-            continue;
-          }
-          for (let j = 0; j < WIDTH; j++) identities[kept + j] = identities[i + j]!;
-          kept += WIDTH;
-        }
-        this.#size -= (identities.length - kept) / WIDTH;
-        if (kept === 0) this.#messages.delete(messageId);
-        else identities.length = kept;
-      } else {
-        for (const [key, [time, packed]] of identities) {
-          if (time >= from) continue;
-          if (cold !== null) {
-            const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
-            cold.absorb(
-              time,
-              fingerprint(
-                time,
-                state,
-                messageId,
-                status === ABSENT ? undefined : status,
-                next === ABSENT ? undefined : next,
-              ),
-              packed % SLOT,
-            );
-          }
-          identities.delete(key);
-          this.#size -= 1;
-        }
-        if (identities.size === 0) this.#messages.delete(messageId);
+    // A second partly before `from` keeps its list: its later identities stay.
+    const partial = Math.floor(from / 1000);
+    for (const [second, messageIds] of this.#bySecond) {
+      if (second > partial) continue;
+      for (const messageId of messageIds) {
+        const identities = this.#messages.get(messageId);
+        if (identities !== undefined) this.#pruneMessage(messageId, identities, from);
       }
+      if (second < partial) {
+        this.#bySecond.delete(second);
+        if (second === this.#lastSecond) this.#lastSecond = Number.NaN;
+      }
+    }
+  }
+
+  /** Records that `messageId` got an identity at `time` (prune finds it by its second). */
+  #index(time: number, messageId: string): void {
+    const second = Math.floor(time / 1000);
+    let list = this.#lastList;
+    if (second !== this.#lastSecond) {
+      let known = this.#bySecond.get(second);
+      if (known === undefined) {
+        known = [];
+        this.#bySecond.set(second, known);
+      }
+      list = known;
+      this.#lastSecond = second;
+      this.#lastList = list;
+    }
+    if (list.length === 0 || list[list.length - 1] !== messageId) list.push(messageId);
+  }
+
+  /** Moves the identities of one message older than `from` out of the window. */
+  #pruneMessage(messageId: string, identities: Identities, from: number): void {
+    const cold = this.cold;
+    if (Array.isArray(identities)) {
+      let kept = 0;
+      for (let i = 0; i < identities.length; i += WIDTH) {
+        if (identities[i]! < from) {
+          if (cold !== null) {
+            const time = identities[i]!;
+            const status = identities[i + 2]!;
+            const next = identities[i + 3]!;
+            const print = fingerprint(
+              time,
+              identities[i + 1]!,
+              messageId,
+              status === ABSENT ? undefined : status,
+              next === ABSENT ? undefined : next,
+            );
+            cold.absorb(time, print, identities[i + 4]! % SLOT);
+          }
+          continue;
+        }
+        if (kept !== i) for (let j = 0; j < WIDTH; j++) identities[kept + j] = identities[i + j]!;
+        kept += WIDTH;
+      }
+      this.#size -= (identities.length - kept) / WIDTH;
+      if (kept === 0) this.#messages.delete(messageId);
+      else if (kept < identities.length) identities.length = kept;
+    } else {
+      for (const [key, [time, packed]] of identities) {
+        if (time >= from) continue;
+        if (cold !== null) {
+          const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
+          cold.absorb(
+            time,
+            fingerprint(
+              time,
+              state,
+              messageId,
+              status === ABSENT ? undefined : status,
+              next === ABSENT ? undefined : next,
+            ),
+            packed % SLOT,
+          );
+        }
+        identities.delete(key);
+        this.#size -= 1;
+      }
+      if (identities.size === 0) this.#messages.delete(messageId);
     }
   }
 
@@ -255,6 +299,8 @@ export class DedupWindow {
     hotFrom = Number.NEGATIVE_INFINITY,
   ): void {
     this.#messages.clear();
+    this.#bySecond.clear();
+    this.#lastSecond = Number.NaN;
     this.#size = 0;
     this.#hotFrom = Number.NEGATIVE_INFINITY;
     // Stamp 0 belongs to no walk: restored keys start with no occurrence in the next walk.
