@@ -8,8 +8,9 @@
 // messages; the oldest are evicted (and counted) beyond that.
 import type { Counter, Registry } from 'prom-client';
 import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
-import { HistogramFamily, type HistogramSeries, type Labels } from '../walk/families.js';
-import { ACTIVE, CREATED, OUTCOMES, RETRY, outcomeOf } from './states.js';
+import { HistogramFamily, type Labels } from '../walk/families.js';
+import { OutcomeGroups } from './outcome-groups.js';
+import { ACTIVE, CREATED, RETRY, outcomeOf } from './states.js';
 import type { TrackedState } from './logs-state.js';
 import type { WaitingState } from './waiting-state.js';
 import { MAX_WAIT_TIMES, notBeforeMs, type WaitExtra, type WaitFacts, type WaitingTimes } from './waiting.js';
@@ -53,6 +54,11 @@ export class MessageTracker {
   readonly #messages = new Map<string, Tracked>();
   /** Ids whose final entry was counted; they leave at the next slice completion. */
   readonly #finalSeen = new Set<string>();
+  /**
+   * By second (unix seconds) of their final entry, the ids put in #finalSeen: a slice completion
+   * visits the seconds it completes, not every message finished in slices still walked.
+   */
+  readonly #finalBySecond = new Map<number, string[]>();
   readonly #finished = new Set<string>();
   /**
    * #finished in the order added, as a ring whose next slot holds the oldest once full. Not the
@@ -63,7 +69,7 @@ export class MessageTracker {
   #finishedNext = 0;
   readonly #durationGuard: SeriesGuard<string>;
   readonly #attemptsGuard: SeriesGuard<string>;
-  readonly #groups = new Map<string, Group>();
+  readonly #groups: OutcomeGroups;
   readonly #dropped: Counter<'metric'> | undefined;
   /** Observations folded into overflow series, all time, by metric; and not yet added to `dropped`. */
   readonly #folded = new Map<string, number>([
@@ -100,6 +106,7 @@ export class MessageTracker {
       });
     this.#durationGuard = guard(DURATION_METRIC);
     this.#attemptsGuard = guard(ATTEMPTS_METRIC);
+    this.#groups = new OutcomeGroups(this.#durationGuard, this.durations, this.#attemptsGuard, this.attempts);
   }
 
   /** Messages seen and not finished. */
@@ -163,6 +170,7 @@ export class MessageTracker {
         tracked.outcome = outcome;
         tracked.finalTime = time;
         this.#finalSeen.add(messageId);
+        this.#indexFinal(messageId, time);
       }
     }
   }
@@ -174,26 +182,47 @@ export class MessageTracker {
    */
   finishSlice(upTo = Number.POSITIVE_INFINITY): number {
     let observed = 0;
-    for (const messageId of this.#finalSeen) {
-      const tracked = this.#messages.get(messageId);
-      if (tracked !== undefined && tracked.finalTime > upTo) continue;
-      this.#finalSeen.delete(messageId);
-      this.#messages.delete(messageId);
-      this.#remember(messageId);
-      if (tracked === undefined || Number.isNaN(tracked.created)) continue;
-      const group = this.#group(tracked.queue, tracked.destination);
-      // The message is the bucket's exemplar (OpenMetrics only), timed at its final entry.
-      this.durations.observe(
-        group.durations[tracked.outcome]!,
-        Math.max(0, tracked.finalTime - tracked.created) / 1000,
-        { messageId, time: tracked.finalTime },
-      );
-      this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
-      this.waiting?.observeFinished(tracked.queue, tracked);
-      if (group.folded) this.#foldedPending += 1;
-      observed += 1;
+    // A second partly after `upTo` keeps its list for the messages finished after it.
+    const partial = Math.floor(upTo / 1000);
+    for (const [second, messageIds] of this.#finalBySecond) {
+      if (second > partial) continue;
+      for (const messageId of messageIds) {
+        if (!this.#finalSeen.has(messageId)) continue;
+        const tracked = this.#messages.get(messageId);
+        if (tracked !== undefined && tracked.finalTime > upTo) continue;
+        this.#finalSeen.delete(messageId);
+        this.#messages.delete(messageId);
+        this.#remember(messageId);
+        if (tracked === undefined || Number.isNaN(tracked.created)) continue;
+        this.#observeFinished(messageId, tracked);
+        observed += 1;
+      }
+      if (second < partial) this.#finalBySecond.delete(second);
     }
     return observed;
+  }
+
+  #observeFinished(messageId: string, tracked: Tracked): void {
+    const group = this.#groups.of(tracked.queue, tracked.destination);
+    // The message is the bucket's exemplar (OpenMetrics only), timed at its final entry.
+    this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000, {
+      messageId,
+      time: tracked.finalTime,
+    });
+    this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
+    this.waiting?.observeFinished(tracked.queue, tracked);
+    if (group.folded) this.#foldedPending += 1;
+  }
+
+  /** Records that `messageId`'s final entry, at `time`, was counted (finishSlice finds it by its second). */
+  #indexFinal(messageId: string, time: number): void {
+    const second = Math.floor(time / 1000);
+    let list = this.#finalBySecond.get(second);
+    if (list === undefined) {
+      list = [];
+      this.#finalBySecond.set(second, list);
+    }
+    if (list.length === 0 || list[list.length - 1] !== messageId) list.push(messageId);
   }
 
   /** Per queue, the CREATED time of the oldest message seen in flight (not finished). */
@@ -218,6 +247,7 @@ export class MessageTracker {
   restore(state: { messages: readonly TrackedState[]; finished: readonly string[] }): void {
     this.#messages.clear();
     this.#finalSeen.clear();
+    this.#finalBySecond.clear();
     this.#finished.clear();
     this.#finishedOrder.length = 0;
     this.#finishedNext = 0;
@@ -234,7 +264,10 @@ export class MessageTracker {
         firstActive: Number.NaN,
         waitExtra: null,
       });
-      if (outcome >= 0 && finalTime !== null) this.#finalSeen.add(id);
+      if (outcome >= 0 && finalTime !== null) {
+        this.#finalSeen.add(id);
+        this.#indexFinal(id, finalTime);
+      }
     }
   }
 
@@ -322,43 +355,6 @@ export class MessageTracker {
     this.#finishedOrder[this.#finishedNext] = messageId;
     this.#finishedNext = (this.#finishedNext + 1) % FINISHED_MEMORY;
   }
-
-  /** Histogram series of one (queue, destination) for every outcome, admitted together. */
-  #group(queue: string, destination: string): Group {
-    const key = `${queue}\u0000${destination}`;
-    let group = this.#groups.get(key);
-    if (group === undefined) {
-      const sets = OUTCOMES.map((outcome) => ({ outcome, queue, destination }));
-      const durations = admit(this.#durationGuard, this.durations, sets);
-      const attempts = admit(this.#attemptsGuard, this.attempts, sets);
-      group = { durations: durations.series, attempts: attempts.series, folded: durations.folded || attempts.folded };
-      if (this.#groups.size >= 10_000) this.#groups.clear();
-      this.#groups.set(key, group);
-    }
-    return group;
-  }
-}
-
-interface Group {
-  durations: HistogramSeries[];
-  attempts: HistogramSeries[];
-  folded: boolean;
-}
-
-/** Admits the outcomes of one (queue, destination) together, or folds them all. */
-function admit(
-  guard: SeriesGuard<string>,
-  family: HistogramFamily<string>,
-  sets: ReadonlyArray<Labels>,
-): { series: HistogramSeries[]; folded: boolean } {
-  let missing = sets.length;
-  if (guard.size + missing > guard.limit) {
-    missing = 0;
-    for (const set of sets) if (!guard.has(set)) missing += 1;
-  }
-  if (guard.size + missing <= guard.limit)
-    return { series: sets.map((set) => family.series(guard.admit(set, 0))), folded: false };
-  return { series: sets.map((set) => family.series(guard.overflowOf(set))), folded: true };
 }
 
 /** A message's rarer waiting facts, made on first need. */

@@ -74,10 +74,17 @@ function finish(hash: number): number {
 interface Second {
   /** Entries counted with a time in this second (every time each was counted). */
   counted: number;
-  /** Their fingerprints, sorted (a repeat once per count); null behind the horizon. */
-  prints: number[] | null;
+  /**
+   * Their fingerprints in the first `length` slots, sorted (a repeat once per count); null behind
+   * the horizon. A typed array: sorted without a comparator, held outside the collected heap, and
+   * written to the checkpoint as it is.
+   */
+  prints: Float64Array | null;
+  length: number;
   /** `prints` got new ones since it was last sorted. */
   unsorted: boolean;
+  /** The checkpoint's text of `prints` as they are now (null: changed since it was made). */
+  text: string | null;
 }
 
 /** The checkpoint's form: [second, entries counted, fingerprints (base64 of little-endian float64) or null behind the horizon]. */
@@ -105,7 +112,7 @@ export class ColdIdentities {
   /** Fingerprints held (docs/performance.md's memory figure). */
   get fingerprints(): number {
     let held = 0;
-    for (const second of this.#seconds.values()) held += second.prints?.length ?? 0;
+    for (const second of this.#seconds.values()) held += second.length;
     return held;
   }
 
@@ -120,8 +127,11 @@ export class ColdIdentities {
     const second = this.#second(key);
     second.counted += times;
     if (second.prints === null) return;
-    for (let i = 0; i < times; i++) second.prints.push(print);
+    const prints = reserve(second, times);
+    prints.fill(print, second.length, second.length + times);
+    second.length += times;
     second.unsorted = true;
+    second.text = null;
   }
 
   /**
@@ -140,13 +150,17 @@ export class ColdIdentities {
     const occurrence = (this.#occurrences.get(print) ?? 0) + 1;
     this.#occurrences.set(print, occurrence);
     const second = this.#second(key);
-    const prints = second.prints!;
     if (second.unsorted) sortPrints(second);
-    const first = lowerBound(prints, print);
+    const length = second.length;
+    const first = lowerBound(second.prints!, length, print);
     let known = 0;
-    while (first + known < prints.length && prints[first + known] === print) known += 1;
+    while (first + known < length && second.prints![first + known] === print) known += 1;
     if (occurrence <= known) return false;
-    prints.splice(first, 0, print);
+    const prints = reserve(second, 1);
+    prints.copyWithin(first + 1, first, length);
+    prints[first] = print;
+    second.length = length + 1;
+    second.text = null;
     second.counted += 1;
     return true;
   }
@@ -168,7 +182,7 @@ export class ColdIdentities {
     this.#printsFrom = Math.max(this.#printsFrom, printsFrom);
     for (const [key, second] of this.#seconds) {
       if (key < keepFrom) this.#seconds.delete(key);
-      else if (key < this.#printsFrom) second.prints = null;
+      else if (key < this.#printsFrom) dropPrints(second);
       else if (second.unsorted) sortPrints(second);
     }
     this.#occurrences.clear();
@@ -189,9 +203,8 @@ export class ColdIdentities {
       let text: string | null = null;
       if (second.prints !== null) {
         if (second.unsorted) sortPrints(second);
-        const bytes = Buffer.alloc(second.prints.length * 8);
-        for (let i = 0; i < second.prints.length; i++) bytes.writeDoubleLE(second.prints[i]!, i * 8);
-        text = bytes.toString('base64');
+        // A second is written by many checkpoints and changes only while identities arrive in it.
+        text = second.text ??= printsText(second.prints, second.length);
       }
       seconds.push([key, second.counted, text]);
     }
@@ -206,17 +219,20 @@ export class ColdIdentities {
     for (const [key, , text] of state.seconds)
       if (text === null) this.#printsFrom = Math.max(this.#printsFrom, key + 1);
     for (const [key, counted, text] of state.seconds) {
-      let prints: number[] | null = null;
+      let prints: Float64Array | null = null;
       if (text !== null) {
         const bytes = Buffer.from(text, 'base64');
-        prints = [];
-        for (let i = 0; i + 8 <= bytes.length; i += 8) prints.push(bytes.readDoubleLE(i));
+        prints = new Float64Array(Math.floor(bytes.length / 8));
+        for (let i = 0; i < prints.length; i++) prints[i] = bytes.readDoubleLE(i * 8);
       }
       // A second behind the horizon in the file keeps its count only.
+      const kept = key < this.#printsFrom ? null : (prints ?? new Float64Array(0));
       this.#seconds.set(key, {
         counted,
-        prints: key < this.#printsFrom ? null : (prints ?? []),
+        prints: kept,
+        length: kept === null ? 0 : kept.length,
         unsorted: prints !== null,
+        text: null,
       });
     }
   }
@@ -224,22 +240,58 @@ export class ColdIdentities {
   #second(key: number): Second {
     let second = this.#seconds.get(key);
     if (second === undefined) {
-      second = { counted: 0, prints: key >= this.#printsFrom ? [] : null, unsorted: false };
+      second = {
+        counted: 0,
+        prints: key >= this.#printsFrom ? new Float64Array(0) : null,
+        length: 0,
+        unsorted: false,
+        text: null,
+      };
       this.#seconds.set(key, second);
     }
     return second;
   }
 }
 
+/** Whether this machine stores a float64 little-endian (the checkpoint's byte order). */
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
+
 function sortPrints(second: Second): void {
-  second.prints?.sort((a, b) => a - b);
+  // Fingerprints are non-negative integers: a typed array's own order is the numeric one.
+  second.prints?.subarray(0, second.length).sort();
   second.unsorted = false;
 }
 
-/** The first index whose value is not below `value`. */
-function lowerBound(values: readonly number[], value: number): number {
+/** Behind the horizon: the count stays, the fingerprints go. */
+function dropPrints(second: Second): void {
+  second.prints = null;
+  second.length = 0;
+  second.text = null;
+}
+
+/** `second.prints` with room for `more` after its first `length` (grown by half, at least 64). */
+function reserve(second: Second, more: number): Float64Array {
+  const prints = second.prints!;
+  const needed = second.length + more;
+  if (needed <= prints.length) return prints;
+  const grown = new Float64Array(Math.max(needed, 64, prints.length + (prints.length >> 1)));
+  grown.set(prints.subarray(0, second.length));
+  second.prints = grown;
+  return grown;
+}
+
+/** The checkpoint's text of fingerprints: base64 of their little-endian float64 bytes. */
+function printsText(prints: Float64Array, length: number): string {
+  if (LITTLE_ENDIAN) return Buffer.from(prints.buffer, prints.byteOffset, length * 8).toString('base64');
+  const bytes = Buffer.alloc(length * 8);
+  for (let i = 0; i < length; i++) bytes.writeDoubleLE(prints[i]!, i * 8);
+  return bytes.toString('base64');
+}
+
+/** The first index below `length` whose value is not below `value`. */
+function lowerBound(values: Float64Array, length: number, value: number): number {
   let low = 0;
-  let high = values.length;
+  let high = length;
   while (low < high) {
     const mid = (low + high) >>> 1;
     if (values[mid]! < value) low = mid + 1;

@@ -9,13 +9,12 @@
 // key was counted fewer than n times before. Re-reading a range (overlap, inclusive bounds,
 // resumed walks) therefore never counts twice, and twins are not merged.
 //
-// Hot path (observeEvent): no string is built per entry. Identities are grouped by messageId (a
-// message has a handful of entries in the window), each as five numbers in one flat array:
-// time, state, status, next delivery time (-Infinity when absent: present values are finite)
-// and the packed count (walk stamp * 4096 + occurrences in that walk) * 4096 + times counted.
-// A message with unusually many entries gets a map keyed by the rest of the identity, so a
-// hostile log cannot make the lookup quadratic. The text form (eventKey) is what checkpoints
-// hold and what observe() accepts.
+// Hot path (observeEvent): nothing is built per entry. Identities are grouped by messageId, each
+// in a slot of typed columns outside the collected heap (identity-pool.ts): time, state, status,
+// next delivery time (-Infinity when absent), the packed count (walk stamp * 4096 + occurrences
+// in that walk) * 4096 + times counted, and the message's next slot (a chain). A message with
+// unusually many entries gets a map keyed by the rest of the identity, so a hostile log cannot
+// make the lookup quadratic. The text form (eventKey) is what checkpoints hold and observe() takes.
 //
 // With a lateness horizon, identities pruned from the window are not forgotten: they move to a
 // compact store of fingerprints (cold-identities.ts), which answers for entries older than the
@@ -23,22 +22,31 @@
 
 import { ColdIdentities, fingerprint } from './cold-identities.js';
 import { ABSENT, eventKey, parseKey, restKey, type Identity } from './event-key.js';
+import { IdentityPool, NONE } from './identity-pool.js';
 
 export { eventKey };
 
 const SLOT = 4096;
 const MAX_SLOT = SLOT - 1;
 const STAMP = SLOT * SLOT;
-/** Numbers per identity in a message's array: time, state, status, next, packed. */
-const WIDTH = 5;
-/** Identities of one message kept in its array; beyond it the message gets a map. */
+/** Identities of one message kept in its chain; beyond it the message gets a map. */
 const MAX_LINEAR = 32;
 
-/** A message's identities: a flat array while few, a map beyond (value: [time, packed]). */
-type Identities = number[] | Map<string, [number, number]>;
+/** A message's identities: the first slot of its chain while few, a map beyond (value: [time, packed]). */
+type Identities = number | Map<string, [number, number]>;
 
 export class DedupWindow {
   readonly #messages = new Map<string, Identities>();
+  readonly #pool = new IdentityPool();
+  /**
+   * By second (unix seconds), the messages given an identity with a time in it (a message once
+   * per run of its identities): prune visits the messages of the seconds leaving the window, not
+   * the whole window.
+   */
+  readonly #bySecond = new Map<number, string[]>();
+  /** The last second an identity was added to, and its list (entries of a page share seconds). */
+  #lastSecond = Number.NaN;
+  #lastList: string[] = [];
   /** Identities pruned from the window, over the lateness horizon (null: forgotten when pruned). */
   readonly cold: ColdIdentities | null;
   /** The window holds every counted identity from this time on; older ones are in `cold`. */
@@ -101,34 +109,42 @@ export class DedupWindow {
     const status = responseStatus === undefined ? ABSENT : responseStatus;
     const next = nextDeliveryTime === undefined ? ABSENT : nextDeliveryTime;
     const stamp = this.#stamp;
+    const pool = this.#pool;
     const identities = this.#messages.get(messageId);
     if (identities === undefined) {
-      this.#messages.set(messageId, [time, stateIndex, status, next, stamp * STAMP + SLOT + 1]);
+      this.#messages.set(messageId, pool.add(time, stateIndex, status, next, stamp * STAMP + SLOT + 1));
       this.#size += 1;
+      this.#index(time, messageId);
       return true;
     }
-    if (Array.isArray(identities)) {
-      for (let i = 0; i < identities.length; i += WIDTH) {
+    if (typeof identities === 'number') {
+      let last = identities;
+      let held = 0;
+      for (let slot = identities; slot !== NONE; slot = pool.links[slot]!) {
         if (
-          identities[i] === time &&
-          identities[i + 1] === stateIndex &&
-          identities[i + 2] === status &&
-          identities[i + 3] === next
+          pool.times[slot] === time &&
+          pool.states[slot] === stateIndex &&
+          pool.statuses[slot] === status &&
+          pool.nexts[slot] === next
         ) {
-          const before = identities[i + 4]!;
+          const before = pool.packed[slot]!;
           const after = nextPacked(before, stamp);
-          identities[i + 4] = after;
+          pool.packed[slot] = after;
           return after % SLOT > before % SLOT;
         }
+        last = slot;
+        held += 1;
       }
       this.#size += 1;
-      if (identities.length < MAX_LINEAR * WIDTH) {
-        identities.push(time, stateIndex, status, next, stamp * STAMP + SLOT + 1);
+      if (held < MAX_LINEAR) {
+        // At the chain's end: the message's map entry stays as it is.
+        pool.links[last] = pool.add(time, stateIndex, status, next, stamp * STAMP + SLOT + 1);
       } else {
-        const map = toMap(identities);
+        const map = pool.toMap(identities);
         map.set(restKey(time, stateIndex, status, next), [time, stamp * STAMP + SLOT + 1]);
         this.#messages.set(messageId, map);
       }
+      this.#index(time, messageId);
       return true;
     }
     const key = restKey(time, stateIndex, status, next);
@@ -136,6 +152,7 @@ export class DedupWindow {
     if (known === undefined) {
       identities.set(key, [time, stamp * STAMP + SLOT + 1]);
       this.#size += 1;
+      this.#index(time, messageId);
       return true;
     }
     const before = known[1];
@@ -178,56 +195,94 @@ export class DedupWindow {
 
   /** Lets entries older than `from` leave the window (no walk will read them again): to `cold`, or forgotten. */
   prune(from: number): void {
-    const cold = this.cold;
     if (from > this.#hotFrom) this.#hotFrom = from;
-    for (const [messageId, identities] of this.#messages) {
-      if (Array.isArray(identities)) {
-        let kept = 0;
-        for (let i = 0; i < identities.length; i += WIDTH) {
-          if (identities[i]! < from) {
-            if (cold !== null) {
-              const time = identities[i]!;
-              const status = identities[i + 2]!;
-              const next = identities[i + 3]!;
-              const print = fingerprint(
-                time,
-                identities[i + 1]!,
-                messageId,
-                status === ABSENT ? undefined : status,
-                next === ABSENT ? undefined : next,
-              );
-              cold.absorb(time, print, identities[i + 4]! % SLOT);
-            }
-            continue;
-          }
-          for (let j = 0; j < WIDTH; j++) identities[kept + j] = identities[i + j]!;
-          kept += WIDTH;
-        }
-        this.#size -= (identities.length - kept) / WIDTH;
-        if (kept === 0) this.#messages.delete(messageId);
-        else identities.length = kept;
-      } else {
-        for (const [key, [time, packed]] of identities) {
-          if (time >= from) continue;
-          if (cold !== null) {
-            const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
-            cold.absorb(
-              time,
-              fingerprint(
-                time,
-                state,
-                messageId,
-                status === ABSENT ? undefined : status,
-                next === ABSENT ? undefined : next,
-              ),
-              packed % SLOT,
-            );
-          }
-          identities.delete(key);
-          this.#size -= 1;
-        }
-        if (identities.size === 0) this.#messages.delete(messageId);
+    // A second partly before `from` keeps its list: its later identities stay.
+    const partial = Math.floor(from / 1000);
+    for (const [second, messageIds] of this.#bySecond) {
+      if (second > partial) continue;
+      for (const messageId of messageIds) {
+        const identities = this.#messages.get(messageId);
+        if (identities !== undefined) this.#pruneMessage(messageId, identities, from);
       }
+      if (second < partial) {
+        this.#bySecond.delete(second);
+        if (second === this.#lastSecond) this.#lastSecond = Number.NaN;
+      }
+    }
+  }
+
+  /** Records that `messageId` got an identity at `time` (prune finds it by its second). */
+  #index(time: number, messageId: string): void {
+    const second = Math.floor(time / 1000);
+    let list = this.#lastList;
+    if (second !== this.#lastSecond) {
+      let known = this.#bySecond.get(second);
+      if (known === undefined) {
+        known = [];
+        this.#bySecond.set(second, known);
+      }
+      list = known;
+      this.#lastSecond = second;
+      this.#lastList = list;
+    }
+    if (list.length === 0 || list[list.length - 1] !== messageId) list.push(messageId);
+  }
+
+  /** Moves the identities of one message older than `from` out of the window. */
+  #pruneMessage(messageId: string, identities: Identities, from: number): void {
+    const cold = this.cold;
+    if (typeof identities === 'number') {
+      const pool = this.#pool;
+      let head = identities;
+      let previous = NONE;
+      for (let slot = identities; slot !== NONE;) {
+        const following = pool.links[slot]!;
+        const time = pool.times[slot]!;
+        if (time < from) {
+          if (cold !== null) {
+            const status = pool.statuses[slot]!;
+            const next = pool.nexts[slot]!;
+            const print = fingerprint(
+              time,
+              pool.states[slot]!,
+              messageId,
+              status === ABSENT ? undefined : status,
+              next === ABSENT ? undefined : next,
+            );
+            cold.absorb(time, print, pool.packed[slot]! % SLOT);
+          }
+          if (previous === NONE) head = following;
+          else pool.links[previous] = following;
+          pool.release(slot);
+          this.#size -= 1;
+        } else {
+          previous = slot;
+        }
+        slot = following;
+      }
+      if (head === NONE) this.#messages.delete(messageId);
+      else if (head !== identities) this.#messages.set(messageId, head);
+    } else {
+      for (const [key, [time, packed]] of identities) {
+        if (time >= from) continue;
+        if (cold !== null) {
+          const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
+          cold.absorb(
+            time,
+            fingerprint(
+              time,
+              state,
+              messageId,
+              status === ABSENT ? undefined : status,
+              next === ABSENT ? undefined : next,
+            ),
+            packed % SLOT,
+          );
+        }
+        identities.delete(key);
+        this.#size -= 1;
+      }
+      if (identities.size === 0) this.#messages.delete(messageId);
     }
   }
 
@@ -255,6 +310,9 @@ export class DedupWindow {
     hotFrom = Number.NEGATIVE_INFINITY,
   ): void {
     this.#messages.clear();
+    this.#pool.clear();
+    this.#bySecond.clear();
+    this.#lastSecond = Number.NaN;
     this.#size = 0;
     this.#hotFrom = Number.NEGATIVE_INFINITY;
     // Stamp 0 belongs to no walk: restored keys start with no occurrence in the next walk.
@@ -286,34 +344,36 @@ export class DedupWindow {
   #packedOf(identity: Identity): number | undefined {
     const identities = this.#messages.get(identity.messageId);
     if (identities === undefined) return undefined;
-    if (!Array.isArray(identities))
+    if (typeof identities !== 'number')
       return identities.get(restKey(identity.time, identity.state, identity.status, identity.next))?.[1];
-    const index = indexIn(identities, identity);
-    return index < 0 ? undefined : identities[index + 4];
+    const slot = this.#pool.find(identities, identity.time, identity.state, identity.status, identity.next);
+    return slot === NONE ? undefined : this.#pool.packed[slot];
   }
 
   #setPacked(identity: Identity, packed: number): void {
     const identities = this.#messages.get(identity.messageId)!;
-    if (!Array.isArray(identities)) {
+    if (typeof identities !== 'number') {
       identities.get(restKey(identity.time, identity.state, identity.status, identity.next))![1] = packed;
       return;
     }
-    identities[indexIn(identities, identity) + 4] = packed;
+    this.#pool.packed[this.#pool.find(identities, identity.time, identity.state, identity.status, identity.next)] =
+      packed;
   }
 
   #forEach(
     visit: (time: number, state: number, messageId: string, status: number, next: number, packed: number) => void,
   ): void {
+    const pool = this.#pool;
     for (const [messageId, identities] of this.#messages) {
-      if (Array.isArray(identities)) {
-        for (let i = 0; i < identities.length; i += WIDTH) {
+      if (typeof identities === 'number') {
+        for (let slot = identities; slot !== NONE; slot = pool.links[slot]!) {
           visit(
-            identities[i]!,
-            identities[i + 1]!,
+            pool.times[slot]!,
+            pool.states[slot]!,
             messageId,
-            identities[i + 2]!,
-            identities[i + 3]!,
-            identities[i + 4]!,
+            pool.statuses[slot]!,
+            pool.nexts[slot]!,
+            pool.packed[slot]!,
           );
         }
       } else {
@@ -337,28 +397,4 @@ function nextPacked(packed: number, stamp: number): number {
   const counted = rest % SLOT;
   const occurrence = Math.min(MAX_SLOT, previous + 1);
   return stamp * STAMP + occurrence * SLOT + Math.max(counted, occurrence);
-}
-
-function indexIn(identities: readonly number[], identity: Identity): number {
-  for (let i = 0; i < identities.length; i += WIDTH) {
-    if (
-      identities[i] === identity.time &&
-      identities[i + 1] === identity.state &&
-      identities[i + 2] === identity.status &&
-      identities[i + 3] === identity.next
-    )
-      return i;
-  }
-  return -1;
-}
-
-function toMap(identities: readonly number[]): Map<string, [number, number]> {
-  const map = new Map<string, [number, number]>();
-  for (let i = 0; i < identities.length; i += WIDTH) {
-    map.set(restKey(identities[i]!, identities[i + 1]!, identities[i + 2]!, identities[i + 3]!), [
-      identities[i]!,
-      identities[i + 4]!,
-    ]);
-  }
-  return map;
 }
