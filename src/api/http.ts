@@ -7,7 +7,7 @@
 //
 // Modules: http-types.ts (request and option types, defaults), response-body.ts (the capped
 // body read), json-skim.ts (the streamed read), failures.ts (classifying a failed attempt:
-// burst vs daily 429), rate-budget.ts (the window budget).
+// burst vs daily 429), rate-budget.ts (the window budget), abortable-sleeps.ts (the waits).
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.js';
