@@ -7,8 +7,7 @@
 //
 // Modules: http-types.ts (request and option types, defaults), response-body.ts (the capped
 // body read), json-skim.ts (the streamed read), failures.ts (classifying a failed attempt:
-// burst vs daily 429), rate-budget.ts (the window budget).
-import { setTimeout as sleep } from 'node:timers/promises';
+// burst vs daily 429), rate-budget.ts (the window budget), abortable-sleeps.ts (the waits).
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.js';
@@ -21,6 +20,7 @@ import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, Timeou
 import { joinedBytes, readSkimmed, skimWhole } from './json-skim.js';
 import { readBody } from './response-body.js';
 import { UpstreamClock } from './upstream-clock.js';
+import { AbortableSleeps } from './abortable-sleeps.js';
 
 export * from './http-types.js';
 export { rateLimitWaitMs } from './failures.js';
@@ -49,6 +49,8 @@ export class HttpClient {
   readonly #held = new Map<string, number>();
   /** Each request signal joined with the client's (#combinedSignal). */
   readonly #combinedSignals = new WeakMap<AbortSignal, AbortSignal>();
+  /** The rate-limit and retry waits, ended by an abort. */
+  readonly #sleeps = new AbortableSleeps();
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -216,13 +218,9 @@ export class HttpClient {
     details: ApiErrorDetails,
   ): Promise<void> {
     const started = performance.now();
-    try {
-      await sleep(ms, undefined, signal ? { signal } : undefined);
-    } catch {
-      throw new ApiAbortedError(abortMessage, details);
-    } finally {
-      if (rateLimited) this.#rateLimitWaitedMs += performance.now() - started;
-    }
+    const slept = await this.#sleeps.sleep(ms, signal);
+    if (rateLimited) this.#rateLimitWaitedMs += performance.now() - started;
+    if (!slept) throw new ApiAbortedError(abortMessage, details);
   }
 
   /** Close the connection pool; pending requests finish first. */

@@ -1,5 +1,6 @@
 // The request core against real node:http servers on 127.0.0.1: retries, rate-limit waits,
 // timeouts, malformed and truncated bodies, the report hook, abort, and secret hygiene.
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -569,6 +570,25 @@ describe('pacing on the announced rate-limit budget', () => {
     const error = await pending;
     expect(error).toBeInstanceOf(ApiAbortedError);
     expect(Date.now() - started).toBeLessThan(1000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('keeps one abort listener on a signal whatever the waits on it, and its abort ends them all at once', async () => {
+    // A limit of 1 a second: every request after the first waits for its own slot, a second apart.
+    const server = await startServer(burstLimited(1));
+    const walkStop = new AbortController();
+    const http = client(server.url, { retry: { paceRateLimit: true, maxRateLimitWaitMs: 30_000 } });
+    const request = { ...get(), signal: walkStop.signal };
+    await http.request(request);
+    const pending = Array.from({ length: 12 }, () => failure(http.request(request)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A listener per wait grew with the walk's parallel chains, past EventTarget's leak warning.
+    expect(getEventListeners(walkStop.signal, 'abort').length).toBeLessThanOrEqual(1);
+    const started = Date.now();
+    walkStop.abort();
+    const errors = await Promise.all(pending);
+    expect(Date.now() - started).toBeLessThan(200);
+    for (const error of errors) expect(error).toBeInstanceOf(ApiAbortedError);
     expect(server.requests).toHaveLength(1);
   });
 });

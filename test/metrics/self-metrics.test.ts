@@ -12,7 +12,7 @@ import {
   OVERFLOW_LABEL_VALUE,
   SeriesGuard,
 } from '../../src/metrics/cardinality.js';
-import { buildRevision, SelfMetrics } from '../../src/metrics/self.js';
+import { buildRevision, EVENT_LOOP_SAMPLE_MS, SelfMetrics } from '../../src/metrics/self.js';
 import { createRegistry, SnapshotRegistry } from '../../src/metrics/snapshot.js';
 
 async function samples(
@@ -128,6 +128,16 @@ describe('SelfMetrics', () => {
     expect(
       names.filter((n) => !n.startsWith('upstash_')).every((n) => n.startsWith('process_') || n.startsWith('nodejs_')),
     ).toBe(true);
+  });
+
+  it('samples the event loop delay every EVENT_LOOP_SAMPLE_MS, not every 10 ms (each sample wakes the process)', async () => {
+    const self = new SelfMetrics({ version: '1.0.0' });
+    // The monitor starts with the registry; a few samples in, the shortest time between two is
+    // about the sampling interval (prom-client's 10 ms would read about 0.01 s).
+    await new Promise((resolve) => setTimeout(resolve, 4 * EVENT_LOOP_SAMPLE_MS));
+    const text = await self.processRegistry.metrics();
+    const min = Number(/^nodejs_eventloop_lag_min_seconds (\S+)$/m.exec(text)?.[1]);
+    expect(min).toBeGreaterThan((EVENT_LOOP_SAMPLE_MS * 0.8) / 1000);
   });
 
   it('passes promtool check metrics on its own families', async (ctx) => {
