@@ -262,7 +262,8 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Event loop lag p99',
-        description: 'Event loop delay; high values delay polls and scrapes alike.',
+        description:
+          'Event loop delay, sampled every 100 ms (the values include the interval: 0.1 s is an idle loop); higher values delay polls and scrapes alike.',
         queries: [{ expr: `nodejs_eventloop_lag_p99_seconds${sel()}`, legend: '{{instance}}' }],
         unit: 's',
         span: 8,
