@@ -137,8 +137,9 @@ export class DedupWindow {
       }
       this.#size += 1;
       if (held < MAX_LINEAR) {
-        // At the chain's end: the message's map entry stays as it is.
-        pool.links[last] = pool.add(time, stateIndex, status, next, stamp * STAMP + SLOT + 1);
+        // At the chain's end (the map entry stays). The slot first: adding may grow the columns.
+        const slot = pool.add(time, stateIndex, status, next, stamp * STAMP + SLOT + 1);
+        pool.links[last] = slot;
       } else {
         const map = pool.toMap(identities);
         map.set(restKey(time, stateIndex, status, next), [time, stamp * STAMP + SLOT + 1]);
@@ -217,10 +218,7 @@ export class DedupWindow {
     let list = this.#lastList;
     if (second !== this.#lastSecond) {
       let known = this.#bySecond.get(second);
-      if (known === undefined) {
-        known = [];
-        this.#bySecond.set(second, known);
-      }
+      if (known === undefined) this.#bySecond.set(second, (known = []));
       list = known;
       this.#lastSecond = second;
       this.#lastList = list;
