@@ -153,9 +153,7 @@ export function passString(b: Buffer, i: number): number {
   let quote = b.indexOf(QUOTE, from);
   for (;;) {
     if (quote === -1) throw GIVE_UP;
-    let slashes = 0;
-    for (let j = quote - 1; j >= from && b[j] === BACKSLASH; j--) slashes++;
-    if (slashes % 2 === 0) return quote + 1;
+    if (backslashesBefore(b, quote, from) % 2 === 0) return quote + 1;
     quote = b.indexOf(QUOTE, quote + 1);
   }
 }
@@ -214,13 +212,9 @@ export function skipValue(b: Buffer, i: number, depth: number): number {
         if (b[i] !== QUOTE) throw GIVE_UP;
         i = valueStart(b, skipString(b, i) - 1);
       }
-      i = space(b, skipValue(b, i, depth + 1));
-      if (b[i] === COMMA) {
-        i = space(b, i + 1);
-        continue;
-      }
+      i = separator(b, skipValue(b, i, depth + 1), close);
       if (b[i] === close) return i + 1;
-      throw GIVE_UP;
+      i = space(b, i + 1);
     }
   }
   if (c === 0x74) return literal(b, i, TRUE_BYTES);
@@ -259,6 +253,21 @@ function isDigit(c: number | undefined): boolean {
 
 function isHexByte(c: number | undefined): boolean {
   return c !== undefined && ((c >= ZERO && c <= NINE) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+}
+
+/** How many backslashes immediately precede position `at`, not looking before `from`. */
+export function backslashesBefore(bytes: Buffer, at: number, from: number): number {
+  let count = 0;
+  for (let j = at - 1; j >= from && bytes[j] === BACKSLASH; j--) count++;
+  return count;
+}
+
+/** After a value in an object or array (and the space after it): the position of its comma or of `close`. */
+export function separator(b: Buffer, i: number, close: number): number {
+  i = space(b, i);
+  const c = b[i];
+  if (c !== COMMA && c !== close) throw GIVE_UP;
+  return i;
 }
 
 /** A byte of a JSON number as the skimmer reads one: digits, sign, decimal point, exponent. */

@@ -9,16 +9,19 @@
 // JSON string of its exact digits.
 import { StringDecoder } from 'node:string_decoder';
 import type { Dispatcher } from 'undici';
+import {
+  backslashesBefore,
+  COLON,
+  COMMA,
+  isNumberByte,
+  LBRACE,
+  LBRACKET,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
+} from './json-bytes.js';
 import { BodyDeadlineError, BodyLimitError } from './response-body.js';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const COLON = 0x3a;
-const COMMA = 0x2c;
 const NULL_TEXT = Buffer.from('null');
 const QUOTE_TEXT = Buffer.from('"');
 /** Kept bytes per block: below glibc's initial mmap threshold of 128 KiB. */
@@ -379,16 +382,4 @@ function keyIsOneOf(bytes: Buffer, start: number, end: number, keys: readonly Bu
     return true;
   }
   return false;
-}
-
-/** A byte of a JSON number: digits, sign, decimal point, exponent. */
-function isNumberByte(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
-}
-
-/** How many backslashes immediately precede position `at`, not looking before `from`. */
-function backslashesBefore(chunk: Buffer, at: number, from: number): number {
-  let count = 0;
-  for (let j = at - 1; j >= from && chunk[j] === BACKSLASH; j--) count++;
-  return count;
 }

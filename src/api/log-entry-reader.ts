@@ -4,7 +4,6 @@
 // decide otherwise or report drift.
 import {
   actionOf,
-  COMMA,
   GIVE_UP,
   keyEndOf,
   keyTable,
@@ -22,6 +21,7 @@ import {
   readString,
   sameBytes,
   scanned,
+  separator,
   skipString,
   skipValue,
   space,
@@ -254,55 +254,25 @@ export function readEntry(b: Buffer, i: number, entry: ReadEntry): number {
           i = skipValue(b, i, 0);
       }
     }
-    i = space(b, i);
-    if (b[i] === COMMA) {
-      i = space(b, i + 1);
-      continue;
-    }
+    i = separator(b, i, RBRACE);
     if (b[i] === RBRACE) break;
-    throw GIVE_UP;
+    i = space(b, i + 1);
   }
   if (!hasTime || !hasMessageId) throw GIVE_UP;
   return i + 1;
 }
 
+/** The entry's property of each action that keeps a value (the property is named as its key). */
+const KEPT_FIELD: readonly (string | undefined)[] = (() => {
+  const fields: (string | undefined)[] = [];
+  for (const [key, action] of ENTRY_KEYS) if (action >= STATE && action <= LABELS) fields[action] = key;
+  return fields;
+})();
+
 /** A field given as null reads as absent (a later duplicate key wins, as in JSON.parse). */
 function setAbsent(entry: ReadEntry, action: number): void {
-  switch (action) {
-    case STATE:
-      entry.state = undefined;
-      break;
-    case ERROR:
-      entry.error = undefined;
-      break;
-    case URL:
-      entry.url = undefined;
-      break;
-    case TOPIC_NAME:
-      entry.topicName = undefined;
-      break;
-    case ENDPOINT_NAME:
-      entry.endpointName = undefined;
-      break;
-    case SCHEDULE_ID:
-      entry.scheduleId = undefined;
-      break;
-    case QUEUE_NAME:
-      entry.queueName = undefined;
-      break;
-    case LABEL:
-      entry.label = undefined;
-      break;
-    case NEXT_DELIVERY_TIME:
-      entry.nextDeliveryTime = undefined;
-      break;
-    case RESPONSE_STATUS:
-      entry.responseStatus = undefined;
-      break;
-    case LABELS:
-      entry.labels = undefined;
-      break;
-  }
+  const field = KEPT_FIELD[action];
+  if (field !== undefined) entry[field] = undefined;
 }
 
 /** `time` into `number`: integer milliseconds, or a string of 1 to 16 digits. */
@@ -329,12 +299,8 @@ function readLabels(b: Buffer, i: number, labels: string[]): number {
   for (;;) {
     i = readString(b, i, -1);
     labels.push(scanned.text);
-    i = space(b, i);
-    if (b[i] === COMMA) {
-      i = space(b, i + 1);
-      continue;
-    }
+    i = separator(b, i, RBRACKET);
     if (b[i] === RBRACKET) return i + 1;
-    throw GIVE_UP;
+    i = space(b, i + 1);
   }
 }

@@ -17,7 +17,6 @@
 import {
   actionOf,
   beginBytes,
-  COMMA,
   GIVE_UP,
   isNumberByte,
   keyEndOf,
@@ -31,6 +30,7 @@ import {
   RBRACKET,
   readString,
   scanned,
+  separator,
   skipValue,
   space,
   valueStart,
@@ -96,13 +96,9 @@ function readPage(b: Buffer): ReadLogsPage {
       } else {
         i = skipValue(b, i, 0);
       }
-      i = space(b, i);
-      if (b[i] === COMMA) {
-        i = space(b, i + 1);
-        continue;
-      }
+      i = separator(b, i, RBRACE);
       if (b[i] === RBRACE) break;
-      throw GIVE_UP;
+      i = space(b, i + 1);
     }
   }
   i = space(b, i + 1);
@@ -134,12 +130,8 @@ function readEntries(b: Buffer, i: number, entries: LogEntry[]): number {
     const entry = newEntry();
     i = readEntry(b, i, entry);
     entries.push(entry);
-    i = space(b, i);
-    if (b[i] === COMMA) {
-      i = space(b, i + 1);
-      continue;
-    }
+    i = separator(b, i, RBRACKET);
     if (b[i] === RBRACKET) return i + 1;
-    throw GIVE_UP;
+    i = space(b, i + 1);
   }
 }
