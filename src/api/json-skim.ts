@@ -346,20 +346,20 @@ export async function readSkimmed(
 }
 
 /**
- * One buffer reused for joining the chunks of a body held whole, grown to the largest page seen
- * (at most WHOLE_PAGE_BYTES) and never freed: a page-sized buffer allocated and freed for every
- * page would raise glibc's mmap threshold and leave its main heap holding tens of MiB (as the
- * skimmer's blocks avoid, above).
+ * One buffer for joining the chunks of a body held whole: WHOLE_PAGE_BYTES, allocated on the first
+ * page that came in pieces and never freed. A buffer that large is mapped apart from glibc's heap,
+ * and only the bytes a page has touched count in RSS. Buffers grown or allocated page by page
+ * lived in that heap and left it fragmented (RSS after a million events rose by several MiB).
  */
-let joinBuffer = Buffer.alloc(0);
+let joinBuffer: Buffer | null = null;
 
 /**
- * The bytes of a body held whole: its only chunk, or a view of the shared join buffer, valid
- * until the next call (read it before anything awaits).
+ * The bytes of a body held whole (at most WHOLE_PAGE_BYTES): its only chunk, or a view of the
+ * shared join buffer, valid until the next call (read it before anything awaits).
  */
 export function joinedBytes(chunks: readonly Buffer[], length: number): Buffer {
   if (chunks.length === 1) return chunks[0]!;
-  if (joinBuffer.length < length) joinBuffer = Buffer.allocUnsafeSlow(Math.max(length, 2 * joinBuffer.length));
+  joinBuffer ??= Buffer.allocUnsafeSlow(WHOLE_PAGE_BYTES);
   let at = 0;
   for (const chunk of chunks) at += chunk.copy(joinBuffer, at);
   return joinBuffer.subarray(0, length);

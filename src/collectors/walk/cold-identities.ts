@@ -75,12 +75,12 @@ interface Second {
   /** Entries counted with a time in this second (every time each was counted). */
   counted: number;
   /**
-   * Their fingerprints in the first `length` slots, sorted (a repeat once per count); null behind
-   * the horizon. A typed array: sorted without a comparator, held outside the collected heap, and
-   * written to the checkpoint as it is.
+   * Their fingerprints, sorted (a repeat once per count); null behind the horizon. A plain array
+   * in V8's heap, not a typed array: hundreds of small typed arrays, each grown as its second
+   * fills, left glibc's heap fragmented (RSS after a million events rose by 10 MiB). Sorting and
+   * the checkpoint's text go through one shared typed array (scratchFor).
    */
-  prints: Float64Array | null;
-  length: number;
+  prints: number[] | null;
   /** `prints` got new ones since it was last sorted. */
   unsorted: boolean;
   /** The checkpoint's text of `prints` as they are now (null: changed since it was made). */
@@ -112,7 +112,7 @@ export class ColdIdentities {
   /** Fingerprints held (docs/performance.md's memory figure). */
   get fingerprints(): number {
     let held = 0;
-    for (const second of this.#seconds.values()) held += second.length;
+    for (const second of this.#seconds.values()) held += second.prints?.length ?? 0;
     return held;
   }
 
@@ -127,9 +127,7 @@ export class ColdIdentities {
     const second = this.#second(key);
     second.counted += times;
     if (second.prints === null) return;
-    const prints = reserve(second, times);
-    prints.fill(print, second.length, second.length + times);
-    second.length += times;
+    for (let i = 0; i < times; i++) second.prints.push(print);
     second.unsorted = true;
     second.text = null;
   }
@@ -151,15 +149,12 @@ export class ColdIdentities {
     this.#occurrences.set(print, occurrence);
     const second = this.#second(key);
     if (second.unsorted) sortPrints(second);
-    const length = second.length;
-    const first = lowerBound(second.prints!, length, print);
+    const prints = second.prints!;
+    const first = lowerBound(prints, print);
     let known = 0;
-    while (first + known < length && second.prints![first + known] === print) known += 1;
+    while (first + known < prints.length && prints[first + known] === print) known += 1;
     if (occurrence <= known) return false;
-    const prints = reserve(second, 1);
-    prints.copyWithin(first + 1, first, length);
-    prints[first] = print;
-    second.length = length + 1;
+    prints.splice(first, 0, print);
     second.text = null;
     second.counted += 1;
     return true;
@@ -204,7 +199,7 @@ export class ColdIdentities {
       if (second.prints !== null) {
         if (second.unsorted) sortPrints(second);
         // A second is written by many checkpoints and changes only while identities arrive in it.
-        text = second.text ??= printsText(second.prints, second.length);
+        text = second.text ??= printsText(second.prints);
       }
       seconds.push([key, second.counted, text]);
     }
@@ -219,34 +214,22 @@ export class ColdIdentities {
     for (const [key, , text] of state.seconds)
       if (text === null) this.#printsFrom = Math.max(this.#printsFrom, key + 1);
     for (const [key, counted, text] of state.seconds) {
-      let prints: Float64Array | null = null;
+      let prints: number[] | null = null;
       if (text !== null) {
         const bytes = Buffer.from(text, 'base64');
-        prints = new Float64Array(Math.floor(bytes.length / 8));
+        prints = new Array<number>(Math.floor(bytes.length / 8));
         for (let i = 0; i < prints.length; i++) prints[i] = bytes.readDoubleLE(i * 8);
       }
       // A second behind the horizon in the file keeps its count only.
-      const kept = key < this.#printsFrom ? null : (prints ?? new Float64Array(0));
-      this.#seconds.set(key, {
-        counted,
-        prints: kept,
-        length: kept === null ? 0 : kept.length,
-        unsorted: prints !== null,
-        text: null,
-      });
+      const kept = key < this.#printsFrom ? null : (prints ?? []);
+      this.#seconds.set(key, { counted, prints: kept, unsorted: prints !== null, text: null });
     }
   }
 
   #second(key: number): Second {
     let second = this.#seconds.get(key);
     if (second === undefined) {
-      second = {
-        counted: 0,
-        prints: key >= this.#printsFrom ? new Float64Array(0) : null,
-        length: 0,
-        unsorted: false,
-        text: null,
-      };
+      second = { counted: 0, prints: key >= this.#printsFrom ? [] : null, unsorted: false, text: null };
       this.#seconds.set(key, second);
     }
     return second;
@@ -257,41 +240,51 @@ export class ColdIdentities {
 const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f;
 
 function sortPrints(second: Second): void {
-  // Fingerprints are non-negative integers: a typed array's own order is the numeric one.
-  second.prints?.subarray(0, second.length).sort();
+  const prints = second.prints;
+  if (prints !== null) {
+    // Fingerprints are non-negative integers: a typed array's own order is the numeric one,
+    // and it sorts without a comparator.
+    const sorted = scratchFor(prints).sort();
+    for (let i = 0; i < prints.length; i++) prints[i] = sorted[i]!;
+  }
   second.unsorted = false;
 }
 
 /** Behind the horizon: the count stays, the fingerprints go. */
 function dropPrints(second: Second): void {
   second.prints = null;
-  second.length = 0;
   second.text = null;
 }
 
-/** `second.prints` with room for `more` after its first `length` (grown by half, at least 64). */
-function reserve(second: Second, more: number): Float64Array {
-  const prints = second.prints!;
-  const needed = second.length + more;
-  if (needed <= prints.length) return prints;
-  const grown = new Float64Array(Math.max(needed, 64, prints.length + (prints.length >> 1)));
-  grown.set(prints.subarray(0, second.length));
-  second.prints = grown;
-  return grown;
+/**
+ * One typed array shared by every second, grown to the most fingerprints a second held and
+ * kept: one allocation outside V8's heap instead of one per second.
+ */
+let scratch = new Float64Array(0);
+
+/** `prints` copied into the shared typed array (a view of its first prints.length). */
+function scratchFor(prints: readonly number[]): Float64Array {
+  if (scratch.length < prints.length) scratch = new Float64Array(Math.max(prints.length, 2 * scratch.length, 1024));
+  const view = scratch.subarray(0, prints.length);
+  for (let i = 0; i < prints.length; i++) view[i] = prints[i]!;
+  return view;
 }
 
 /** The checkpoint's text of fingerprints: base64 of their little-endian float64 bytes. */
-function printsText(prints: Float64Array, length: number): string {
-  if (LITTLE_ENDIAN) return Buffer.from(prints.buffer, prints.byteOffset, length * 8).toString('base64');
-  const bytes = Buffer.alloc(length * 8);
-  for (let i = 0; i < length; i++) bytes.writeDoubleLE(prints[i]!, i * 8);
+function printsText(prints: readonly number[]): string {
+  if (LITTLE_ENDIAN) {
+    const view = scratchFor(prints);
+    return Buffer.from(view.buffer, view.byteOffset, view.byteLength).toString('base64');
+  }
+  const bytes = Buffer.alloc(prints.length * 8);
+  for (let i = 0; i < prints.length; i++) bytes.writeDoubleLE(prints[i]!, i * 8);
   return bytes.toString('base64');
 }
 
-/** The first index below `length` whose value is not below `value`. */
-function lowerBound(values: Float64Array, length: number, value: number): number {
+/** The first index of `values` whose value is not below `value`. */
+function lowerBound(values: readonly number[], value: number): number {
   let low = 0;
-  let high = length;
+  let high = values.length;
   while (low < high) {
     const mid = (low + high) >>> 1;
     if (values[mid]! < value) low = mid + 1;

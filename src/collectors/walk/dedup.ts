@@ -10,7 +10,7 @@
 // resumed walks) therefore never counts twice, and twins are not merged.
 //
 // Hot path (observeEvent): nothing is built per entry. Identities are grouped by messageId, each
-// in a slot of typed columns outside the collected heap (identity-pool.ts): time, state, status,
+// in a slot of columns of unboxed numbers (identity-pool.ts): time, state, status,
 // next delivery time (-Infinity when absent), the packed count (walk stamp * 4096 + occurrences
 // in that walk) * 4096 + times counted, and the message's next slot (a chain). A message with
 // unusually many entries gets a map keyed by the rest of the identity, so a hostile log cannot
@@ -37,7 +37,7 @@ type Identities = number | Map<string, [number, number]>;
 
 export class DedupWindow {
   readonly #messages = new Map<string, Identities>();
-  readonly #pool = new IdentityPool();
+  #pool = new IdentityPool();
   /**
    * By second (unix seconds), the messages given an identity with a time in it (a message once
    * per run of its identities): prune visits the messages of the seconds leaving the window, not
@@ -210,6 +210,7 @@ export class DedupWindow {
         if (second === this.#lastSecond) this.#lastSecond = Number.NaN;
       }
     }
+    if (this.#pool.sparse) this.#pool = this.#pool.compacted(this.#messages);
   }
 
   /** Records that `messageId` got an identity at `time` (prune finds it by its second). */

@@ -1,31 +1,55 @@
-// The de-duplication window's identities (dedup.ts), one slot each in typed columns: held outside
-// the collected heap, so the many identities waiting in the window for prune cost the garbage
-// collector nothing; freed slots are reused.
+// The de-duplication window's identities (dedup.ts), one slot each in columns of numbers: arrays
+// of plain numbers hold them unboxed, so the many identities waiting in the window for prune are
+// a few objects for the garbage collector, not one each; freed slots are reused. Plain arrays,
+// not typed ones: a typed array's memory comes from malloc, and columns doubled while the walk
+// allocates around them left glibc's heap fragmented (RSS after a million events rose by
+// several MiB); V8 returns an array's old backing store to the system.
 
 import { restKey } from './event-key.js';
 
 /** The end of a chain (and of the free list). */
 export const NONE = -1;
+/** A pool smaller than this is never compacted. */
+const MIN_COMPACTED_SLOTS = 16_384;
 
-/** The window's identities, one slot each, in typed columns; freed slots are reused. */
+/** The window's identities, one slot each, in columns; freed slots are reused. */
 export class IdentityPool {
-  times = new Float64Array(1024);
-  states = new Float64Array(1024);
-  statuses = new Float64Array(1024);
-  nexts = new Float64Array(1024);
-  packed = new Float64Array(1024);
+  readonly times: number[] = [];
+  readonly states: number[] = [];
+  readonly statuses: number[] = [];
+  readonly nexts: number[] = [];
+  readonly packed: number[] = [];
   /** The next slot of the same message, or of the free list; NONE ends either. */
-  links = new Int32Array(1024);
-  #used = 0;
+  readonly links: number[] = [];
   #free = NONE;
+  #freeSlots = 0;
+
+  /** Slots in use (identities held). */
+  get used(): number {
+    return this.links.length - this.#freeSlots;
+  }
+
+  /**
+   * Whether most slots are free, as after a backlog's walk, which can hold far more identities
+   * than the live walk after it: then the pool is worth replacing by `compacted`.
+   */
+  get sparse(): boolean {
+    return this.links.length > MIN_COMPACTED_SLOTS && this.used * 4 < this.links.length;
+  }
 
   add(time: number, state: number, status: number, next: number, packed: number): number {
-    let slot = this.#free;
-    if (slot !== NONE) this.#free = this.links[slot]!;
-    else {
-      if (this.#used === this.times.length) this.#grow();
-      slot = this.#used++;
+    const slot = this.#free;
+    if (slot === NONE) {
+      this.times.push(time);
+      this.states.push(state);
+      this.statuses.push(status);
+      this.nexts.push(next);
+      this.packed.push(packed);
+      this.links.push(NONE);
+      return this.links.length - 1;
     }
+    this.#free = this.links[slot]!;
+    this.#freeSlots -= 1;
     this.times[slot] = time;
     this.states[slot] = state;
     this.statuses[slot] = status;
@@ -38,6 +62,7 @@ export class IdentityPool {
   release(slot: number): void {
     this.links[slot] = this.#free;
     this.#free = slot;
+    this.#freeSlots += 1;
   }
 
   /** The slot of the chain from `head` holding the identity, or NONE. */
@@ -69,22 +94,35 @@ export class IdentityPool {
     return map;
   }
 
-  clear(): void {
-    this.#used = 0;
-    this.#free = NONE;
+  /**
+   * A pool of just the slots in use: the chain of every head in `heads` (a map's number values)
+   * copied in order, and the map pointed at the copies. This pool is left to be dropped.
+   */
+  compacted<K>(heads: Map<K, number | object>): IdentityPool {
+    const into = new IdentityPool();
+    for (const [key, head] of heads) {
+      if (typeof head !== 'number') continue;
+      let last = NONE;
+      for (let slot = head; slot !== NONE; slot = this.links[slot]!) {
+        const copy = into.add(
+          this.times[slot]!,
+          this.states[slot]!,
+          this.statuses[slot]!,
+          this.nexts[slot]!,
+          this.packed[slot]!,
+        );
+        if (last === NONE) heads.set(key, copy);
+        else into.links[last] = copy;
+        last = copy;
+      }
+    }
+    return into;
   }
 
-  #grow(): void {
-    const size = this.times.length * 2;
-    const grown = <T extends Float64Array | Int32Array>(old: T, next: T): T => {
-      next.set(old);
-      return next;
-    };
-    this.times = grown(this.times, new Float64Array(size));
-    this.states = grown(this.states, new Float64Array(size));
-    this.statuses = grown(this.statuses, new Float64Array(size));
-    this.nexts = grown(this.nexts, new Float64Array(size));
-    this.packed = grown(this.packed, new Float64Array(size));
-    this.links = grown(this.links, new Int32Array(size));
+  clear(): void {
+    for (const column of [this.times, this.states, this.statuses, this.nexts, this.packed, this.links])
+      column.length = 0;
+    this.#free = NONE;
+    this.#freeSlots = 0;
   }
 }
