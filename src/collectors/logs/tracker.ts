@@ -9,6 +9,7 @@
 import type { Counter, Registry } from 'prom-client';
 import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js';
 import { HistogramFamily, type Labels } from '../walk/families.js';
+import { MessagesBySecond } from '../walk/messages-by-second.js';
 import { OutcomeGroups } from './outcome-groups.js';
 import { ACTIVE, CREATED, RETRY, outcomeOf } from './states.js';
 import type { TrackedState } from './logs-state.js';
@@ -58,7 +59,7 @@ export class MessageTracker {
    * By second (unix seconds) of their final entry, the ids put in #finalSeen: a slice completion
    * visits the seconds it completes, not every message finished in slices still walked.
    */
-  readonly #finalBySecond = new Map<number, string[]>();
+  readonly #finalBySecond = new MessagesBySecond();
   readonly #finished = new Set<string>();
   /**
    * #finished in the order added, as a ring whose next slot holds the oldest once full. Not the
@@ -170,7 +171,7 @@ export class MessageTracker {
         tracked.outcome = outcome;
         tracked.finalTime = time;
         this.#finalSeen.add(messageId);
-        this.#indexFinal(messageId, time);
+        this.#finalBySecond.add(time, messageId);
       }
     }
   }
@@ -182,23 +183,17 @@ export class MessageTracker {
    */
   finishSlice(upTo = Number.POSITIVE_INFINITY): number {
     let observed = 0;
-    // A second partly after `upTo` keeps its list for the messages finished after it.
-    const partial = Math.floor(upTo / 1000);
-    for (const [second, messageIds] of this.#finalBySecond) {
-      if (second > partial) continue;
-      for (const messageId of messageIds) {
-        if (!this.#finalSeen.has(messageId)) continue;
-        const tracked = this.#messages.get(messageId);
-        if (tracked !== undefined && tracked.finalTime > upTo) continue;
-        this.#finalSeen.delete(messageId);
-        this.#messages.delete(messageId);
-        this.#remember(messageId);
-        if (tracked === undefined || Number.isNaN(tracked.created)) continue;
-        this.#observeFinished(messageId, tracked);
-        observed += 1;
-      }
-      if (second < partial) this.#finalBySecond.delete(second);
-    }
+    this.#finalBySecond.visitUpTo(upTo, (messageId) => {
+      if (!this.#finalSeen.has(messageId)) return;
+      const tracked = this.#messages.get(messageId);
+      if (tracked !== undefined && tracked.finalTime > upTo) return;
+      this.#finalSeen.delete(messageId);
+      this.#messages.delete(messageId);
+      this.#remember(messageId);
+      if (tracked === undefined || Number.isNaN(tracked.created)) return;
+      this.#observeFinished(messageId, tracked);
+      observed += 1;
+    });
     return observed;
   }
 
@@ -212,17 +207,6 @@ export class MessageTracker {
     this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
     this.waiting?.observeFinished(tracked.queue, tracked);
     if (group.folded) this.#foldedPending += 1;
-  }
-
-  /** Records that `messageId`'s final entry, at `time`, was counted (finishSlice finds it by its second). */
-  #indexFinal(messageId: string, time: number): void {
-    const second = Math.floor(time / 1000);
-    let list = this.#finalBySecond.get(second);
-    if (list === undefined) {
-      list = [];
-      this.#finalBySecond.set(second, list);
-    }
-    if (list.length === 0 || list[list.length - 1] !== messageId) list.push(messageId);
   }
 
   /** Per queue, the CREATED time of the oldest message seen in flight (not finished). */
@@ -266,7 +250,7 @@ export class MessageTracker {
       });
       if (outcome >= 0 && finalTime !== null) {
         this.#finalSeen.add(id);
-        this.#indexFinal(id, finalTime);
+        this.#finalBySecond.add(finalTime, id);
       }
     }
   }

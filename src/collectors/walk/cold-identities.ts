@@ -217,8 +217,8 @@ export class ColdIdentities {
       let prints: number[] | null = null;
       if (text !== null) {
         const bytes = Buffer.from(text, 'base64');
-        prints = new Array<number>(Math.floor(bytes.length / 8));
-        for (let i = 0; i < prints.length; i++) prints[i] = bytes.readDoubleLE(i * 8);
+        prints = [];
+        for (let i = 0; i + 8 <= bytes.length; i += 8) prints.push(bytes.readDoubleLE(i));
       }
       // A second behind the horizon in the file keeps its count only.
       const kept = key < this.#printsFrom ? null : (prints ?? []);

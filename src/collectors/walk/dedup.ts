@@ -21,8 +21,9 @@
 // window, so an entry that becomes visible after the walk passed its time is counted exactly once.
 
 import { ColdIdentities, fingerprint } from './cold-identities.js';
-import { ABSENT, eventKey, parseKey, restKey, type Identity } from './event-key.js';
+import { ABSENT, eventKey, parseKey, present, restKey, type Identity } from './event-key.js';
 import { IdentityPool, NONE } from './identity-pool.js';
+import { MessagesBySecond } from './messages-by-second.js';
 
 export { eventKey };
 
@@ -43,10 +44,7 @@ export class DedupWindow {
    * per run of its identities): prune visits the messages of the seconds leaving the window, not
    * the whole window.
    */
-  readonly #bySecond = new Map<number, string[]>();
-  /** The last second an identity was added to, and its list (entries of a page share seconds). */
-  #lastSecond = Number.NaN;
-  #lastList: string[] = [];
+  readonly #bySecond = new MessagesBySecond();
   /** Identities pruned from the window, over the lateness horizon (null: forgotten when pruned). */
   readonly cold: ColdIdentities | null;
   /** The window holds every counted identity from this time on; older ones are in `cold`. */
@@ -114,7 +112,7 @@ export class DedupWindow {
     if (identities === undefined) {
       this.#messages.set(messageId, pool.add(time, stateIndex, status, next, stamp * STAMP + SLOT + 1));
       this.#size += 1;
-      this.#index(time, messageId);
+      this.#bySecond.add(time, messageId);
       return true;
     }
     if (typeof identities === 'number') {
@@ -137,7 +135,7 @@ export class DedupWindow {
       }
       this.#size += 1;
       if (held < MAX_LINEAR) {
-        // At the chain's end (the map entry stays). The slot first: adding may grow the columns.
+        // At the chain's end (the map entry stays).
         const slot = pool.add(time, stateIndex, status, next, stamp * STAMP + SLOT + 1);
         pool.links[last] = slot;
       } else {
@@ -145,7 +143,7 @@ export class DedupWindow {
         map.set(restKey(time, stateIndex, status, next), [time, stamp * STAMP + SLOT + 1]);
         this.#messages.set(messageId, map);
       }
-      this.#index(time, messageId);
+      this.#bySecond.add(time, messageId);
       return true;
     }
     const key = restKey(time, stateIndex, status, next);
@@ -153,7 +151,7 @@ export class DedupWindow {
     if (known === undefined) {
       identities.set(key, [time, stamp * STAMP + SLOT + 1]);
       this.#size += 1;
-      this.#index(time, messageId);
+      this.#bySecond.add(time, messageId);
       return true;
     }
     const before = known[1];
@@ -166,13 +164,7 @@ export class DedupWindow {
     const identity = parseKey(key);
     if (identity === null) return false;
     const { time, state, messageId, status, next } = identity;
-    return this.observeEvent(
-      time,
-      state,
-      messageId,
-      status === ABSENT ? undefined : status,
-      next === ABSENT ? undefined : next,
-    );
+    return this.observeEvent(time, state, messageId, present(status), present(next));
   }
 
   /** Times `key` was counted (0 when unknown). */
@@ -197,39 +189,15 @@ export class DedupWindow {
   /** Lets entries older than `from` leave the window (no walk will read them again): to `cold`, or forgotten. */
   prune(from: number): void {
     if (from > this.#hotFrom) this.#hotFrom = from;
-    // A second partly before `from` keeps its list: its later identities stay.
-    const partial = Math.floor(from / 1000);
-    for (const [second, messageIds] of this.#bySecond) {
-      if (second > partial) continue;
-      for (const messageId of messageIds) {
-        const identities = this.#messages.get(messageId);
-        if (identities !== undefined) this.#pruneMessage(messageId, identities, from);
-      }
-      if (second < partial) {
-        this.#bySecond.delete(second);
-        if (second === this.#lastSecond) this.#lastSecond = Number.NaN;
-      }
-    }
+    this.#bySecond.visitUpTo(from, (messageId) => {
+      const identities = this.#messages.get(messageId);
+      if (identities !== undefined) this.#pruneMessage(messageId, identities, from);
+    });
     if (this.#pool.sparse) this.#pool = this.#pool.compacted(this.#messages);
-  }
-
-  /** Records that `messageId` got an identity at `time` (prune finds it by its second). */
-  #index(time: number, messageId: string): void {
-    const second = Math.floor(time / 1000);
-    let list = this.#lastList;
-    if (second !== this.#lastSecond) {
-      let known = this.#bySecond.get(second);
-      if (known === undefined) this.#bySecond.set(second, (known = []));
-      list = known;
-      this.#lastSecond = second;
-      this.#lastList = list;
-    }
-    if (list.length === 0 || list[list.length - 1] !== messageId) list.push(messageId);
   }
 
   /** Moves the identities of one message older than `from` out of the window. */
   #pruneMessage(messageId: string, identities: Identities, from: number): void {
-    const cold = this.cold;
     if (typeof identities === 'number') {
       const pool = this.#pool;
       let head = identities;
@@ -238,18 +206,14 @@ export class DedupWindow {
         const following = pool.links[slot]!;
         const time = pool.times[slot]!;
         if (time < from) {
-          if (cold !== null) {
-            const status = pool.statuses[slot]!;
-            const next = pool.nexts[slot]!;
-            const print = fingerprint(
-              time,
-              pool.states[slot]!,
-              messageId,
-              status === ABSENT ? undefined : status,
-              next === ABSENT ? undefined : next,
-            );
-            cold.absorb(time, print, pool.packed[slot]! % SLOT);
-          }
+          this.#toCold(
+            time,
+            pool.states[slot]!,
+            messageId,
+            pool.statuses[slot]!,
+            pool.nexts[slot]!,
+            pool.packed[slot]!,
+          );
           if (previous === NONE) head = following;
           else pool.links[previous] = following;
           pool.release(slot);
@@ -264,19 +228,9 @@ export class DedupWindow {
     } else {
       for (const [key, [time, packed]] of identities) {
         if (time >= from) continue;
-        if (cold !== null) {
+        if (this.cold !== null) {
           const [, state, status, next] = key.split('|').map(Number) as [number, number, number, number];
-          cold.absorb(
-            time,
-            fingerprint(
-              time,
-              state,
-              messageId,
-              status === ABSENT ? undefined : status,
-              next === ABSENT ? undefined : next,
-            ),
-            packed % SLOT,
-          );
+          this.#toCold(time, state, messageId, status, next, packed);
         }
         identities.delete(key);
         this.#size -= 1;
@@ -285,17 +239,18 @@ export class DedupWindow {
     }
   }
 
+  /** An identity leaving the window into the cold store, if there is one, with the times it was counted. */
+  #toCold(time: number, state: number, messageId: string, status: number, next: number, packed: number): void {
+    if (this.cold === null) return;
+    const print = fingerprint(time, state, messageId, present(status), present(next));
+    this.cold.absorb(time, print, packed % SLOT);
+  }
+
   export(): { keys: string[]; repeats: Array<[string, number]> } {
     const keys: string[] = [];
     const repeats: Array<[string, number]> = [];
     this.#forEach((time, state, messageId, status, next, packed) => {
-      const key = eventKey(
-        time,
-        state,
-        messageId,
-        status === ABSENT ? undefined : status,
-        next === ABSENT ? undefined : next,
-      );
+      const key = eventKey(time, state, messageId, present(status), present(next));
       const counted = packed % SLOT;
       if (counted <= 1) keys.push(key);
       else repeats.push([key, counted]);
@@ -311,7 +266,6 @@ export class DedupWindow {
     this.#messages.clear();
     this.#pool.clear();
     this.#bySecond.clear();
-    this.#lastSecond = Number.NaN;
     this.#size = 0;
     this.#hotFrom = Number.NEGATIVE_INFINITY;
     // Stamp 0 belongs to no walk: restored keys start with no occurrence in the next walk.
@@ -329,13 +283,7 @@ export class DedupWindow {
     const known = this.#packedOf(identity);
     if (known === undefined) {
       // Recorded as a fresh identity, then given the restored count.
-      this.observeEvent(
-        time,
-        state,
-        messageId,
-        status === ABSENT ? undefined : status,
-        next === ABSENT ? undefined : next,
-      );
+      this.observeEvent(time, state, messageId, present(status), present(next));
     }
     this.#setPacked(identity, packed);
   }

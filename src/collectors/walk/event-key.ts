@@ -4,6 +4,11 @@
 /** An absent responseStatus or nextDeliveryTime (present values are finite). */
 export const ABSENT = Number.NEGATIVE_INFINITY;
 
+/** A status or next delivery time as the entry gave it: undefined where the window holds ABSENT. */
+export function present(value: number): number | undefined {
+  return value === ABSENT ? undefined : value;
+}
+
 /** Identity key of an entry; `time` first so the window can be pruned by time. */
 export function eventKey(
   time: number,
