@@ -74,21 +74,28 @@ export async function runChains(work: ChainWork): Promise<ChainStop> {
   return stopped;
 }
 
-/** A long walk checkpoints at least this often, so a crash loses little work. */
-const MID_WALK_CHECKPOINT_MS = 2_000;
+/**
+ * A long walk checkpoints at least this often, so a crash loses little work (a few seconds of
+ * pages read again, counted once by the restored window) and /metrics, which shows the last
+ * checkpoint's values, moves on during a catch-up well within a scrape interval.
+ */
+export const MID_WALK_CHECKPOINT_MS = 5_000;
+
+/**
+ * A completed slice is checkpointed once this many times the last write's duration has passed
+ * since it began: in a catch-up slices complete several times a second and each write
+ * serialises the window and the cold store (a fifth of the walk's CPU when every completed slice
+ * was written, and no page is counted meanwhile), so writes take at most about a thirtieth of
+ * the walk's time. At ten times (a tenth) they were still 13% of a catch-up's CPU with the
+ * garbage they leave; thirty times took the catch-up's CPU per event down by 13 to 16%
+ * (docs/performance.md).
+ */
+export const CHECKPOINT_SPACING = 30;
 
 /**
  * The chains' checkpoint writes, one at a time: chains ask for one at the same time, and one
  * asked while another is written waits for it and writes again (the state moved on).
  */
-/**
- * A completed slice is checkpointed once this many times the last write's duration has passed
- * since it began: in a catch-up slices complete several times a second and each write
- * serialises the window and the cold store (a fifth of the walk's CPU, and no page is counted
- * meanwhile), so writes take at most about a tenth of the walk's time.
- */
-const CHECKPOINT_SPACING = 10;
-
 export class CheckpointGate {
   readonly #write: () => Promise<void>;
   #writing: Promise<void> | null = null;
