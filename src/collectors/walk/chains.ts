@@ -79,16 +79,15 @@ export async function runChains(work: ChainWork): Promise<ChainStop> {
  * pages read again, counted once by the restored window) and /metrics, which shows the last
  * checkpoint's values, moves on during a catch-up well within a scrape interval.
  */
-export const MID_WALK_CHECKPOINT_MS = 5_000;
+const MID_WALK_CHECKPOINT_MS = 5_000;
 
 /**
  * A completed slice is checkpointed once this many times the last write's duration has passed
  * since it began: in a catch-up slices complete several times a second and each write
  * serialises the window and the cold store (a fifth of the walk's CPU when every completed slice
  * was written, and no page is counted meanwhile), so writes take at most about a thirtieth of
- * the walk's time. At ten times (a tenth) they were still 13% of a catch-up's CPU with the
- * garbage they leave; thirty times took the catch-up's CPU per event down by 13 to 16%
- * (docs/performance.md).
+ * the walk's time (at a tenth they were still a tenth of a catch-up's CPU and more with their
+ * garbage: docs/performance.md).
  */
 export const CHECKPOINT_SPACING = 30;
 

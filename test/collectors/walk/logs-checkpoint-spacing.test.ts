@@ -1,9 +1,9 @@
 // Checkpoints of a walk whose slices complete faster than a checkpoint is written (a catch-up
 // with a large window and cold store): a completed slice is checkpointed only once
 // CHECKPOINT_SPACING times the last write's duration has passed since that write began, so writes
-// take about that fraction of the walk at most; every entry is still counted once. The walk reads an in-memory log (a source
-// whose pages are made on demand): the emulator cannot make a checkpoint slow, and the spacing
-// is the walk's own decision, whatever writes the checkpoint.
+// take about that fraction of the walk at most; every entry is still counted once. The walk
+// reads an in-memory log (a source whose pages are made on demand): the emulator cannot make a
+// checkpoint slow, and the spacing is the walk's own decision, whatever writes the checkpoint.
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { LogEntry, LogsPage, LogsQuery } from '../../../src/api/delivery.js';
