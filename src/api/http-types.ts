@@ -1,6 +1,7 @@
 // The request vocabulary of the HTTP core (http.ts): what a request is, the options both API
 // clients take, their defaults, and the report the core gives after every attempt.
 
+import type { UpstreamConnection } from './dispatcher.js';
 import type { ApiName } from './errors.js';
 import type { SkimLimits } from './json-skim.js';
 
@@ -84,6 +85,8 @@ export interface CommonClientOptions {
   userAgent?: string;
   /** Connections kept to the upstream origin. */
   connections?: number;
+  /** The egress proxy and extra CAs (dispatcher.ts); absent: direct, Node's CAs. */
+  connection?: UpstreamConnection;
   /** Part of the announced burst limit this client may use, 0 < share <= 1 (default 1; rate-budget.ts). */
   rateLimitShare?: number;
   /** Source of randomness for the backoff jitter, [0, 1). */

@@ -1,4 +1,5 @@
-// The request core shared by both API clients: one undici Pool per upstream origin, auth,
+// The request core shared by both API clients: one undici pool per upstream origin (direct or
+// through a proxy: dispatcher.ts), auth,
 // connect/headers/body timeouts, bounded retries with full-jitter backoff, rate-limit waits
 // announced by the service (after a 429, and, when asked, before a request when the last
 // answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read (or,
@@ -8,8 +9,8 @@
 // Modules: http-types.ts (request and option types, defaults), response-body.ts (the capped
 // body read), json-skim.ts (the streamed read), failures.ts (classifying a failed attempt:
 // burst vs daily 429), rate-budget.ts (the window budget), abortable-sleeps.ts (the waits).
-import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { createDispatcher } from './dispatcher.js';
 import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails, ApiName } from './errors.js';
 import { createScrubber } from '../logging/scrub.js';
@@ -30,7 +31,8 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 export class HttpClient {
   readonly api: ApiName;
-  private readonly pool: Pool;
+  /** A keep-alive pool to the origin, direct or through a proxy (dispatcher.ts). */
+  private readonly pool: Dispatcher;
   private readonly basePath: string;
   /** Headers every request carries (auth, accept, user agent), built once. */
   private readonly fixedHeaders: Record<string, string>;
@@ -66,11 +68,12 @@ export class HttpClient {
       throw new TypeError(`${options.api} base URL must be http or https`);
     }
     this.basePath = base.pathname.replace(/\/+$/, '');
-    this.pool = new Pool(base.origin, {
+    this.pool = createDispatcher(base, {
+      api: options.api,
       connections: options.connections ?? 4,
-      connect: { timeout: this.timeouts.connectTimeoutMs },
-      headersTimeout: this.timeouts.headersTimeoutMs,
-      bodyTimeout: this.timeouts.bodyTimeoutMs,
+      timeouts: this.timeouts,
+      connection: options.connection,
+      logger: options.logger,
     });
 
     const { credentials } = options;

@@ -1,9 +1,11 @@
 // The API clients as the configuration asks for them. The one place that turns the exporter's
 // http settings (timeouts, retries) and credentials into client options, for the daemon and for
 // the one-shot commands alike.
+import { readFileSync } from 'node:fs';
 import { VERSION } from '../version.js';
 import { DeliveryClient } from './delivery.js';
 import type { CommonClientOptions } from './http.js';
+import type { ProxySettings } from './proxy-choice.js';
 import { ManagementClient, qstashRegionOfUrl } from './management.js';
 
 /**
@@ -22,6 +24,9 @@ export interface ApiClientSettings {
       maxRateLimitWaitMs: number;
       rateLimitShare: number;
     };
+    proxy: ProxySettings;
+    /** PEM bundle of extra CAs for the upstream (checked by the configuration); null: Node's own. */
+    caFile: string | null;
   };
   logs: { maxPageBytes: number };
 }
@@ -52,6 +57,10 @@ function commonOptions(config: ApiClientSettings, hooks: ApiClientHooks): Omit<C
       paceRateLimit: true,
     },
     rateLimitShare: config.http.retry.rateLimitShare,
+    connection: {
+      proxy: config.http.proxy,
+      caPem: config.http.caFile === null ? null : readFileSync(config.http.caFile, 'utf8'),
+    },
     ...hooks,
     userAgent: `upstash-exporter/${VERSION}`,
   };

@@ -3,9 +3,11 @@
 // given), the check of the parsed value, and how check-config writes it back as YAML. Bounds live
 // in the kind, so the parser, the check and the help text (`range`) cannot disagree.
 
-import { accessSync, constants, statSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { parseProxyUrl, redactProxyUrl } from '../api/proxy-choice.js';
 import { formatDuration } from '../common/duration.js';
 import { hostForUrl } from '../common/url.js';
 import type { ExporterConfig } from './schema.js';
@@ -229,6 +231,64 @@ export const webConfigFile: Kind<string | null> = optional(z.string(), (key, raw
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
     throw new ConfigError(key, `${raw.origin}: cannot read ${path} (${reason}); check the path or unset it`);
+  }
+  return path;
+});
+
+/**
+ * An egress proxy URL (http.proxy_url): http(s)://[user:password@]host[:port], or host:port;
+ * kept as written, printed with its password as ***; null when not given.
+ */
+export const proxyUrl: Kind<string | null> = {
+  ...optional(z.string().min(1), (key, raw) => {
+    const text = asText(key, raw, 'a proxy URL').trim();
+    try {
+      parseProxyUrl(text);
+    } catch (error) {
+      // The value is not shown: it may hold the proxy's password.
+      throw new ConfigError(key, `${raw.origin} ${(error as Error).message} (value not shown)`);
+    }
+    return text;
+  }),
+  render: (value) => (value === null ? undefined : redactProxyUrl(parseProxyUrl(value))),
+};
+
+/** The PEM blocks of a file's text that hold a certificate X509Certificate can read. */
+function certificateCount(pem: string): number {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  let count = 0;
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+      count++;
+    } catch {
+      // Not counted: a broken block is reported with the file if none is left.
+    }
+  }
+  return count;
+}
+
+/** A readable PEM bundle of CA certificates (relative to the YAML file's directory when given there); null when not given. */
+export const pemFile: Kind<string | null> = optional(z.string(), (key, raw) => {
+  const text = asText(key, raw, 'a file path').trim();
+  if (text === '') throw new ConfigError(key, `${raw.origin} is empty; give the CA bundle's path or unset it`);
+  const path = resolvePath(raw, text);
+  let pem: string;
+  try {
+    if (!statSync(path).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError(
+      key,
+      `${raw.origin}: cannot read ${path} (${reason}); check the path and that the exporter may read it`,
+    );
+  }
+  if (certificateCount(pem) === 0) {
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the CA's certificate in PEM`,
+    );
   }
   return path;
 });

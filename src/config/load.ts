@@ -3,6 +3,7 @@
 // spans several settings: pairs of secrets, the credentials, the collectors they enable, the
 // active checks, and the files the server opens at start.
 
+import { NO_PROXY_VARIABLES, parseProxyUrl, readProxyVariables } from '../api/proxy-choice.js';
 import { COLLECTORS_KEEPING_STATE, type CollectorName } from './collector-catalogue.js';
 import { ConfigError } from './errors.js';
 import { configFile } from './kinds.js';
@@ -37,6 +38,42 @@ function readSettings(sources: Sources): { candidate: Record<string, unknown>; u
     else setValueAt(candidate, row.field, value);
   }
   return { candidate, unplaced };
+}
+
+/**
+ * The proxy settings that only work together (as Prometheus has them: proxy_url or
+ * proxy_from_environment, no_proxy with proxy_url), and the environment's proxy variables, read
+ * here (so that loadConfig's caller decides which environment counts: the demo gives none) and
+ * checked like any other input.
+ */
+function readProxy(sources: Sources, env: NodeJS.ProcessEnv, config: Omit<ExporterConfig, 'collectors'>): void {
+  const { proxy } = config.http;
+  if (proxy.url !== null && proxy.fromEnvironment && sources.get('http.proxy_from_environment') !== undefined) {
+    throw new ConfigError(
+      'http.proxy_url',
+      `${originOf(sources, 'http.proxy_url')} and ${originOf(sources, 'http.proxy_from_environment')} are both set; keep one: the proxy URL, or the environment's HTTPS_PROXY/HTTP_PROXY`,
+    );
+  }
+  if (proxy.noProxy.length > 0 && proxy.url === null) {
+    throw new ConfigError(
+      'http.no_proxy',
+      `${originOf(sources, 'http.no_proxy')} applies to http.proxy_url only, which is not set; with the environment's proxy, list the hosts in NO_PROXY`,
+    );
+  }
+  const environment = proxy.url === null && proxy.fromEnvironment ? readProxyVariables(env) : NO_PROXY_VARIABLES;
+  for (const variable of [environment.httpsProxy, environment.httpProxy]) {
+    if (variable === null) continue;
+    try {
+      parseProxyUrl(variable.value);
+    } catch (error) {
+      // The value is not shown: it may hold the proxy's password.
+      throw new ConfigError(
+        variable.name,
+        `${variable.name} ${(error as Error).message} (value not shown); or --no-http-proxy-from-environment to ignore it`,
+      );
+    }
+  }
+  proxy.environment = environment;
 }
 
 /** Two secrets that only work together, as [key, value] pairs: both or neither, else `why`. */
@@ -113,6 +150,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Exp
   const { candidate, unplaced } = readSettings(sources);
   const partial = candidate as Omit<ExporterConfig, 'collectors'>;
   checkAcross(sources, partial);
+  readProxy(sources, env, partial);
   const { token } = partial.qstash;
   const management = partial.management.email !== null && partial.management.apiKey !== null;
   const intervals = unplaced.get('poll_interval') as Record<CollectorName, number>;

@@ -1,6 +1,7 @@
 // Printing the configuration without its secrets, and the list of secrets the logger scrubs.
 
 import YAML from 'yaml';
+import { proxyUrlSecrets, redactProxyUrl } from '../api/proxy-choice.js';
 import { MASK } from './kinds.js';
 import { scheduledInterval } from './read-collectors.js';
 import type { ExporterConfig } from './schema.js';
@@ -21,8 +22,9 @@ export function maskConfig(config: ExporterConfig): ExporterConfig {
 
 /**
  * Every value that must never reach a log line: the token, the API key, the Basic
- * credentials the management client sends (base64 of `email:apiKey`), the signing keys and the
- * remediation bearer token.
+ * credentials the management client sends (base64 of `email:apiKey`), the signing keys, the
+ * remediation bearer token, and the password of a proxy URL (http.proxy_url, HTTPS_PROXY,
+ * HTTP_PROXY) with the Proxy-Authorization credentials made of it.
  */
 export function configSecrets(config: ExporterConfig): string[] {
   const { token } = config.qstash;
@@ -39,6 +41,10 @@ export function configSecrets(config: ExporterConfig): string[] {
     config.remediation.bearerToken,
   ]) {
     if (secret !== null) secrets.push(secret);
+  }
+  const { url, environment } = config.http.proxy;
+  for (const proxy of [url, environment.httpsProxy?.value, environment.httpProxy?.value]) {
+    if (proxy !== null && proxy !== undefined) secrets.push(...proxyUrlSecrets(proxy));
   }
   return secrets;
 }
@@ -85,8 +91,15 @@ export function renderConfigYaml(config: ExporterConfig): string {
     const { effective, note } = scheduledInterval(intervalMs);
     return ` ${name}: ${enabled ? `on, every ${effective}${note === null ? '' : ` (${note})`}` : `off (${disabledReason ?? 'disabled'})`}`;
   });
+  const { httpsProxy, httpProxy, noProxy } = config.http.proxy.environment;
+  const proxyLines = [httpsProxy, httpProxy, noProxy].flatMap((variable) =>
+    variable === null
+      ? []
+      : [`  ${variable.name}=${variable === noProxy ? variable.value : redactProxyUrl(variable.value)}`],
+  );
   doc.commentBefore = [
     ` effective configuration${config.configFile === null ? '' : ` (file ${config.configFile})`}; secrets shown as ${MASK}`,
+    ...(proxyLines.length === 0 ? [] : [' proxy from the environment:', ...proxyLines]),
     ' collectors:',
     ...collectorLines.map((line) => ` ${line}`),
   ].join('\n');

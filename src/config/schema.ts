@@ -3,6 +3,7 @@
 // Each field is filled by one row of the settings table (settings.ts), which also holds its
 // check; validate.ts runs those checks over the assembled configuration.
 
+import type { ProxySettings } from '../api/proxy-choice.js';
 import type { CollectorName } from './collector-catalogue.js';
 import type { LOG_FORMATS, LOG_LEVELS, OPT_IN_LOG_LABELS, VECTOR_STATS_PERIODS } from './setting-spec.js';
 
@@ -71,6 +72,10 @@ export interface ExporterConfig {
       maxRateLimitWaitMs: number;
       rateLimitShare: number;
     };
+    /** The egress proxy (api/proxy-choice.ts); `environment` is read by loadConfig, not a setting. */
+    proxy: ProxySettings;
+    /** PEM bundle of extra CAs for the upstream; null when not given. */
+    caFile: string | null;
   };
   logs: {
     ingestionDelayMs: number;

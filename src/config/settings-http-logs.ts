@@ -1,6 +1,8 @@
 // Settings rows of the YAML sections web (the exporter's own HTTP server), http (the client of
 // both upstream APIs) and logs (the walk of the delivery logs).
-import { count, duration, enumList, mebibytes, share, urlPath } from './kinds.js';
+import { z } from 'zod';
+import { boolean, count, duration, enumList, list, mebibytes, pemFile, proxyUrl, share, urlPath } from './kinds.js';
+import { ConfigError, quoteValue } from './errors.js';
 import { setting, type Setting } from './setting.js';
 import { DURATION, OPT_IN_LOG_LABELS } from './setting-spec.js';
 
@@ -100,6 +102,53 @@ export const HTTP_AND_LOGS_SETTINGS: readonly Setting[] = [
     help: 'part of the announced Burst-RateLimit-Limit (per endpoint, per second) the exporter may use, above 0 and at most 1; the rest is left to the application and its own API calls',
     field: 'http.retry.rateLimitShare',
     kind: share,
+  }),
+  // The way out: an egress proxy and the upstream's CA (docs/deployment.md, "Behind an egress proxy").
+  setting({
+    key: 'http.proxy_from_environment',
+    flag: 'http-proxy-from-environment',
+    env: 'HTTP_PROXY_FROM_ENVIRONMENT',
+    valueHint: '',
+    defaultText: 'true',
+    help: 'send upstream requests through the proxy HTTPS_PROXY (https upstreams) or HTTP_PROXY (http ones) names, except to the hosts NO_PROXY names (either case; loopback included); --no-http-proxy-from-environment goes direct',
+    switch: true,
+    field: 'http.proxy.fromEnvironment',
+    kind: boolean,
+  }),
+  setting({
+    key: 'http.proxy_url',
+    flag: 'http-proxy-url',
+    env: 'HTTP_PROXY_URL',
+    valueHint: '<url>',
+    defaultText: 'none',
+    help: 'send every upstream request through this proxy (http://[user:password@]host:port) instead of the one the environment names; HTTPS through CONNECT',
+    field: 'http.proxy.url',
+    kind: proxyUrl,
+  }),
+  setting({
+    key: 'http.no_proxy',
+    flag: 'http-no-proxy',
+    env: 'HTTP_NO_PROXY',
+    valueHint: '<host>',
+    defaultText: 'none',
+    help: 'hosts reached directly despite http.proxy_url, as NO_PROXY writes them: host (and its subdomains), .domain (subdomains only), IP address, CIDR prefix, any with :port, or * for all',
+    repeatable: true,
+    field: 'http.proxy.noProxy',
+    kind: list('a list of hosts', z.string().regex(/^[^\s,]+$/), (key, text, raw) => {
+      if (/[\s,]/.test(text))
+        throw new ConfigError(key, `${raw.origin}: ${quoteValue(text)} is not one host; give one host per item`);
+      return text;
+    }),
+  }),
+  setting({
+    key: 'http.ca_file',
+    flag: 'http-ca-file',
+    env: 'HTTP_CA_FILE',
+    valueHint: '<path>',
+    defaultText: 'none',
+    help: "PEM file of CA certificates trusted for the upstream APIs (and an https proxy) besides Node's own, e.g. a company's TLS-inspecting proxy's CA (NODE_EXTRA_CA_CERTS works too)",
+    field: 'http.caFile',
+    kind: pemFile,
   }),
   // Walking the delivery logs.
   setting({

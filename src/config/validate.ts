@@ -27,7 +27,7 @@ const CollectorSchema = z.strictObject({
 });
 
 /** Paths of the configuration no setting row fills by itself. */
-const ASSEMBLED = ['collectors'];
+const ASSEMBLED = ['collectors', 'http.proxy.environment'];
 
 function leafPaths(object: Record<string, unknown>, prefix = ''): string[] {
   return Object.entries(object).flatMap(([name, value]) => {

@@ -1,7 +1,8 @@
 // The emulator of the delivery service and the management interface, on one address.
 // createEmulator() starts it; the handle gives its URL, credentials, knobs and ground truth.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo, Server } from 'node:net';
 import { createApp } from './app.js';
 import type { Knobs } from './knobs.js';
 import { hostForUrl } from '../common/url.js';
@@ -20,7 +21,7 @@ export { DEV_SIGNING_KEYS, type SigningKeyPair } from './delivery/signing.js';
 export type { WorkflowGroundTruth } from './delivery/workflows.js';
 
 export interface EmulatorHandle {
-  /** http://127.0.0.1:PORT — both interfaces on one address. */
+  /** http://127.0.0.1:PORT (https:// with extras.tls) — both interfaces on one address. */
   url: string;
   credentials: { token: string; email: string; apiKey: string };
   /** Validates and applies knobs; throws EmulatorKnobError (code ERR_EMULATOR_KNOB) naming a bad one. */
@@ -42,6 +43,10 @@ export interface EmulatorHandle {
 export interface CreateEmulatorExtras {
   /** Where unexpected internal errors are reported; silent by default. */
   report?: (line: string) => void;
+  /** Serve over TLS with this key and certificate (PEM); the URL is then https://. */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+  /** Handed the server before it listens (a test counting the connections and requests it gets). */
+  onServer?: (server: Server) => void;
 }
 
 export async function createEmulator(
@@ -70,7 +75,8 @@ export async function createEmulator(
   // The delivery side's plan defaults follow the account's plan (it can change at run time).
   service.usePlanSource(() => management.state.currentPlan());
   const app = createApp(service, management, report);
-  const server = createServer(app);
+  const server = extras.tls === undefined ? createServer(app) : createTlsServer(extras.tls, app);
+  extras.onServer?.(server);
   server.on('clientError', (_error, socket) => {
     if (socket.writable && !socket.destroyed) {
       socket.end(
@@ -97,7 +103,7 @@ export async function createEmulator(
   const address = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${hostForUrl(address.address)}:${address.port}`,
+    url: `${extras.tls === undefined ? 'http' : 'https'}://${hostForUrl(address.address)}:${address.port}`,
     credentials: { token: resolved.token, email: resolved.email, apiKey: resolved.apiKey },
     setKnobs: (patch) => {
       service.setKnobs(patch);

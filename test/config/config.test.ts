@@ -78,6 +78,13 @@ describe('defaults', () => {
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },
         retry: { maxRetries: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxRateLimitWaitMs: 30_000, rateLimitShare: 0.5 },
+        proxy: {
+          url: null,
+          noProxy: [],
+          fromEnvironment: true,
+          environment: { httpsProxy: null, httpProxy: null, noProxy: null },
+        },
+        caFile: null,
       },
       logs: {
         ingestionDelayMs: 15_000,

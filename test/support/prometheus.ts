@@ -17,6 +17,8 @@ const PACKAGES: Record<string, string> = {
   promtool: 'prometheus',
   'prometheus-alertmanager': 'prometheus-alertmanager',
   jsonnet: 'jsonnet',
+  tinyproxy: 'tinyproxy',
+  openssl: 'openssl',
 };
 
 function installHint(binaries: readonly string[]): string {
