@@ -41,19 +41,13 @@ function readSettings(sources: Sources): { candidate: Record<string, unknown>; u
 }
 
 /**
- * The proxy settings that only work together (as Prometheus has them: proxy_url or
- * proxy_from_environment, no_proxy with proxy_url), and the environment's proxy variables, read
+ * The proxy settings that only work together (no_proxy with proxy_url, as in Prometheus; a
+ * proxy_url replaces the environment's proxy), and the environment's proxy variables, read
  * here (so that loadConfig's caller decides which environment counts: the demo gives none) and
  * checked like any other input.
  */
 function readProxy(sources: Sources, env: NodeJS.ProcessEnv, config: Omit<ExporterConfig, 'collectors'>): void {
   const { proxy } = config.http;
-  if (proxy.url !== null && proxy.fromEnvironment && sources.get('http.proxy_from_environment') !== undefined) {
-    throw new ConfigError(
-      'http.proxy_url',
-      `${originOf(sources, 'http.proxy_url')} and ${originOf(sources, 'http.proxy_from_environment')} are both set; keep one: the proxy URL, or the environment's HTTPS_PROXY/HTTP_PROXY`,
-    );
-  }
   if (proxy.noProxy.length > 0 && proxy.url === null) {
     throw new ConfigError(
       'http.no_proxy',

@@ -27,10 +27,27 @@ const SECRETS = {
   REMEDIATION_BEARER_TOKEN: 'bearer-round-trip-0123456789abcdef',
 };
 
+/** A CA certificate for http.ca_file (made once with openssl; only its PEM form is checked). */
+const CA_PEM = [
+  '-----BEGIN CERTIFICATE-----',
+  'MIIBhjCCAS2gAwIBAgIUfISrMUqD16f7j8hTaYxHReAn5kowCgYIKoZIzj0EAwIw',
+  'GDEWMBQGA1UEAwwNcm91bmQtdHJpcC1jYTAgFw0yNjExMjgwNTU0MjNaGA8yMTI2',
+  'MTEwNDA1NTQyM1owGDEWMBQGA1UEAwwNcm91bmQtdHJpcC1jYTBZMBMGByqGSM49',
+  'AgEGCCqGSM49AwEHA0IABIn2w7HprcMU/8vwwyN2Iumq6VaHlGLzIRflQaxhygX/',
+  'pCoNy36qdAE/voBlAkypVZ/XdWRfaf7pkYFTnEBIIXujUzBRMB0GA1UdDgQWBBT8',
+  'ilh6r58BiaWWCI8bIXSZb0FGOjAfBgNVHSMEGDAWgBT8ilh6r58BiaWWCI8bIXSZ',
+  'b0FGOjAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCIA+vljwypWfY',
+  'wOposjwENjdZFGTVSGyJaqXt5lVdhSi2AiAtuSHU66MFQsx3q592IVeufTaGam2+',
+  'xzAPYwFP56GAiw==',
+  '-----END CERTIFICATE-----',
+].join('\n');
+
 /** Every setting but --config, each at a value other than its default (intervals cron-exact). */
 function everySettingChanged(): string[] {
   const webConfig = join(dir, 'web-config.yml');
   writeFileSync(webConfig, 'basic_auth_users: {}\n');
+  const caFile = join(dir, 'ca.pem');
+  writeFileSync(caFile, `${CA_PEM}\n`);
   return [
     ...[
       '--listen-address',
@@ -57,6 +74,8 @@ function everySettingChanged(): string[] {
       '--http-max-retries',
       '5',
     ],
+    ...['--no-http-proxy-from-environment', '--http-proxy-url', 'http://proxy.example:3128'],
+    ...['--http-no-proxy', '.internal.example', '--http-no-proxy', '10.0.0.0/8', '--http-ca-file', caFile],
     ...[
       '--http-retry-base-delay',
       '100ms',

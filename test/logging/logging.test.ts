@@ -8,6 +8,10 @@ const TOKEN = 'CANARY_TOKEN_eyJVc2VySUQiOiJhYmMifQ==';
 const API_KEY = 'CANARY_APIKEY_0f9e8d7c';
 const EMAIL = 'ops@example.com';
 const BASIC = Buffer.from(`${EMAIL}:${API_KEY}`).toString('base64');
+// The password of the proxy URL the environment names, and the Proxy-Authorization made of it.
+const PROXY_PASSWORD = 'CANARY_PROXYPW_9b2c';
+const PROXY_URL = `http://egress:${PROXY_PASSWORD}@proxy.corp.example:3128`;
+const PROXY_BASIC = Buffer.from(`egress:${PROXY_PASSWORD}`).toString('base64');
 
 /** A logger writing into memory; `text()` is everything written so far. */
 function capture(options: Partial<LoggerOptions> = {}): {
@@ -22,7 +26,7 @@ function capture(options: Partial<LoggerOptions> = {}): {
     },
   });
   const secrets = configSecrets(
-    loadConfig([], { QSTASH_TOKEN: TOKEN, UPSTASH_EMAIL: EMAIL, UPSTASH_API_KEY: API_KEY }),
+    loadConfig([], { QSTASH_TOKEN: TOKEN, UPSTASH_EMAIL: EMAIL, UPSTASH_API_KEY: API_KEY, HTTPS_PROXY: PROXY_URL }),
   );
   const logger = createLogger({ level: 'trace', format: 'json', secrets, destination, ...options });
   return { logger, text: () => chunks.join('') };
@@ -31,6 +35,7 @@ function capture(options: Partial<LoggerOptions> = {}): {
 function expectNoCanary(text: string): void {
   expect(text).not.toContain('CANARY');
   expect(text).not.toContain(BASIC);
+  expect(text).not.toContain(PROXY_BASIC);
 }
 
 describe('createLogger', () => {
@@ -58,12 +63,13 @@ describe('createLogger', () => {
     const { logger, text } = capture();
     logger.info(`token is ${TOKEN}`);
     logger.info('key %s and header Basic %s', API_KEY, BASIC);
+    logger.info({ proxy: PROXY_URL, sent: { 'x-proxy': `Basic ${PROXY_BASIC}` } }, `through ${PROXY_URL}`);
     logger.warn(
       { detail: `Bearer ${TOKEN}`, url: `http://127.0.0.1/?key=${encodeURIComponent(TOKEN)}`, list: [API_KEY] },
       'odd',
     );
     expectNoCanary(text());
-    expect(text().match(new RegExp(REDACTED.replace(/[[\]]/g, '\\$&'), 'g'))?.length).toBeGreaterThanOrEqual(6);
+    expect(text().match(new RegExp(REDACTED.replace(/[[\]]/g, '\\$&'), 'g'))?.length).toBeGreaterThanOrEqual(9);
   });
 
   it('scrubs nested errors and their causes, messages and stacks', () => {
