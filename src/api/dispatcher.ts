@@ -10,14 +10,7 @@ import * as tls from 'node:tls';
 import { Pool, ProxyAgent, type Dispatcher } from 'undici';
 import type { ApiName } from './errors.js';
 import type { ApiLogger, TimeoutOptions } from './http-types.js';
-import { redactProxyUrl, routeFor, type ProxyRoute, type ProxySettings } from './proxy-choice.js';
-
-/** How a client reaches its upstream: the proxy settings, and extra CAs to trust. */
-export interface UpstreamConnection {
-  proxy: ProxySettings;
-  /** PEM certificates (http.ca_file) trusted for the upstream besides Node's own. */
-  caPem: string | null;
-}
+import { redactProxyUrl, routeFor, type ProxyRoute, type UpstreamConnection } from './proxy-choice.js';
 
 export interface DispatcherOptions {
   api: ApiName;

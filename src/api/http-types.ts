@@ -1,9 +1,9 @@
 // The request vocabulary of the HTTP core (http.ts): what a request is, the options both API
 // clients take, their defaults, and the report the core gives after every attempt.
 
-import type { UpstreamConnection } from './dispatcher.js';
 import type { ApiName } from './errors.js';
 import type { SkimLimits } from './json-skim.js';
+import type { UpstreamConnection } from './proxy-choice.js';
 
 export interface RequestReport {
   api: ApiName;
@@ -85,7 +85,7 @@ export interface CommonClientOptions {
   userAgent?: string;
   /** Connections kept to the upstream origin. */
   connections?: number;
-  /** The egress proxy and extra CAs (dispatcher.ts); absent: direct, Node's CAs. */
+  /** The egress proxy and extra CAs (proxy-choice.ts, dispatcher.ts); absent: direct, Node's CAs. */
   connection?: UpstreamConnection;
   /** Part of the announced burst limit this client may use, 0 < share <= 1 (default 1; rate-budget.ts). */
   rateLimitShare?: number;

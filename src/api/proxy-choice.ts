@@ -30,6 +30,13 @@ export interface ProxySettings {
   environment: ProxyVariables;
 }
 
+/** How a client reaches its upstream (dispatcher.ts): the proxy settings, and extra CAs to trust. */
+export interface UpstreamConnection {
+  proxy: ProxySettings;
+  /** PEM certificates (http.ca_file) trusted for the upstream besides Node's own. */
+  caPem: string | null;
+}
+
 export const NO_PROXY_VARIABLES: ProxyVariables = { httpsProxy: null, httpProxy: null, noProxy: null };
 
 /** The route of one origin: through `proxy` (with where that came from), or direct (and why). */
