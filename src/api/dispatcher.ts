@@ -180,8 +180,8 @@ class ConnectionWatch {
     if (refusal) {
       const status = Number(refusal[1]);
       const hint =
-        status === 407
-          ? 'the proxy wants credentials: put user:password@ in the proxy URL'
+        status === 407 || status === 401
+          ? 'the proxy wants credentials, or others: check user:password@ in the proxy URL'
           : status === 403
             ? 'the proxy does not allow this host or port'
             : 'see the proxy log';

@@ -10,7 +10,9 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDeliveryClient } from '../../src/api/index.js';
 import { loadConfig } from '../../src/config/index.js';
+import { pauseScheduleCommand } from '../../src/remediation/command.js';
 import { createEmulator, type EmulatorHandle } from '../../src/emulator/index.js';
 import { startExporter, type ExporterHandle } from '../../src/exporter.js';
 import { startDestination, waitFor, type Destination } from '../support/emulator-helpers.js';
@@ -332,6 +334,52 @@ describe.skipIf(tools.skip)(`the exporter behind an egress proxy${tools.needs}`,
     expect(run.log.lines().some((line) => line.msg === 'qstash API reachable again')).toBe(true);
     expect(tinyproxy.connects().length).toBeGreaterThan(0);
   }, 40_000);
+
+  it('the remediation PATCH (pause-schedule) and the probe enqueue go through the proxy too', async () => {
+    const tinyproxy = await proxy({
+      connectPorts: [upstream.port],
+      basicAuth: { user: 'exporter', password: PROXY_PASSWORD },
+    });
+    const agent = new Agent({ connect: { ca: readFileSync(ca.caFile) } });
+    const created = await request(`${upstream.emu.url}/v2/schedules/${destination.url}/cron`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${CANARY.token}`, 'upstash-cron': '0 0 1 1 *', 'content-type': 'text/plain' },
+      body: 'tick',
+    });
+    const { scheduleId } = (await created.body.json()) as { scheduleId: string };
+    await agent.close();
+    const flags = ['--qstash-url', upstream.emu.url, '--qstash-token', CANARY.token, '--http-ca-file', ca.caFile];
+    const env = { HTTPS_PROXY: `http://exporter:${PROXY_PASSWORD}@127.0.0.1:${tinyproxy.port}` };
+
+    const paused = await pauseScheduleCommand([scheduleId, ...flags], env);
+    expect(paused).toMatchObject({ status: 0, line: `paused schedule ${scheduleId}` });
+    const afterPause = tinyproxy.connects();
+    expect(afterPause.length).toBeGreaterThan(0);
+    expect(new Set(afterPause)).toEqual(new Set([upstream.target]));
+
+    // The probe's publishing: the same client createApiClients builds for it.
+    const delivery = createDeliveryClient(loadConfig(flags, env))!;
+    try {
+      const results = await delivery.enqueue({
+        queueName: 'probe',
+        destination: `${destination.url}/probe`,
+        body: '{}',
+      });
+      expect(results).toHaveLength(1);
+    } finally {
+      await delivery.close();
+    }
+    expect(tinyproxy.connects()).toEqual([...afterPause, upstream.target]);
+
+    // Refused by the proxy (wrong password; tinyproxy answers 401 to wrong credentials): one line, no password in it.
+    const refused = await pauseScheduleCommand([scheduleId, ...flags], {
+      HTTPS_PROXY: `http://exporter:wrong-${PROXY_PASSWORD}@127.0.0.1:${tinyproxy.port}`,
+    });
+    expect(refused.status).toBe(1);
+    expect(refused.line).toMatch(/network error \(ERR_PROXY_CONNECT_40[17]\)$/);
+    expect(refused.line).not.toContain(PROXY_PASSWORD);
+  }, 30_000);
 
   it('an upstream certificate nothing trusts: one line naming the TLS error and the host, errors on the self metrics', async () => {
     // Without http.ca_file, the test CA is unknown; direct, so the TLS error is the only cause.
