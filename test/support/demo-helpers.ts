@@ -33,7 +33,12 @@ function find(text: string, pattern: RegExp, what: string): string {
  * Starts `node dist/cli.js demo` on free ports (port 0 for exporter and emulator) and resolves once
  * its banner is printed. Build first: `npm test` runs `npm run build` as pretest.
  */
-export async function startDemoProcess(extraArgs: string[] = [], timeoutMs = 15_000): Promise<DemoProcess> {
+export async function startDemoProcess(
+  extraArgs: string[] = [],
+  timeoutMs = 15_000,
+  /** Added to the child's environment (PATH only by default). */
+  env: Record<string, string> = {},
+): Promise<DemoProcess> {
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const child = spawn(
     process.execPath,
@@ -50,7 +55,7 @@ export async function startDemoProcess(extraArgs: string[] = [], timeoutMs = 15_
       'warn',
       ...extraArgs,
     ],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
   let err = '';

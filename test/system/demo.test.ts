@@ -195,3 +195,22 @@ describe('demo usage errors: one line, exit 2', () => {
     );
   });
 });
+
+describe('the demo behind a shell that names a proxy', () => {
+  it('goes direct to its local emulator: HTTPS_PROXY and HTTP_PROXY naming a proxy that is down change nothing', async () => {
+    // Port 9 (discard) on loopback: nothing listens, a proxied request would be refused.
+    const proxy = 'http://127.0.0.1:9';
+    const demo = await startDemoProcess([], 15_000, { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy });
+    try {
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await fetch(`${demo.exporterUrl}/-/ready`)).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      // Ready: every enabled collector succeeded once, through no proxy.
+      expect(status).toBe(200);
+    } finally {
+      await demo.stop('SIGKILL');
+    }
+  }, 40_000);
+});
