@@ -381,23 +381,26 @@ describe.skipIf(tools.skip)(`the exporter behind an egress proxy${tools.needs}`,
     expect(refused.line).not.toContain(PROXY_PASSWORD);
   }, 30_000);
 
-  it('an upstream certificate nothing trusts: one line naming the TLS error and the host, errors on the self metrics', async () => {
-    // Without http.ca_file, the test CA is unknown; direct, so the TLS error is the only cause.
-    const run = await startWith(upstream, {});
-    await waitFor(
-      async () =>
-        sample(await run.scrape(), 'upstash_exporter_collector_errors_total', { collector: 'schedules' })! >= 3,
-      20_000,
-      'three failed polls',
-    );
-    const tls = warnings(run.log, /TLS with/).filter((line) => line.api === 'qstash');
-    expect(tls).toHaveLength(1);
-    expect(tls[0]).toMatchObject({ host: upstream.target, code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
-    expect(String(tls[0]!.msg)).toContain('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
-    const families = await run.scrape();
-    expect(
-      sumOf(families, 'upstash_exporter_api_requests_total', { api: 'qstash', code: 'error' }),
-    ).toBeGreaterThanOrEqual(3);
-    expect(sample(families, 'upstash_exporter_collector_success', { collector: 'schedules' })).toBe(0);
-  }, 30_000);
+  for (const via of ['direct', 'through the proxy'] as const) {
+    it(`an upstream certificate nothing trusts (${via}): one line naming the TLS error and the host, errors on the self metrics`, async () => {
+      // Without http.ca_file, the test CA is unknown.
+      const env = via === 'direct' ? {} : { HTTPS_PROXY: (await proxy({ connectPorts: [upstream.port] })).url };
+      const run = await startWith(upstream, env);
+      await waitFor(
+        async () =>
+          sample(await run.scrape(), 'upstash_exporter_collector_errors_total', { collector: 'schedules' })! >= 3,
+        20_000,
+        'three failed polls',
+      );
+      const tls = warnings(run.log, /TLS with/).filter((line) => line.api === 'qstash');
+      expect(tls).toHaveLength(1);
+      expect(tls[0]).toMatchObject({ host: upstream.target, code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+      expect(String(tls[0]!.msg)).toContain('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      const families = await run.scrape();
+      expect(
+        sumOf(families, 'upstash_exporter_api_requests_total', { api: 'qstash', code: 'error' }),
+      ).toBeGreaterThanOrEqual(3);
+      expect(sample(families, 'upstash_exporter_collector_success', { collector: 'schedules' })).toBe(0);
+    }, 30_000);
+  }
 });

@@ -1,8 +1,8 @@
 // An egress proxy for the tests: Debian's tinyproxy (package tinyproxy) run in the foreground
 // on a free 127.0.0.1 port with a config of its own (its service does not start on these
 // machines), its access log read back to count the CONNECTs; and a private CA made with openssl,
-// with a server certificate for 127.0.0.1 (the TLS upstream) and one from another CA (the
-// untrusted upstream). Skipped with a message when a binary is missing; a failure under CI=true
+// with a server certificate for 127.0.0.1 (the TLS upstream; untrusted where the CA is not
+// given). Skipped with a message when a binary is missing; a failure under CI=true
 // (requireBinaries, prometheus.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -94,8 +94,6 @@ export interface TestCa {
   caFile: string;
   /** A certificate for 127.0.0.1 and localhost signed by this CA. */
   server: { key: string; cert: string };
-  /** A certificate for 127.0.0.1 signed by another CA, which nothing trusts. */
-  untrusted: { key: string; cert: string };
   remove(): void;
 }
 
@@ -107,63 +105,18 @@ export function makeTestCa(): TestCa {
     if (result.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${result.stderr}`);
   };
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  for (const ca of ['ca', 'other-ca']) {
-    openssl([
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${ca}`,
-      '-keyout',
-      `${ca}.key`,
-      '-out',
-      `${ca}.pem`,
-    ]);
-  }
-  for (const [name, ca] of [
-    ['server', 'ca'],
-    ['untrusted', 'other-ca'],
-  ] as const) {
-    openssl([
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-    ]);
-    openssl([
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      `${ca}.pem`,
-      '-CAkey',
-      `${ca}.key`,
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-extfile',
-      'san.ext',
-      '-out',
-      `${name}.pem`,
-    ]);
-  }
+  openssl('req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=test-ca -keyout ca.key -out ca.pem'.split(' '));
+  openssl('req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr'.split(' '));
+  openssl(
+    'x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem'.split(
+      ' ',
+    ),
+  );
   const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
   return {
     dir,
     caFile: join(dir, 'ca.pem'),
     server: { key: read('server.key'), cert: read('server.pem') },
-    untrusted: { key: read('untrusted.key'), cert: read('untrusted.pem') },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
