@@ -91,8 +91,18 @@ function traffic(rate: number, start: number, seconds: number): SyntheticEvent[]
   return events.slice(0, total).sort((a, b) => a.time - b.time);
 }
 
-/** The log server (child process): the emulator's store and paging rules, everything visible. */
+/**
+ * The log server (child process): the emulator's store and paging rules, everything visible.
+ * Its `Date` header tells the harness's simulated time once the harness has sent one (IPC
+ * `{ now }`, acknowledged): the walk reads the upstream's now from that header
+ * (src/api/upstream-clock.ts), so a simulated clock must move the server's too.
+ */
 function serveLogs(rate: number, seconds: number): void {
+  let simulatedNow: number | null = null;
+  process.on('message', (message: { now: number }) => {
+    simulatedNow = message.now;
+    process.send?.({ now: simulatedNow });
+  });
   let appendAt = 0;
   const events = traffic(rate, T0, seconds);
   const store = new LogStore(events.length + 1, () => appendAt);
@@ -121,6 +131,10 @@ function serveLogs(rate: number, seconds: number): void {
       const last = page.entries[page.entries.length - 1]!;
       body.cursor = encodeCursor(last.time, last.seq);
     }
+    if (simulatedNow !== null) {
+      res.sendDate = false;
+      res.setHeader('date', new Date(simulatedNow).toUTCString());
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   });
@@ -129,7 +143,15 @@ function serveLogs(rate: number, seconds: number): void {
   );
 }
 
-async function startLogServer(rate: number, seconds: number): Promise<{ url: string; events: number; stop(): void }> {
+interface LogServer {
+  url: string;
+  events: number;
+  /** Moves the server's clock (its `Date` header) to the harness's simulated time. */
+  setNow(now: number): Promise<void>;
+  stop(): void;
+}
+
+async function startLogServer(rate: number, seconds: number): Promise<LogServer> {
   const child = fork(fileURLToPath(import.meta.url), ['serve', String(rate), String(seconds)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -137,7 +159,12 @@ async function startLogServer(rate: number, seconds: number): Promise<{ url: str
     child.once('message', (message) => resolve(message as { port: number; events: number }));
     child.once('exit', (code) => reject(new Error(`log server exited with ${code}`)));
   });
-  return { url: `http://127.0.0.1:${ready.port}`, events: ready.events, stop: () => child.kill('SIGKILL') };
+  const setNow = (now: number): Promise<void> =>
+    new Promise((resolve) => {
+      child.once('message', () => resolve());
+      child.send({ now });
+    });
+  return { url: `http://127.0.0.1:${ready.port}`, events: ready.events, setNow, stop: () => child.kill('SIGKILL') };
 }
 
 // ---- the collector on a simulated clock -----------------------------------------------------------
@@ -226,6 +253,7 @@ export async function measureRequestsPerCycle(
     let minimum = 0;
     for (let cycle = 0; cycle < warmup + cycles; cycle++) {
       h.clock.now += intervalMs;
+      await server.setNow(h.clock.now);
       const before = h.requests();
       const countedBefore = await h.counted();
       await poll(h);

@@ -274,8 +274,23 @@ const TARGETS = {
   catchUpCpuMs: { text: '<= 6', met: (ms: number) => ms <= 6 },
 } as const;
 
+/** Printed instead of met/short beside a figure that could not be computed; the run then fails. */
+const NOT_COMPUTED = 'NOT COMPUTED';
+
 function verdict(target: { met: (value: number) => boolean }, value: number): string {
+  if (!Number.isFinite(value)) return NOT_COMPUTED;
   return target.met(value) ? 'met' : 'short';
+}
+
+/**
+ * A row whose figure could not be computed: a NaN or infinite value or ratio (a zero baseline
+ * divides into one). Such a figure measures nothing, so it fails the run rather than reading as
+ * "short" (the cycles part once printed 203 requests against a minimum of 0 for weeks).
+ */
+function uncomputable(row: Row): boolean {
+  return (
+    row.met === NOT_COMPUTED || [row.exporter, row.baseline, row.ratio].some((text) => /\b(NaN|Infinity)\b/.test(text))
+  );
 }
 
 function fmt(value: number, digits = 1): string {
@@ -781,6 +796,14 @@ async function main(): Promise<void> {
   };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`figures written to ${file}`);
+  const broken = rows.filter(uncomputable);
+  if (broken.length > 0) {
+    for (const row of broken)
+      console.error(
+        `bench: FAILED, figure not computed: ${row.figure} (exporter ${row.exporter}, baseline ${row.baseline || '-'}, ratio ${row.ratio || '-'})`,
+      );
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error: unknown) => {
