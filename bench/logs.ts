@@ -406,6 +406,10 @@ export interface MemoryFigures {
   rssAnonHalfMiB: number;
   rssAnonAfterMiB: number;
   rssFileAfterMiB: number;
+  /** glibc's main heap (`[heap]` in /proc/self/smaps) after GC: where fragmentation shows. */
+  mallocHeapAfterMiB: number;
+  /** Array buffers (socket chunks, Buffers) at their highest, sampled every 20 ms: what glibc's heap must hold between collections. */
+  arrayBuffersPeakMiB: number;
   /** The state file at half way (slices in progress, their window) and at the end. */
   stateFileHalfKiB: number;
   stateFileAfterKiB: number;
@@ -438,6 +442,18 @@ export function rssKinds(pid: number | 'self' = 'self'): { anon: number; file: n
   };
 }
 
+/** RSS of glibc's main heap (`[heap]`) of this process, MiB (NaN where /proc is missing). */
+function mallocHeapMiB(): number {
+  try {
+    const smaps = readFileSync('/proc/self/smaps', 'utf8');
+    const at = smaps.indexOf('[heap]');
+    const rss = at < 0 ? null : /^Rss:\s+(\d+) kB/m.exec(smaps.slice(at));
+    return rss ? Math.round(Number(rss[1]) / 1024) : 0;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * A backlog of `events` counted from a fresh start: memory of the exporter's process after it.
  * The logs settings are the exporter's defaults (parallel slices, page size, pages per cycle),
@@ -458,9 +474,15 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
   const h = harness(server.url, settings, T0 + settings.ingestionDelayMs - 1, stateFile);
   const started = Date.now();
   let cycles = 0;
+  let arrayBuffersPeak = 0;
+  const sampler = setInterval(() => {
+    arrayBuffersPeak = Math.max(arrayBuffersPeak, process.memoryUsage().arrayBuffers);
+  }, 20);
   try {
+    await server.setNow(h.clock.now);
     await poll(h);
     h.clock.now = T0 + (events / ratePerSecond) * 1000 + 5_000 + settings.ingestionDelayMs;
+    await server.setNow(h.clock.now);
     const frontier = h.clock.now - settings.ingestionDelayMs;
     let half: { memory: NodeJS.MemoryUsage; anon: number; stateKiB: number } | null = null;
     while (h.collector.position.watermark < frontier) {
@@ -473,6 +495,7 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
         half = { memory: process.memoryUsage(), anon: rssKinds().anon, stateKiB: stateKiB() };
       }
     }
+    clearInterval(sampler);
     await settleMemory();
     const memory = process.memoryUsage();
     const kinds = rssKinds();
@@ -496,6 +519,8 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
       rssAnonHalfMiB: half?.anon ?? Number.NaN,
       rssAnonAfterMiB: kinds.anon,
       rssFileAfterMiB: kinds.file,
+      mallocHeapAfterMiB: mallocHeapMiB(),
+      arrayBuffersPeakMiB: mib(arrayBuffersPeak),
       stateFileHalfKiB: half?.stateKiB ?? Number.NaN,
       stateFileAfterKiB: stateKiB(),
     };

@@ -462,6 +462,14 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
       target: '',
       met: '',
     });
+    rows.push({
+      figure: "glibc's main heap ([heap]) after all, MiB; array buffers at their highest during the walk",
+      exporter: fmt(memory.mallocHeapAfterMiB),
+      baseline: `${fmt(memory.arrayBuffersPeakMiB)} array buffers peak`,
+      ratio: '',
+      target: '',
+      met: '',
+    });
   }
   const inflight = results.inflight as
     | {
