@@ -124,7 +124,12 @@ async function runChild(options: BareClientOptions): Promise<void> {
 export async function measureBareClient(options: BareClientOptions): Promise<BareClientResult> {
   // The exporter's V8 flags, so the two differ by their code alone.
   const child = fork(fileURLToPath(import.meta.url), ['run', JSON.stringify(options)], {
-    execArgv: [...NODE_FLAGS],
+    // BENCH_BARE_CLIENT_NODE_ARGS adds node flags (as BENCH_EXPORTER_NODE_ARGS does for the
+    // exporter), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to set its profile beside the exporter's.
+    execArgv: [
+      ...NODE_FLAGS,
+      ...(process.env.BENCH_BARE_CLIENT_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {

@@ -91,8 +91,18 @@ function traffic(rate: number, start: number, seconds: number): SyntheticEvent[]
   return events.slice(0, total).sort((a, b) => a.time - b.time);
 }
 
-/** The log server (child process): the emulator's store and paging rules, everything visible. */
+/**
+ * The log server (child process): the emulator's store and paging rules, everything visible.
+ * Its `Date` header tells the harness's simulated time once the harness has sent one (IPC
+ * `{ now }`, acknowledged): the walk reads the upstream's now from that header
+ * (src/api/upstream-clock.ts), so a simulated clock must move the server's too.
+ */
 function serveLogs(rate: number, seconds: number): void {
+  let simulatedNow: number | null = null;
+  process.on('message', (message: { now: number }) => {
+    simulatedNow = message.now;
+    process.send?.({ now: simulatedNow });
+  });
   let appendAt = 0;
   const events = traffic(rate, T0, seconds);
   const store = new LogStore(events.length + 1, () => appendAt);
@@ -121,6 +131,10 @@ function serveLogs(rate: number, seconds: number): void {
       const last = page.entries[page.entries.length - 1]!;
       body.cursor = encodeCursor(last.time, last.seq);
     }
+    if (simulatedNow !== null) {
+      res.sendDate = false;
+      res.setHeader('date', new Date(simulatedNow).toUTCString());
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   });
@@ -129,7 +143,15 @@ function serveLogs(rate: number, seconds: number): void {
   );
 }
 
-async function startLogServer(rate: number, seconds: number): Promise<{ url: string; events: number; stop(): void }> {
+interface LogServer {
+  url: string;
+  events: number;
+  /** Moves the server's clock (its `Date` header) to the harness's simulated time. */
+  setNow(now: number): Promise<void>;
+  stop(): void;
+}
+
+async function startLogServer(rate: number, seconds: number): Promise<LogServer> {
   const child = fork(fileURLToPath(import.meta.url), ['serve', String(rate), String(seconds)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -137,7 +159,12 @@ async function startLogServer(rate: number, seconds: number): Promise<{ url: str
     child.once('message', (message) => resolve(message as { port: number; events: number }));
     child.once('exit', (code) => reject(new Error(`log server exited with ${code}`)));
   });
-  return { url: `http://127.0.0.1:${ready.port}`, events: ready.events, stop: () => child.kill('SIGKILL') };
+  const setNow = (now: number): Promise<void> =>
+    new Promise((resolve) => {
+      child.once('message', () => resolve());
+      child.send({ now });
+    });
+  return { url: `http://127.0.0.1:${ready.port}`, events: ready.events, setNow, stop: () => child.kill('SIGKILL') };
 }
 
 // ---- the collector on a simulated clock -----------------------------------------------------------
@@ -226,6 +253,7 @@ export async function measureRequestsPerCycle(
     let minimum = 0;
     for (let cycle = 0; cycle < warmup + cycles; cycle++) {
       h.clock.now += intervalMs;
+      await server.setNow(h.clock.now);
       const before = h.requests();
       const countedBefore = await h.counted();
       await poll(h);
@@ -378,6 +406,10 @@ export interface MemoryFigures {
   rssAnonHalfMiB: number;
   rssAnonAfterMiB: number;
   rssFileAfterMiB: number;
+  /** glibc's main heap (`[heap]` in /proc/self/smaps) after GC: where fragmentation shows. */
+  mallocHeapAfterMiB: number;
+  /** Array buffers (socket chunks, Buffers) at their highest, sampled every 20 ms: what glibc's heap must hold between collections. */
+  arrayBuffersPeakMiB: number;
   /** The state file at half way (slices in progress, their window) and at the end. */
   stateFileHalfKiB: number;
   stateFileAfterKiB: number;
@@ -410,6 +442,18 @@ export function rssKinds(pid: number | 'self' = 'self'): { anon: number; file: n
   };
 }
 
+/** RSS of glibc's main heap (`[heap]`) of this process, MiB (NaN where /proc is missing). */
+function mallocHeapMiB(): number {
+  try {
+    const smaps = readFileSync('/proc/self/smaps', 'utf8');
+    const at = smaps.indexOf('[heap]');
+    const rss = at < 0 ? null : /^Rss:\s+(\d+) kB/m.exec(smaps.slice(at));
+    return rss ? Math.round(Number(rss[1]) / 1024) : 0;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * A backlog of `events` counted from a fresh start: memory of the exporter's process after it.
  * The logs settings are the exporter's defaults (parallel slices, page size, pages per cycle),
@@ -430,9 +474,15 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
   const h = harness(server.url, settings, T0 + settings.ingestionDelayMs - 1, stateFile);
   const started = Date.now();
   let cycles = 0;
+  let arrayBuffersPeak = 0;
+  const sampler = setInterval(() => {
+    arrayBuffersPeak = Math.max(arrayBuffersPeak, process.memoryUsage().arrayBuffers);
+  }, 20);
   try {
+    await server.setNow(h.clock.now);
     await poll(h);
     h.clock.now = T0 + (events / ratePerSecond) * 1000 + 5_000 + settings.ingestionDelayMs;
+    await server.setNow(h.clock.now);
     const frontier = h.clock.now - settings.ingestionDelayMs;
     let half: { memory: NodeJS.MemoryUsage; anon: number; stateKiB: number } | null = null;
     while (h.collector.position.watermark < frontier) {
@@ -445,6 +495,7 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
         half = { memory: process.memoryUsage(), anon: rssKinds().anon, stateKiB: stateKiB() };
       }
     }
+    clearInterval(sampler);
     await settleMemory();
     const memory = process.memoryUsage();
     const kinds = rssKinds();
@@ -468,6 +519,8 @@ export async function measureMemoryAfterEvents(events = 1_000_000, ratePerSecond
       rssAnonHalfMiB: half?.anon ?? Number.NaN,
       rssAnonAfterMiB: kinds.anon,
       rssFileAfterMiB: kinds.file,
+      mallocHeapAfterMiB: mallocHeapMiB(),
+      arrayBuffersPeakMiB: mib(arrayBuffersPeak),
       stateFileHalfKiB: half?.stateKiB ?? Number.NaN,
       stateFileAfterKiB: stateKiB(),
     };

@@ -18,7 +18,7 @@ import { isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budge
 import { excerpt as excerptOf, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
-import { joinedBytes, readSkimmed, skimWhole } from './json-skim.js';
+import { readSkimmed, skimWhole } from './json-skim.js';
 import { readBody } from './response-body.js';
 import { UpstreamClock } from './upstream-clock.js';
 import { AbortableSleeps } from './abortable-sleeps.js';
@@ -296,15 +296,21 @@ export class HttpClient {
       try {
         if (request.skim !== undefined && request.response === 'json') {
           const read = await readSkimmed(response.body, request.skim, this.timeouts.bodyTimeoutMs);
-          if (read.chunks !== undefined) {
-            // Joined and read at once: the joined bytes are a shared buffer's (json-skim.ts).
-            const bytes = joinedBytes(read.chunks, read.length);
-            const value: unknown = request.readWhole?.(bytes) ?? null;
+          if (read.bytes !== undefined) {
+            // Read at once: the bytes are a pooled join buffer's until released (json-skim.ts).
+            let value: unknown = null;
+            let skimmed = '';
+            try {
+              value = request.readWhole?.(read.bytes) ?? null;
+              if (value === null) skimmed = skimWhole(read.bytes, request.skim);
+            } finally {
+              read.release();
+            }
             if (value !== null) {
               report(String(status), remaining);
               return { ok: true, value };
             }
-            raw = skimWhole(bytes, request.skim);
+            raw = skimmed;
           } else {
             raw = read.text;
           }

@@ -297,16 +297,18 @@ export class JsonSkimmer {
  */
 export const WHOLE_PAGE_BYTES = 4 * 1024 * 1024;
 
-/**
- * A body read by readSkimmed: held whole (`chunks`, `length` bytes in all; not skimmed yet: see
- * joinedBytes), or skimmed as it came (`text`).
- */
-export type SkimmedBody = { chunks: Buffer[]; length: number; text?: undefined } | { text: string; chunks?: undefined };
+/** A body read by readSkimmed: held whole (`bytes`, valid until `release()`, called once they
+ *  are read, before anything awaits), or skimmed (`text`). */
+export type SkimmedBody = { bytes: Buffer; release(): void; text?: undefined } | { text: string; bytes?: undefined };
 
 /**
  * Read a response body, giving up after `deadlineMs` in total: held whole while it stays within
  * WHOLE_PAGE_BYTES and the kept limit (neither limit can be passed then), else through a
  * JsonSkimmer chunk by chunk as undici delivers it.
+ * A body held whole in several chunks is copied into a join buffer as they come: a chunk is
+ * malloc'd by the socket's read and freed when its Buffer is collected; kept to the page's end,
+ * chunks reached the old generation and glibc's heap grew to hold them, then stayed fragmented
+ * (docs/performance.md, "Memory"). Copied at once, a chunk dies young.
  */
 export async function readSkimmed(
   body: Dispatcher.ResponseData['body'],
@@ -314,7 +316,9 @@ export async function readSkimmed(
   deadlineMs: number,
 ): Promise<SkimmedBody> {
   const wholeBytes = Math.min(WHOLE_PAGE_BYTES, limits.maxKeptBytes);
-  const chunks: Buffer[] = [];
+  // The body's only chunk so far (one chunk is not copied), then the join buffer.
+  let first: Buffer | null = null;
+  let joined: Buffer | null = null;
   let held = 0;
   let skimmer: JsonSkimmer | null = null;
   const deadline = setTimeout(() => {
@@ -323,15 +327,30 @@ export async function readSkimmed(
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
       if (skimmer === null && held + chunk.length <= wholeBytes) {
-        chunks.push(chunk);
+        if (first === null && joined === null) {
+          first = chunk;
+        } else {
+          if (joined === null) {
+            joined = takeJoinBuffer();
+            first!.copy(joined, 0);
+            first = null;
+          }
+          chunk.copy(joined, held);
+        }
         held += chunk.length;
         continue;
       }
       try {
         if (skimmer === null) {
           skimmer = new JsonSkimmer(limits);
-          for (const earlier of chunks) skimmer.write(earlier);
-          chunks.length = 0;
+          if (joined !== null) {
+            skimmer.write(joined.subarray(0, held));
+            joinBuffers.push(joined);
+            joined = null;
+          } else if (first !== null) {
+            skimmer.write(first);
+          }
+          first = null;
         }
         skimmer.write(chunk);
       } catch (error) {
@@ -339,30 +358,26 @@ export async function readSkimmed(
         throw error;
       }
     }
+  } catch (error) {
+    if (joined !== null) joinBuffers.push(joined);
+    throw error;
   } finally {
     clearTimeout(deadline);
   }
-  return skimmer === null ? { chunks, length: held } : { text: skimmer.end() };
+  if (skimmer !== null) return { text: skimmer.end() };
+  if (joined === null) return { bytes: first ?? Buffer.alloc(0), release: () => undefined };
+  const buffer = joined;
+  return { bytes: buffer.subarray(0, held), release: () => void joinBuffers.push(buffer) };
 }
 
 /**
- * One buffer for joining the chunks of a body held whole: WHOLE_PAGE_BYTES, allocated on the first
- * page that came in pieces and never freed. A buffer that large is mapped apart from glibc's heap,
- * and only the bytes a page has touched count in RSS. Buffers grown or allocated page by page
- * lived in that heap and left it fragmented (RSS after a million events rose by several MiB).
+ * Join buffers of WHOLE_PAGE_BYTES not in use, one per body read at once (parallel chains), never
+ * freed: mapped apart from glibc's heap, and only the bytes a page touched count in RSS.
  */
-let joinBuffer: Buffer | null = null;
+const joinBuffers: Buffer[] = [];
 
-/**
- * The bytes of a body held whole (at most WHOLE_PAGE_BYTES): its only chunk, or a view of the
- * shared join buffer, valid until the next call (read it before anything awaits).
- */
-export function joinedBytes(chunks: readonly Buffer[], length: number): Buffer {
-  if (chunks.length === 1) return chunks[0]!;
-  joinBuffer ??= Buffer.allocUnsafeSlow(WHOLE_PAGE_BYTES);
-  let at = 0;
-  for (const chunk of chunks) at += chunk.copy(joinBuffer, at);
-  return joinBuffer.subarray(0, length);
+function takeJoinBuffer(): Buffer {
+  return joinBuffers.pop() ?? Buffer.allocUnsafeSlow(WHOLE_PAGE_BYTES);
 }
 
 /** The kept text of a body held whole. */

@@ -53,10 +53,14 @@ export class MessageTracker {
   /** Observes the waiting times of finished messages (waiting.ts); absent in pure use. */
   waiting: WaitingTimes | null = null;
   readonly #messages = new Map<string, Tracked>();
-  /** Ids whose final entry was counted; they leave at the next slice completion. */
-  readonly #finalSeen = new Set<string>();
   /**
-   * By second (unix seconds) of their final entry, the ids put in #finalSeen: a slice completion
+   * Messages held whose final entry was counted (finalSeen): they leave at the next slice
+   * completion. A count, not a set of ids: the tracked record says it (three hash-table
+   * operations per message fewer on the hot path).
+   */
+  #finalCount = 0;
+  /**
+   * By second (unix seconds) of their final entry, the ids of messages whose final entry was counted: a slice completion
    * visits the seconds it completes, not every message finished in slices still walked.
    */
   readonly #finalBySecond = new MessagesBySecond();
@@ -112,7 +116,7 @@ export class MessageTracker {
 
   /** Messages seen and not finished. */
   get inFlight(): number {
-    return this.#messages.size - this.#finalSeen.size;
+    return this.#messages.size - this.#finalCount;
   }
 
   get size(): number {
@@ -168,9 +172,9 @@ export class MessageTracker {
     } else {
       const outcome = outcomeOf(stateIndex);
       if (outcome >= 0) {
+        if (!finalSeen(tracked)) this.#finalCount += 1;
         tracked.outcome = outcome;
         tracked.finalTime = time;
-        this.#finalSeen.add(messageId);
         this.#finalBySecond.add(time, messageId);
       }
     }
@@ -184,13 +188,13 @@ export class MessageTracker {
   finishSlice(upTo = Number.POSITIVE_INFINITY): number {
     let observed = 0;
     this.#finalBySecond.visitUpTo(upTo, (messageId) => {
-      if (!this.#finalSeen.has(messageId)) return;
       const tracked = this.#messages.get(messageId);
-      if (tracked !== undefined && tracked.finalTime > upTo) return;
-      this.#finalSeen.delete(messageId);
+      // Listed again by a later final entry, or already gone (finished, evicted).
+      if (tracked === undefined || !finalSeen(tracked) || tracked.finalTime > upTo) return;
+      this.#finalCount -= 1;
       this.#messages.delete(messageId);
       this.#remember(messageId);
-      if (tracked === undefined || Number.isNaN(tracked.created)) return;
+      if (Number.isNaN(tracked.created)) return;
       this.#observeFinished(messageId, tracked);
       observed += 1;
     });
@@ -212,8 +216,8 @@ export class MessageTracker {
   /** Per queue, the CREATED time of the oldest message seen in flight (not finished). */
   oldestInFlightByQueue(): Map<string, number> {
     const oldest = new Map<string, number>();
-    for (const [id, tracked] of this.#messages) {
-      if (Number.isNaN(tracked.created) || this.#finalSeen.has(id)) continue;
+    for (const tracked of this.#messages.values()) {
+      if (Number.isNaN(tracked.created) || finalSeen(tracked)) continue;
       const known = oldest.get(tracked.queue);
       if (known === undefined || tracked.created < known) oldest.set(tracked.queue, tracked.created);
     }
@@ -230,7 +234,7 @@ export class MessageTracker {
 
   restore(state: { messages: readonly TrackedState[]; finished: readonly string[] }): void {
     this.#messages.clear();
-    this.#finalSeen.clear();
+    this.#finalCount = 0;
     this.#finalBySecond.clear();
     this.#finished.clear();
     this.#finishedOrder.length = 0;
@@ -238,6 +242,8 @@ export class MessageTracker {
     for (const id of state.finished) this.#remember(id);
     for (const [id, created, attempts, finalTime, outcome, queue, destination] of state.messages) {
       if (this.#messages.size >= this.capacity) break;
+      const prior = this.#messages.get(id);
+      if (prior !== undefined && finalSeen(prior)) this.#finalCount -= 1;
       this.#messages.set(id, {
         created: created ?? Number.NaN,
         attempts,
@@ -249,7 +255,7 @@ export class MessageTracker {
         waitExtra: null,
       });
       if (outcome >= 0 && finalTime !== null) {
-        this.#finalSeen.add(id);
+        this.#finalCount += 1;
         this.#finalBySecond.add(finalTime, id);
       }
     }
@@ -327,8 +333,9 @@ export class MessageTracker {
   #evictOldest(): void {
     const oldest = this.#messages.keys().next();
     if (oldest.done) return;
+    const tracked = this.#messages.get(oldest.value);
+    if (tracked !== undefined && finalSeen(tracked)) this.#finalCount -= 1;
     this.#messages.delete(oldest.value);
-    this.#finalSeen.delete(oldest.value);
     this.evictions += 1;
   }
 
@@ -339,6 +346,11 @@ export class MessageTracker {
     this.#finishedOrder[this.#finishedNext] = messageId;
     this.#finishedNext = (this.#finishedNext + 1) % FINISHED_MEMORY;
   }
+}
+
+/** Whether the message's final entry was counted (set together by observe() and restore()). */
+function finalSeen(tracked: Tracked): boolean {
+  return tracked.outcome >= 0 && !Number.isNaN(tracked.finalTime);
 }
 
 /** A message's rarer waiting facts, made on first need. */
