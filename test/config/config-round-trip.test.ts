@@ -115,7 +115,7 @@ function everySettingChanged(): string[] {
     ...[
       '--remediation-enabled',
       '--remediation-alert',
-      'UpstashScheduleLastRunFailed',
+      'UpstashScheduleRunsFailing',
       '--remediation-alert',
       'OtherAlert',
       '--remediation-dry-run',

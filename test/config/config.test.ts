@@ -104,7 +104,7 @@ describe('defaults', () => {
         workflowUrl: null,
         insecureReceiver: false,
       },
-      remediation: { enabled: false, bearerToken: null, alerts: ['UpstashScheduleLastRunFailed'], dryRun: false },
+      remediation: { enabled: false, bearerToken: null, alerts: ['UpstashScheduleRunsFailing'], dryRun: false },
     });
   });
 

@@ -184,6 +184,7 @@ describe('alerts', () => {
         'UpstashMessagesFailed',
         'UpstashScheduleMissedRun',
         'UpstashScheduleLastRunFailed',
+        'UpstashScheduleRunsFailing',
         'UpstashQuotaUsageHigh',
         'UpstashQuotaUsageCritical',
         'UpstashDailyRequestQuotaRunningOut',
