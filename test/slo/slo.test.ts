@@ -94,7 +94,7 @@ describe('the generator', () => {
     expect(BURN_WINDOWS.map((window) => requiredHistorySeconds(window) / 60)).toEqual([30, 60, 60, 60]);
     const rules = generateRuleGroups(spec).flatMap((group) => group.rules);
     for (const alert of rules.filter((rule) => rule.alert !== undefined)) {
-      const guards = [...alert.expr.matchAll(/count_over_time\([^[]+\[(\w+)\]\)\)\n  >= (\d+) \* /g)].map((m) => [
+      const guards = [...alert.expr.matchAll(/count_over_time\([^[]+\[(\w+)\]\)\)\n {2}>= (\d+) \* /g)].map((m) => [
         m[1],
         Number(m[2]),
       ]);
