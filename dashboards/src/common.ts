@@ -62,10 +62,20 @@ export const RATE = '$__rate_interval';
 export const DASHBOARD_TAG = 'upstash';
 
 /**
- * The label matchers of the job and instance variables plus the given ones, as a PromQL
- * selector body: sel('state="FAILED"') is `{job=~"$job",instance=~"$instance",state="FAILED"}`.
+ * The label matchers of the job, instance and QStash region variables plus the given ones, as a
+ * PromQL selector body: sel('state="FAILED"') is
+ * `{job=~"$job",instance=~"$instance",qstash_region=~"$qstash_region",state="FAILED"}`. "All"
+ * regions is `.*`, which also matches series without the label.
  */
 export function sel(...matchers: string[]): string {
+  return `{${['job=~"$job"', 'instance=~"$instance"', 'qstash_region=~"$qstash_region"', ...matchers].join(',')}}`;
+}
+
+/**
+ * The job and instance matchers only, for series of the account rather than of a QStash region
+ * (search and vector indexes, the management API), which the region variable cannot filter.
+ */
+export function accountSel(...matchers: string[]): string {
   return `{${['job=~"$job"', 'instance=~"$instance"', ...matchers].join(',')}}`;
 }
 
@@ -85,7 +95,7 @@ export function labelVariable(name: string, label: string, query: string): Query
 }
 
 /**
- * A dashboard with the project's defaults: the `datasource`, `job` and `instance` variables (then
+ * A dashboard with the project's defaults: the `datasource`, `job`, `instance` and `qstash_region` variables (then
  * `extraVariables`), links to the other Upstash dashboards, crosshair shared between panels.
  */
 export function upstashDashboard(
@@ -106,6 +116,13 @@ export function upstashDashboard(
     .withVariable(labelVariable('job', 'Job', 'label_values(upstash_exporter_build_info, job)'))
     .withVariable(
       labelVariable('instance', 'Instance', 'label_values(upstash_exporter_build_info{job=~"$job"}, instance)'),
+    )
+    .withVariable(
+      labelVariable(
+        'qstash_region',
+        'QStash region',
+        'label_values(upstash_exporter_collector_success{job=~"$job",instance=~"$instance"}, qstash_region)',
+      ),
     )
     .link(
       new DashboardLinkBuilder('Upstash')

@@ -5,7 +5,7 @@ import {
   booleanMapping,
   labelVariable,
   row,
-  sel,
+  accountSel,
   table,
   timeseries,
   upstashDashboard,
@@ -14,7 +14,7 @@ import {
 export const INDEXES_UID = 'upstash-indexes';
 
 /** Selector of the vector index metrics: job, instance and the vector_index variable. */
-const VECTOR = (...matchers: string[]): string => sel('index_id=~"$vector_index"', ...matchers);
+const VECTOR = (...matchers: string[]): string => accountSel('index_id=~"$vector_index"', ...matchers);
 
 /** One value per index with only the identifying labels, so that the table's merge joins the rows. */
 const perIndex = (expr: string): string => `max by (job, instance, index_id) (${expr})`;
@@ -26,7 +26,7 @@ export function indexesDashboard(): Dashboard {
     INDEXES_UID,
     'Upstash / Vector and search indexes',
     'Upstash Vector indexes (size, daily and monthly usage, latency, cost) and Upstash Search indexes (plan limits), from the management API.',
-    [labelVariable('vector_index', 'Vector index', `label_values(upstash_vector_index_info${sel()}, index_id)`)],
+    [labelVariable('vector_index', 'Vector index', `label_values(upstash_vector_index_info${accountSel()}, index_id)`)],
   )
     .withRow(row('Vector indexes'))
     .withPanel(
@@ -217,51 +217,51 @@ export function indexesDashboard(): Dashboard {
         labels: { index_id: 'Index', name: 'Name', plan: 'Plan', cloud_region: 'Region' },
         columns: [
           {
-            expr: `max by (job, instance, index_id, name, plan, cloud_region) (upstash_search_index_info${sel()})`,
+            expr: `max by (job, instance, index_id, name, plan, cloud_region) (upstash_search_index_info${accountSel()})`,
             column: null,
           },
           {
-            expr: perIndex(`upstash_search_index_max_vectors${sel()}`),
+            expr: perIndex(`upstash_search_index_max_vectors${accountSel()}`),
             column: { title: 'Vector limit', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_daily_queries${sel()}`),
+            expr: perIndex(`upstash_search_index_max_daily_queries${accountSel()}`),
             column: { title: 'Queries / day', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_daily_updates${sel()}`),
+            expr: perIndex(`upstash_search_index_max_daily_updates${accountSel()}`),
             column: { title: 'Updates / day', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_monthly_reranks${sel()}`),
+            expr: perIndex(`upstash_search_index_max_monthly_reranks${accountSel()}`),
             column: { title: 'Reranks / month', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_monthly_bandwidth_bytes${sel()}`),
+            expr: perIndex(`upstash_search_index_max_monthly_bandwidth_bytes${accountSel()}`),
             column: { title: 'Bandwidth / month', unit: 'bytes' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_queries_per_second${sel()}`),
+            expr: perIndex(`upstash_search_index_max_queries_per_second${accountSel()}`),
             column: { title: 'Queries / s', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_writes_per_second${sel()}`),
+            expr: perIndex(`upstash_search_index_max_writes_per_second${accountSel()}`),
             column: { title: 'Writes / s', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_reads_per_request${sel()}`),
+            expr: perIndex(`upstash_search_index_max_reads_per_request${accountSel()}`),
             column: { title: 'Reads / request', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_max_writes_per_request${sel()}`),
+            expr: perIndex(`upstash_search_index_max_writes_per_request${accountSel()}`),
             column: { title: 'Writes / request', unit: 'short' },
           },
           {
-            expr: perIndex(`upstash_search_index_input_enrichment_enabled${sel()}`),
+            expr: perIndex(`upstash_search_index_input_enrichment_enabled${accountSel()}`),
             column: { title: 'Input enrichment', mappings: booleanMapping('on', 'off') },
           },
           {
-            expr: perIndex(`upstash_search_index_created_timestamp_seconds${sel()}`) + ' * 1000',
+            expr: perIndex(`upstash_search_index_created_timestamp_seconds${accountSel()}`) + ' * 1000',
             column: { title: 'Created', unit: 'dateTimeFromNow' },
           },
         ],
@@ -272,7 +272,7 @@ export function indexesDashboard(): Dashboard {
       timeseries({
         title: 'Search throughput',
         description: `Newest point of each search index's throughput series. ${UNDOCUMENTED_UNIT}`,
-        queries: [{ expr: `upstash_search_index_throughput${sel()}`, legend: '{{index_id}}' }],
+        queries: [{ expr: `upstash_search_index_throughput${accountSel()}`, legend: '{{index_id}}' }],
         unit: 'none',
         span: 24,
       }),

@@ -7,7 +7,12 @@ import { labelVariable, row, table, timeseries, upstashDashboard, type Threshold
 
 export const SLOS_UID = 'upstash-slos';
 
-const slo = (record: string): string => `${record}{sloth_slo=~"$slo"}`;
+/** SLO series carry the exporter and region; the objective and budget constants carry only the SLO. */
+const CONSTANTS = new Set(['slo:objective:ratio', 'slo:error_budget:ratio']);
+const slo = (record: string): string =>
+  CONSTANTS.has(record)
+    ? `${record}{sloth_slo=~"$slo"}`
+    : `${record}{sloth_slo=~"$slo",job=~"$job",instance=~"$instance",qstash_region=~"$qstash_region"}`;
 const BY_SLO = 'max by (sloth_slo)';
 /** The burn rate over one window: its error ratio in units of the error budget. */
 const burnRate = (window: string): string =>

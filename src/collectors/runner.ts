@@ -92,6 +92,7 @@ export class CollectorRunner {
       const wanted = options.settings[collector.name].intervalMs;
       const plan = schedule.plan(collector.name);
       options.selfMetrics.addCollector(collector.name);
+      options.selfMetrics.setPollInterval(collector.name, plan.intervalMs);
       const logger = options.logger.child({ collector: collector.name });
       if (!plan.exact) {
         logger.warn(

@@ -11,8 +11,8 @@ export const OPT_IN_LOG_LABELS = ['schedule_id', 'label', 'url'] as const;
 /** The section headings of the YAML file: settings whose key is `<section>.<name>`. */
 export const YAML_SECTIONS = ['web', 'http', 'logs', 'vector', 'probe', 'remediation', 'dlq', 'flow_control'] as const;
 
-/** The failing-schedule alert of deploy/rules/upstash-exporter.rules.yml: remediation acts on it by default. */
-export const DEFAULT_REMEDIATION_ALERTS = ['UpstashScheduleLastRunFailed'] as const;
+/** The sustained failing-schedule alert of deploy/rules/upstash-exporter.rules.yml (never one failed run): remediation acts on it by default. */
+export const DEFAULT_REMEDIATION_ALERTS = ['UpstashScheduleRunsFailing'] as const;
 
 export interface SettingSpec {
   /** YAML key; dotted for keys inside a section (`http.connect_timeout`). */

@@ -56,6 +56,7 @@ export class SelfMetrics {
   readonly collectorSuccess: Gauge<'collector'>;
   readonly collectorDuration: Gauge<'collector'>;
   readonly collectorLastSuccess: Gauge<'collector'>;
+  readonly collectorPollInterval: Gauge<'collector'>;
   readonly collectorErrors: Counter<'collector'>;
   readonly collectorOverlaps: Counter<'collector'>;
   readonly collectorMissedRuns: Counter<'collector'>;
@@ -104,6 +105,12 @@ export class SelfMetrics {
     this.collectorLastSuccess = new Gauge({
       name: 'upstash_exporter_collector_last_success_timestamp_seconds',
       help: 'When the last successful poll of the collector ended (0: never)',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorPollInterval = new Gauge({
+      name: 'upstash_exporter_collector_poll_interval_seconds',
+      help: 'The interval the collector is polled at, as scheduled (--poll-interval, rounded to what the scheduler can keep); the staleness alert reads it',
       labelNames: ['collector'] as const,
       registers,
     });
@@ -224,6 +231,11 @@ export class SelfMetrics {
     this.collectorErrors.inc(labels, 0);
     this.collectorOverlaps.inc(labels, 0);
     this.collectorMissedRuns.inc(labels, 0);
+  }
+
+  /** The interval the runner polls an enabled collector at, ms. */
+  setPollInterval(collector: CollectorName, intervalMs: number): void {
+    this.collectorPollInterval.set({ collector }, intervalMs / 1000);
   }
 
   /** Records the end of one poll. */

@@ -26,13 +26,13 @@ export class RemediationMetrics {
     });
     this.actions = new Counter({
       name: 'upstash_remediation_actions_total',
-      help: 'Remediation actions by result: paused, already_paused, dry_run, not_found, error',
+      help: 'Remediation actions by result: paused, already_paused, dry_run, not_found, error, not_failing (its last run succeeded since), resumed_by_person (resumed after the webhook paused it)',
       labelNames: ['action', 'result'] as const,
       registers,
     });
     this.ignored = new Counter({
       name: 'upstash_remediation_alerts_ignored_total',
-      help: 'Alerts of accepted notifications that caused no action: resolved, not_allowed (name not on the allowlist), no_schedule_id',
+      help: 'Alerts of accepted notifications that caused no action: resolved (or ended), not_allowed (name not on the allowlist), no_schedule_id',
       labelNames: ['reason'] as const,
       registers,
     });

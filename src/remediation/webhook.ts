@@ -1,16 +1,19 @@
 // The Alertmanager webhook receiver: POST /-/remediation/alertmanager on the exporter's server,
 // outside its basic auth (Alertmanager sends one Authorization header, and it carries this
 // bearer token). For every firing alert whose name is on the allowlist and that has a
-// `schedule_id` label, the schedule is paused (idempotent: already paused is fine). A wrong or
+// `schedule_id` label, the schedule is paused (idempotent: already paused is fine), but only on
+// the alert's own evidence as the service tells it now: the alert has not ended, the schedule's
+// last run did not succeed meanwhile, and nobody resumed it since the webhook last paused it (a person who
+// resumes a schedule has decided; the webhook does not fight them). A wrong or
 // missing token is 401 before the body is even read, and nothing is paused; an address that
 // sent too many wrong tokens is answered 429 for a while (FailureThrottle).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { DeliveryClient } from '../api/delivery.js';
+import type { DeliveryClient, Schedule } from '../api/delivery.js';
 import type { Logger } from '../logging/index.js';
 import { parseWebhook, type WebhookAlert } from './alertmanager.js';
 import type { IgnoredReason, RemediationMetrics } from './metrics.js';
-import { pauseSchedules, type PauseOutcome } from './pauser.js';
+import { lastRunSucceeded, pauseSchedules, type LeftAloneResult, type PauseOutcome } from './pauser.js';
 
 export const REMEDIATION_WEBHOOK_PATH = '/-/remediation/alertmanager';
 /** The label naming the schedule on the failing-schedule alerts (deploy/rules). */
@@ -27,6 +30,11 @@ const MAX_WAIT_MS = 5 * 60_000;
 const FORGET_AFTER_MS = 60 * 60_000;
 /** Addresses followed at most (the least recently failing go first). */
 const MAX_ADDRESSES = 10_000;
+/**
+ * A schedule the webhook paused and a person resumed is left alone for this long, whatever
+ * alert fires for it: the person is working on it.
+ */
+export const LEAVE_RESUMED_MS = 24 * 60 * 60_000;
 
 export interface WebhookOptions {
   delivery: Pick<DeliveryClient, 'listSchedules' | 'pauseSchedule'>;
@@ -113,17 +121,25 @@ export class FailureThrottle {
   }
 }
 
+/** An alert Alertmanager still calls firing but whose end time has passed has ended. */
+function ended(alert: WebhookAlert, now: number): boolean {
+  const endsAt = alert.endsAt === undefined ? Number.NaN : Date.parse(alert.endsAt);
+  // Alertmanager writes 0001-01-01 for "no end known".
+  return Number.isFinite(endsAt) && endsAt > 0 && endsAt <= now;
+}
+
 /** The alerts to act on, and why each other alert is left alone. */
 export function selectTargets(
   alerts: readonly WebhookAlert[],
   allowlist: ReadonlySet<string>,
+  now: number = Date.now(),
 ): { targets: Target[]; ignored: IgnoredReason[] } {
   const targets: Target[] = [];
   const ignored: IgnoredReason[] = [];
   for (const alert of alerts) {
     const alertname = alert.labels.alertname ?? '';
     const scheduleId = alert.labels[SCHEDULE_LABEL]?.trim() ?? '';
-    if (alert.status !== 'firing') ignored.push('resolved');
+    if (alert.status !== 'firing' || ended(alert, now)) ignored.push('resolved');
     else if (!allowlist.has(alertname)) ignored.push('not_allowed');
     else if (scheduleId === '') ignored.push('no_schedule_id');
     else if (!targets.some((target) => target.scheduleId === scheduleId)) targets.push({ scheduleId, alertname });
@@ -153,6 +169,16 @@ export function remediationRouter(options: WebhookOptions): Router {
       'remediation webhook: refused a request that is not an Alertmanager version 4 notification',
     );
     res.status(status).json({ error: `not an Alertmanager webhook notification (version 4): ${problem}` });
+  };
+
+  /** When the webhook paused each schedule (ms), to leave one a person resumed since alone. */
+  const pausedAt = new Map<string, number>();
+  const leaveAlone = (schedule: Schedule): LeftAloneResult | undefined => {
+    const at = pausedAt.get(schedule.scheduleId);
+    // Running now though the webhook paused it: a person resumed it.
+    if (at !== undefined && now() - at < LEAVE_RESUMED_MS) return 'resumed_by_person';
+    if (lastRunSucceeded(schedule)) return 'not_failing';
+    return undefined;
   };
 
   const throttle = new FailureThrottle(now);
@@ -194,7 +220,7 @@ export function remediationRouter(options: WebhookOptions): Router {
         return;
       }
       metrics.webhooks.inc({ result: 'accepted' });
-      const { targets, ignored } = selectTargets(parsed.payload.alerts, allowlist);
+      const { targets, ignored } = selectTargets(parsed.payload.alerts, allowlist, now());
       for (const reason of ignored) metrics.ignored.inc({ reason });
       const outcomes =
         targets.length === 0
@@ -202,8 +228,9 @@ export function remediationRouter(options: WebhookOptions): Router {
           : await pauseSchedules(
               options.delivery,
               targets.map((t) => t.scheduleId),
-              { dryRun: options.dryRun },
+              { dryRun: options.dryRun, leaveAlone },
             );
+      for (const outcome of outcomes) if (outcome.result === 'paused') pausedAt.set(outcome.scheduleId, now());
       const actions = outcomes.map((outcome) => {
         const alertname = targets.find((t) => t.scheduleId === outcome.scheduleId)?.alertname ?? '';
         record(outcome, alertname);
@@ -246,6 +273,18 @@ export function remediationRouter(options: WebhookOptions): Router {
         break;
       case 'dry_run':
         logger.info(fields, `remediation (dry run): would pause schedule ${outcome.scheduleId} (alert ${alertname})`);
+        break;
+      case 'not_failing':
+        logger.info(
+          fields,
+          `remediation: left schedule ${outcome.scheduleId} running: its last run succeeded (alert ${alertname})`,
+        );
+        break;
+      case 'resumed_by_person':
+        logger.info(
+          fields,
+          `remediation: left schedule ${outcome.scheduleId} running: it was resumed after the webhook paused it (alert ${alertname})`,
+        );
         break;
       case 'not_found':
         logger.warn(fields, `remediation: schedule ${outcome.scheduleId} of alert ${alertname} does not exist`);

@@ -38,6 +38,25 @@ export const BURN_WINDOWS: readonly BurnWindow[] = [
  */
 export const MIN_BAD_EVENTS = 1.5;
 
+/**
+ * An alert needs its long window to hold history: the 5m error ratio must have been recorded over
+ * at least half the long window, at most an hour of it (30 minutes for the 1h pair, an hour for
+ * the others), counted as its samples in the long window against those of the last 5 minutes, so
+ * whatever the evaluation interval. A fresh Prometheus, or a new exporter or region, with a burst
+ * of failures has a few minutes of data behind a 1h or 3d ratio: no page until that history is
+ * there, as a sustained burn then has.
+ */
+export const MIN_HISTORY_SHARE = 0.5;
+export const MAX_HISTORY = '1h';
+
+/** The history an alert of this pair needs, seconds. */
+export function requiredHistorySeconds(window: BurnWindow): number {
+  return Math.min(MIN_HISTORY_SHARE * seconds(window.long), seconds(MAX_HISTORY));
+}
+
+/** The region an SLO series describes, in an alert's text (absent from an SLO not split by region). */
+const REGION_TEXT = '{{ with $labels.qstash_region }} in region {{ . }}{{ end }}';
+
 export interface RuleOptions {
   /** SLO period, e.g. 30d (Sloth's --default-slo-period). */
   period?: string;
@@ -146,7 +165,13 @@ export function generateRuleGroups(spec: SloSpec, options: RuleOptions = {}): Ru
       const factor = burnFactor(window, period);
       const above = (w: string): string =>
         `max without (sloth_window) (${errorRatioRecord(w)}${select})\n  > ${join} (${factor} * slo:error_budget:ratio${select})`;
-      const parts = [above(window.short), above(window.long)];
+      const ratio5m = `${errorRatioRecord('5m')}${select}`;
+      const historyFactor = round(requiredHistorySeconds(window) / seconds('5m'));
+      const parts = [
+        above(window.short),
+        above(window.long),
+        `max without (sloth_window) (count_over_time(${ratio5m}[${window.long}]))\n  >= ${historyFactor} * max without (sloth_window) (count_over_time(${ratio5m}[5m]))`,
+      ];
       if (slo.sli.events !== undefined) {
         parts.push(
           `ignoring (${ignored})\n  (${fill(slo.sli.events.error_query, window.long)}) * ${seconds(window.long)} > ${MIN_BAD_EVENTS}`,
@@ -164,10 +189,12 @@ export function generateRuleGroups(spec: SloSpec, options: RuleOptions = {}): Ru
         expr: `${pairs.map(clause).join('\nor\n')}\n`,
         labels: { ...slo.alerting.labels, ...own?.labels, sloth_severity: severity },
         annotations: {
-          summary: `SLO ${slo.name} of ${spec.service} burns its error budget too fast (${severity}).`,
+          summary: `SLO ${slo.name} of ${spec.service}${REGION_TEXT} burns its error budget too fast (${severity}).`,
           description:
-            `{{ $value | humanizePercentage }} of the events of SLO {{ $labels.sloth_slo }} were bad over the short window ` +
-            `(objective ${slo.objective}% over ${period}; ${severity} at ${speed}).`,
+            `{{ $value | humanizePercentage }} of the events of SLO {{ $labels.sloth_slo }}${REGION_TEXT}` +
+            `{{ with $labels.instance }} (exporter {{ . }}){{ end }} were bad over the short window ` +
+            `(objective ${slo.objective}% over ${period}; ${severity} at ${speed}; ` +
+            `once the long window holds ${pairs.map((w) => `${requiredHistorySeconds(w) / 60}m`).join(' or ')} of data).`,
           ...slo.alerting.annotations,
           ...own?.annotations,
         },

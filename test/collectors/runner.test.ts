@@ -146,6 +146,16 @@ describe('cronForInterval', () => {
       schedule: '0 */6 * * * *',
     });
   });
+
+  it('exports the interval each collector is polled at, as scheduled (the staleness alert reads it)', async () => {
+    const { runner, selfMetrics } = startRunner([new ScriptedCollector('account'), new ScriptedCollector('logs')], {
+      account: 7 * 60_000,
+      logs: 60_000,
+    });
+    await runner.firstPolls();
+    const values = (await selfMetrics.collectorPollInterval.get()).values.map((v) => [v.labels.collector, v.value]);
+    expect(Object.fromEntries(values)).toEqual({ account: 360, logs: 60 });
+  });
 });
 
 describe('PollSchedule', () => {

@@ -134,7 +134,7 @@ function everySettingChanged(): string[] {
     ...[
       '--remediation-enabled',
       '--remediation-alert',
-      'UpstashScheduleLastRunFailed',
+      'UpstashScheduleRunsFailing',
       '--remediation-alert',
       'OtherAlert',
       '--remediation-dry-run',

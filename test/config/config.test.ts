@@ -111,7 +111,7 @@ describe('defaults', () => {
         workflowUrl: null,
         insecureReceiver: false,
       },
-      remediation: { enabled: false, bearerToken: null, alerts: ['UpstashScheduleLastRunFailed'], dryRun: false },
+      remediation: { enabled: false, bearerToken: null, alerts: ['UpstashScheduleRunsFailing'], dryRun: false },
     });
   });
 

@@ -42,7 +42,7 @@ describe('defaults', () => {
     expect(config.remediation).toEqual({
       enabled: false,
       bearerToken: null,
-      alerts: ['UpstashScheduleLastRunFailed'],
+      alerts: ['UpstashScheduleRunsFailing'],
       dryRun: false,
     });
     expect(config.qstash).toMatchObject({ currentSigningKey: null, nextSigningKey: null });
@@ -167,7 +167,7 @@ describe('remediation', () => {
     expect(loadConfig(['--remediation-enabled', '--remediation-dry-run'], env).remediation).toEqual({
       enabled: true,
       bearerToken: BEARER_CANARY,
-      alerts: ['UpstashScheduleLastRunFailed'],
+      alerts: ['UpstashScheduleRunsFailing'],
       dryRun: true,
     });
     expect(configError(['--remediation-alert', 'not an alert'], env).key).toBe('remediation.alerts');
@@ -200,7 +200,7 @@ describe('secrets of the active checks', () => {
       qstash_current_signing_key: '***',
       qstash_next_signing_key: '***',
       probe: { enabled: true, interval: '1m', timeout: '30s', receiver_path: '/probe/receive' },
-      remediation: { enabled: true, bearer_token: '***', alerts: ['UpstashScheduleLastRunFailed'], dry_run: false },
+      remediation: { enabled: true, bearer_token: '***', alerts: ['UpstashScheduleRunsFailing'], dry_run: false },
     });
     // With the masked secrets put back, the printed file is the same configuration.
     const reloaded = join(dir, 'reloaded.yaml');

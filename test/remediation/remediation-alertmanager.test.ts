@@ -1,14 +1,19 @@
 // Remediation end to end with a real Prometheus and Alertmanager (Debian packages, on 127.0.0.1
 // with temporary storage): a schedule created with the official SDK on the emulator fails on
 // every run (its destination always answers 500); the exporter's schedules collector reports it;
-// Prometheus, with the shipped rules file unchanged, fires UpstashScheduleLastRunFailed;
-// Alertmanager calls the exporter's webhook with the bearer token; the schedule ends paused, and
-// a healthy schedule does not. Then an alert routed to a receiver with the wrong bearer token
-// gets 401 (Alertmanager counts a failed notification) and pauses nothing.
+// Prometheus, with the shipped rules file (only the `for` of UpstashScheduleRunsFailing cut from
+// 5m to 2s: the test cannot wait minutes; its expression is as shipped), fires
+// UpstashScheduleRunsFailing; Alertmanager calls the exporter's webhook with the bearer token; the
+// schedule ends paused, once: a person resumes it, it keeps failing, the alert fires again, and
+// the webhook leaves it running. A schedule with one transient failure and a healthy one are never
+// paused. Then an alert routed to a receiver with the wrong bearer token gets 401 (Alertmanager
+// counts a failed notification) and pauses nothing.
 //
 // Skipped with a message when the binaries are missing; under CI=true their absence fails.
 // Install: apt-get install prometheus prometheus-alertmanager.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import YAML from 'yaml';
 import { Client } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
@@ -27,15 +32,27 @@ import { requireBinaries, startPrometheusStack, type PrometheusStack } from '../
 
 const binaries = requireBinaries('remediation-alertmanager', ['prometheus', 'prometheus-alertmanager']);
 const RULES_FILE = resolve('deploy/rules/upstash-exporter.rules.yml');
-const ALERT = 'UpstashScheduleLastRunFailed';
+const ALERT = 'UpstashScheduleRunsFailing';
 const TOKEN = 'remediation-e2e-qstash-token-2c8e';
 const BEARER = 'remediation-e2e-bearer-7d41-0123456789';
 /** From Prometheus' start: its first scrape alone takes about 6 s (discovery batches its first update). */
 const PAUSE_DEADLINE_MS = 40_000;
 
+/** The shipped rules with the `for` of the remediated alert cut to 2 s (its expression unchanged). */
+function rulesWithShortFor(): string {
+  const rules = YAML.parse(readFileSync(RULES_FILE, 'utf8')) as {
+    groups: { rules: { alert?: string; for?: string }[] }[];
+  };
+  const rule = rules.groups.flatMap((group) => group.rules).find((r) => r.alert === ALERT);
+  if (rule === undefined) throw new Error(`${ALERT} is not in ${RULES_FILE}`);
+  rule.for = '2s';
+  return YAML.stringify(rules);
+}
+
 describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertmanager${binaries.needs}`, () => {
   let failingDestination: Destination | undefined;
   let healthyDestination: Destination | undefined;
+  let transientDestination: Destination | undefined;
   let emulator: EmulatorHandle | undefined;
   let exporter: ExporterHandle | undefined;
   let stack: PrometheusStack | undefined;
@@ -48,12 +65,22 @@ describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertm
     binaries.ensure();
     failingDestination = await startDestination(() => ({ status: 500, body: 'always failing' }));
     healthyDestination = await startDestination(() => ({ status: 200, body: 'ok' }));
+    // One failed run, then healthy again.
+    transientDestination = await startDestination((_request, index) =>
+      index === 0 ? { status: 500, body: 'one blip' } : { status: 200, body: 'ok' },
+    );
     // Scale 60: a `* * * * *` schedule runs every real second.
     emulator = await createEmulator({ token: TOKEN, knobs: { timeScale: 60 } });
     sdk = new Client({ baseUrl: emulator.url, token: TOKEN, retry: false });
     await sdk.schedules.create({
       scheduleId: 'scd-failing',
       destination: `${failingDestination.url}/nightly`,
+      cron: '* * * * *',
+      retries: 0,
+    });
+    await sdk.schedules.create({
+      scheduleId: 'scd-transient',
+      destination: `${transientDestination.url}/often`,
       cron: '* * * * *',
       retries: 0,
     });
@@ -86,7 +113,7 @@ describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertm
     });
     stack = await startPrometheusStack({
       name: 'remediation-e2e',
-      rules: { path: RULES_FILE },
+      rules: { content: rulesWithShortFor() },
       job: 'upstash-exporter',
       target: new URL(exporter.url).host,
       alertmanagerConfig: {
@@ -95,7 +122,7 @@ describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertm
           group_by: ['alertname', 'schedule_id'],
           group_wait: '0s',
           group_interval: '1s',
-          repeat_interval: '1h',
+          repeat_interval: '2s',
           // Alerts posted by the test with via="wrong-token" go to a receiver with a bad secret.
           routes: [{ receiver: 'remediation-wrong-token', matchers: ['via="wrong-token"'] }],
         },
@@ -116,10 +143,11 @@ describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertm
     await emulator?.close();
     await failingDestination?.close();
     await healthyDestination?.close();
+    await transientDestination?.close();
   });
 
   it(
-    'the failing-schedule alert fires, reaches the webhook through Alertmanager, and the schedule ends paused',
+    'the sustained failing-schedule alert fires, reaches the webhook through Alertmanager, and the schedule is paused once; one transient failure pauses nothing',
     async () => {
       try {
         await eventually(
@@ -134,18 +162,38 @@ describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertm
       console.info(
         `remediation-alertmanager: schedule paused ${((Date.now() - prometheusStartedAt) / 1000).toFixed(1)} s after Prometheus started`,
       );
+      // A person resumes it; it keeps failing; the alert fires again and Alertmanager repeats it
+      // every 2 s: the webhook leaves the schedule running.
+      await sdk.schedules.resume({ schedule: 'scd-failing' });
+      await eventually(async () => {
+        const families = parseExposition(await (await fetch(new URL('/metrics', exporter!.url))).text());
+        const left =
+          valueOf(families, 'upstash_remediation_actions_total', {
+            action: 'pause_schedule',
+            result: 'resumed_by_person',
+          }) ?? 0;
+        return left >= 2 ? [] : [`resumed_by_person ${left} (want 2: the re-fired alert and a repeat)`];
+      }, PAUSE_DEADLINE_MS);
+      expect((await sdk.schedules.get('scd-failing')).isPaused).toBe(false);
       expect((await sdk.schedules.get('scd-healthy')).isPaused).toBe(false);
+      // The transient schedule failed once (its first run) and was never the subject of an alert.
+      expect(transientDestination!.requests.length).toBeGreaterThan(3);
+      expect((await sdk.schedules.get('scd-transient')).isPaused).toBe(false);
 
       const families = parseExposition(await (await fetch(new URL('/metrics', exporter!.url))).text());
       expect(
         valueOf(families, 'upstash_remediation_actions_total', { action: 'pause_schedule', result: 'paused' }),
       ).toBe(1);
       expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'unauthorized' })).toBe(0);
-      const action = log.lines().find((line) => line.action === 'pause_schedule' && line.result === 'paused');
-      expect(action).toMatchObject({ scheduleId: 'scd-failing', alertname: ALERT, dryRun: false });
+      const paused = log.lines().filter((line) => line.action === 'pause_schedule' && line.result === 'paused');
+      expect(paused.map((line) => line.scheduleId)).toEqual(['scd-failing']);
+      expect(paused[0]).toMatchObject({ alertname: ALERT, dryRun: false });
+      expect(
+        log.lines().filter((line) => line.action === 'pause_schedule' && line.scheduleId === 'scd-transient'),
+      ).toEqual([]);
       expect(log.text()).not.toContain(BEARER);
     },
-    PAUSE_DEADLINE_MS + 10_000,
+    3 * PAUSE_DEADLINE_MS,
   );
 
   it('an alert routed with the wrong bearer token gets 401 and pauses nothing', async () => {

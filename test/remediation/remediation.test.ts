@@ -18,6 +18,7 @@ import { startExporter, type ExporterHandle } from '../../src/exporter.js';
 import { FailureThrottle, FREE_FAILURES } from '../../src/remediation/webhook.js';
 import {
   captureLogger,
+  eventually,
   exporterTestArgs,
   parseExposition,
   valueOf,
@@ -28,7 +29,7 @@ import { startDestination, type Destination } from '../support/emulator-helpers.
 
 const TOKEN = 'remediation-test-qstash-token-93ab';
 const BEARER = 'remediation-bearer-canary-4f1d-0123456789';
-const ALERT = 'UpstashScheduleLastRunFailed';
+const ALERT = 'UpstashScheduleRunsFailing';
 const CLI = resolve('dist/cli.js');
 const WEBHOOK = '/-/remediation/alertmanager';
 
@@ -66,8 +67,8 @@ afterEach(async () => {
 
 const SCRAPE_USER = { user: 'prometheus', password: 'scrape-secret' };
 
-async function startStack(extraArgs: string[] = []): Promise<Stack> {
-  const emulator = await createEmulator({ token: TOKEN });
+async function startStack(extraArgs: string[] = [], timeScale = 1): Promise<Stack> {
+  const emulator = await createEmulator({ token: TOKEN, knobs: { timeScale } });
   const webConfig = join(dir, `web-${stacks.length}.yml`);
   writeFileSync(webConfig, `basic_auth_users:\n  ${SCRAPE_USER.user}: ${bcrypt.hashSync(SCRAPE_USER.password, 4)}\n`);
   const config = loadConfig(
@@ -135,13 +136,17 @@ async function startStack(extraArgs: string[] = []): Promise<Stack> {
   return stack;
 }
 
-function alert(labels: Record<string, string>, status: 'firing' | 'resolved' = 'firing'): Record<string, unknown> {
+function alert(
+  labels: Record<string, string>,
+  status: 'firing' | 'resolved' = 'firing',
+  endsAt = '0001-01-01T00:00:00Z',
+): Record<string, unknown> {
   return {
     status,
     labels,
     annotations: { summary: 'test' },
     startsAt: new Date().toISOString(),
-    endsAt: '0001-01-01T00:00:00Z',
+    endsAt,
     generatorURL: 'http://prometheus.example/graph',
     fingerprint: 'abc123',
   };
@@ -150,7 +155,7 @@ function alert(labels: Record<string, string>, status: 'firing' | 'resolved' = '
 function notification(alerts: Array<Record<string, unknown>>): Record<string, unknown> {
   return {
     version: '4',
-    groupKey: '{}:{alertname="UpstashScheduleLastRunFailed"}',
+    groupKey: '{}:{alertname="UpstashScheduleRunsFailing"}',
     truncatedAlerts: 0,
     status: alerts.some((a) => a.status === 'firing') ? 'firing' : 'resolved',
     receiver: 'upstash-remediation',
@@ -276,6 +281,76 @@ describe('remediation webhook', () => {
       expect(valueOf(families, 'upstash_remediation_alerts_ignored_total', { reason }), reason).toBe(1);
     }
     expect(actions(families, 'not_found')).toBe(1);
+  });
+
+  it("acts on the alert's evidence now: a schedule whose last run succeeded again stays running, an ended alert is resolved, a failing one is paused once and stays resumed when a person resumes it", async () => {
+    // Scale 60: a `* * * * *` schedule runs every real second.
+    const stack = await startStack([], 60);
+    let healthy = false;
+    const flaky = await startDestination(() => (healthy ? { status: 200, body: 'ok' } : { status: 500, body: 'down' }));
+    try {
+      const runStates = async (id: string): Promise<string[]> =>
+        Object.values((await stack.sdk.schedules.get(id)).lastScheduleStates ?? {});
+      const every = async (id: string, state: string): Promise<void> =>
+        eventually(
+          async () => {
+            const states = await runStates(id);
+            return states.length > 0 && states.every((s) => s === state) ? [] : [`${id}: last run ${states.join(',')}`];
+          },
+          15_000,
+          100,
+        );
+      const create = async (id: string, url: string): Promise<string> =>
+        (await stack.sdk.schedules.create({ scheduleId: id, destination: url, cron: '* * * * *', retries: 0 }))
+          .scheduleId;
+      const transient = await create('scd-transient', `${flaky.url}/job`);
+      const persistent = await create('scd-persistent', `${destination.url}/job`);
+      // The transient failure: the alert was sent while scd-transient failed, and its destination
+      // came back before the notification was acted on.
+      await every(transient, 'FAIL');
+      healthy = true;
+      await every(transient, 'SUCCESS');
+      await every(persistent, 'FAIL');
+
+      const first = await stack.notify(
+        notification([
+          alert({ alertname: ALERT, schedule_id: transient }),
+          alert({ alertname: ALERT, schedule_id: persistent }),
+        ]),
+      );
+      expect(first.status).toBe(200);
+      expect(first.json.actions).toEqual([
+        { action: 'pause_schedule', scheduleId: transient, alertname: ALERT, result: 'not_failing' },
+        { action: 'pause_schedule', scheduleId: persistent, alertname: ALERT, result: 'paused' },
+      ]);
+      expect(await stack.isPaused(transient)).toBe(false);
+      expect(await stack.isPaused(persistent)).toBe(true);
+
+      // A person resumes the schedule; it keeps failing, the alert fires again: left running.
+      await stack.sdk.schedules.resume({ schedule: persistent });
+      await every(persistent, 'FAIL');
+      const again = await stack.notify(notification([alert({ alertname: ALERT, schedule_id: persistent })]));
+      expect(again.json.actions).toEqual([
+        { action: 'pause_schedule', scheduleId: persistent, alertname: ALERT, result: 'resumed_by_person' },
+      ]);
+      expect(await stack.isPaused(persistent)).toBe(false);
+
+      // An alert Alertmanager still lists as firing but whose end time has passed has ended.
+      const ended = await stack.notify(
+        notification([
+          alert({ alertname: ALERT, schedule_id: transient }, 'firing', new Date(Date.now() - 60_000).toISOString()),
+        ]),
+      );
+      expect(ended.json).toMatchObject({ actions: [], ignored: 1 });
+
+      const families = await stack.scrape();
+      expect(actions(families, 'paused')).toBe(1);
+      expect(actions(families, 'not_failing')).toBe(1);
+      expect(actions(families, 'resumed_by_person')).toBe(1);
+      expect(valueOf(families, 'upstash_remediation_alerts_ignored_total', { reason: 'resolved' })).toBe(1);
+    } finally {
+      await flaky.close();
+    }
   });
 
   it('refuses payloads that are not version 4 notifications, without acting', async () => {

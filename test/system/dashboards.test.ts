@@ -299,3 +299,18 @@ describe('shipped PromQL (dashboards and rules)', () => {
     expect([...recordedNames].filter((name) => !used.has(name))).toEqual([]);
   });
 });
+
+describe('the QStash region variable', () => {
+  it('is on every dashboard, and every query of a QStash family filters by it', () => {
+    for (const { dashboard } of dashboards) {
+      const variables = (dashboard.templating?.list ?? []).map((variable) => variable.name);
+      expect(variables, dashboard.uid).toContain('qstash_region');
+      for (const panel of allPanels(dashboard))
+        for (const target of panelTargets(panel))
+          for (const selector of target.expr.matchAll(/\b(upstash_(?:qstash|workflow)[a-z_]*)\{([^}]*)\}/g))
+            expect(selector[2], `${dashboard.uid} ${panel.title ?? ''}: ${selector[1]}`).toContain(
+              'qstash_region=~"$qstash_region"',
+            );
+    }
+  });
+});
