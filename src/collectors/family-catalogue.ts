@@ -15,6 +15,7 @@ import { SEARCH_FAMILY_ROWS } from './search.js';
 import { URL_GROUP_FAMILY_ROWS } from './url-groups.js';
 import { USAGE_FAMILY_ROWS } from './usage.js';
 import { VECTOR_FAMILY_ROWS } from './vector.js';
+import { REDIS_FAMILY_ROWS } from './redis/families.js';
 
 export const FAMILY_CATALOGUE: Partial<Record<CollectorName, readonly FamilyRow[]>> = {
   schedules: SCHEDULE_FAMILY_ROWS,
@@ -26,4 +27,5 @@ export const FAMILY_CATALOGUE: Partial<Record<CollectorName, readonly FamilyRow[
   search: SEARCH_FAMILY_ROWS,
   usage: USAGE_FAMILY_ROWS,
   vector: VECTOR_FAMILY_ROWS,
+  redis: REDIS_FAMILY_ROWS,
 };

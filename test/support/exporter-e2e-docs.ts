@@ -14,6 +14,7 @@ const SECTION_OF = {
   search: 'Search indexes',
   usage: 'Official QStash usage',
   vector: 'Vector indexes',
+  redis: 'Redis databases',
 } as const satisfies Partial<Record<CollectorName, string>>;
 
 export const INVENTORY_SECTIONS = Object.values(SECTION_OF);
