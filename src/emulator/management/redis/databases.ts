@@ -121,7 +121,15 @@ export const INITIAL_REDIS_DATABASES: readonly { input: NewRedisDatabase; ageMs:
     ageMs: 30 * 86_400_000,
   },
   {
-    input: { name: 'sessions', type: 'payg', primary_region: 'eu-west-1', storage_fraction: 0.95, budget: 500 },
+    input: {
+      name: 'sessions',
+      type: 'payg',
+      primary_region: 'eu-west-1',
+      storage_fraction: 0.95,
+      // 20 commands/s: about $100 a month, well within its budget.
+      throughput_fraction: 0.002,
+      budget: 500,
+    },
     ageMs: 200 * 86_400_000,
   },
   {
