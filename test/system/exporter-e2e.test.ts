@@ -494,6 +494,13 @@ describe('exporter end to end against the emulator', () => {
     // The page checked holds the overview, so its figures are under the same check.
     expect(landing).toContain('data-figure="daily.region"');
     expect(landing).toContain('data-figure="dlq.size"');
+    // The Redis card: four databases, the suspended one not active.
+    expect(landing).toMatch(
+      /data-figure="redis\.databases"[^>]*data-value="4"|data-value="4"[^>]*data-figure="redis\.databases"/,
+    );
+    expect(landing).toMatch(
+      /data-figure="redis\.not_active"[^>]*data-value="1"|data-value="1"[^>]*data-figure="redis\.not_active"/,
+    );
     const logs = stack.log.text();
     expect(logs.length).toBeGreaterThan(1000); // trace level: every upstream request is logged
     for (const [where, text] of [
