@@ -25,7 +25,7 @@ export type { DemoSettings } from './demo/flags.js';
 
 /** Poll intervals of the demo's exporter: short, so every family has data within seconds. */
 export const DEMO_POLL_INTERVALS =
-  'logs=2s,schedules=5s,queues=5s,url_groups=10s,dlq=5s,flow_control=5s,account=30s,search=30s,vector=10s,usage=10s,workflows=2s';
+  'logs=2s,schedules=5s,queues=5s,url_groups=10s,dlq=5s,flow_control=5s,account=30s,search=30s,vector=10s,usage=10s,workflows=2s,redis=10s';
 /** How often the demo's canary probe runs (message and workflow). */
 const DEMO_PROBE_INTERVAL = '5s';
 /** Bearer token of the demo's remediation webhook: public, like the emulator's development credentials. */

@@ -13,8 +13,10 @@ import { buildDashboards } from './index.js';
 export const RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-exporter.rules.yml', import.meta.url));
 /** The SLO rules, generated from deploy/slo/upstash-slos.yaml (`upstash-exporter slo`). */
 export const SLO_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-slos.rules.yml', import.meta.url));
+/** The rules of the Redis databases (collector redis). */
+export const REDIS_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-redis.rules.yml', import.meta.url));
 /** Every rules file shipped in deploy/rules, in the order Prometheus is given them. */
-export const SHIPPED_RULE_FILES = [RULES_FILE, SLO_RULES_FILE] as const;
+export const SHIPPED_RULE_FILES = [RULES_FILE, SLO_RULES_FILE, REDIS_RULES_FILE] as const;
 
 const RuleSchema = z.object({
   record: z.string().optional(),

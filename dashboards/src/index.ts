@@ -6,6 +6,7 @@ import { indexesDashboard } from './indexes.js';
 import { overviewDashboard } from './overview.js';
 import { queuesDashboard } from './queues.js';
 import { quotasDashboard } from './quotas.js';
+import { redisDashboard } from './redis.js';
 import { schedulesDashboard } from './schedules.js';
 import { slosDashboard } from './slos.js';
 import { workflowsDashboard } from './workflows.js';
@@ -23,6 +24,7 @@ const BUILDERS: (() => Dashboard)[] = [
   queuesDashboard,
   quotasDashboard,
   indexesDashboard,
+  redisDashboard,
   exporterHealthDashboard,
   workflowsDashboard,
   slosDashboard,

@@ -8,6 +8,7 @@ local shippedBurnRates = { page: [14.4, 6], ticket: [3, 1] };
 local files = [
   import '../generated/upstash-exporter.rules.json',
   import '../generated/upstash-slos.rules.json',
+  import '../generated/upstash-redis.rules.json',
 ];
 
 local hasAlert(group) = std.length([rule for rule in group.rules if std.objectHas(rule, 'alert')]) > 0;

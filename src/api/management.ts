@@ -210,6 +210,16 @@ export class ManagementClient {
     return parseWith(vectorStatsSchema, data, context(ENDPOINTS.vectorStats));
   }
 
+  /**
+   * One GET of the developer API with these credentials, through the request core (timeouts,
+   * retries, rate-limit pacing, the request hook): the raw JSON, for a product's own calls
+   * (src/collectors/<product>/) to parse with its schemas. `endpoint` is the route template the
+   * self metrics and errors name, `path` the concrete path.
+   */
+  getJson(endpoint: string, path: string, call: CallOptions = {}): Promise<unknown> {
+    return this.get(endpoint, path, call);
+  }
+
   async close(): Promise<void> {
     await this.http.close();
   }

@@ -15,8 +15,12 @@ import type { CollectorFactory } from './collector.js';
 import { flagValue, limitValue, registerGauge, UNLIMITED_NOTE, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { fieldRows, gaugeRows, type FamilyRow } from './families.js';
 
 /** The limit fields of the record (the schema also lets unknown fields through). */
+/** The record the families read, as the docs name it (HELP names the exact path). */
+const USER_RECORD = 'the QStash user record (GET /v2/qstash/users, else GET /v2/qstash/user)';
+
 type LimitField =
   | 'max_message_size'
   | 'max_requests_per_day'
@@ -195,6 +199,22 @@ export const ACCOUNT_VALUES: readonly ValueSpec[] = [
   },
 ];
 
+export const ACCOUNT_INFO = {
+  name: 'upstash_qstash_account_info',
+  meaning:
+    'The QStash user, value 1; plan is the plan type (free, paid), reserved_plan the reserved tier ("" for none), ' +
+    'region its region ("" on the legacy record), selected_by how it was chosen (token, region, legacy)',
+  source: `state, type, reserved_type, region of ${USER_RECORD}`,
+  labelNames: ['state', 'plan', 'reserved_plan', 'region', 'selected_by'],
+} as const satisfies GaugeSpec<string>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const ACCOUNT_FAMILY_ROWS: readonly FamilyRow[] = [
+  ...gaugeRows([ACCOUNT_INFO]),
+  ...fieldRows(ACCOUNT_VALUES, [], USER_RECORD),
+  ...fieldRows(PLAN_LIMITS, [], USER_RECORD),
+];
+
 export interface AccountCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
   bounds?: InventoryBounds;
@@ -250,14 +270,7 @@ export class AccountCollector extends SnapshotCollector<'account', QStashUser> {
 
   protected fill(registry: Registry, { account, selectedBy }: QStashUser, _logger: Logger): void {
     this.#summary = `region ${account.region ?? 'unknown (legacy record)'}, QStash user chosen by ${selectedBy}`;
-    const infoSpec: GaugeSpec<'state' | 'plan' | 'reserved_plan' | 'region' | 'selected_by'> = {
-      name: 'upstash_qstash_account_info',
-      meaning:
-        'The QStash user, value 1; plan is the plan type (free, paid), reserved_plan the reserved tier ("" for none), ' +
-        'region its region ("" on the legacy record), selected_by how it was chosen (token, region, legacy)',
-      source: `state, type, reserved_type, region of ${this.#source}`,
-      labelNames: ['state', 'plan', 'reserved_plan', 'region', 'selected_by'],
-    };
+    const infoSpec = { ...ACCOUNT_INFO, source: `state, type, reserved_type, region of ${this.#source}` };
     registerGauge(registry, infoSpec, this.families).set(
       {
         state: account.state ?? '',

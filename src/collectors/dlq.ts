@@ -12,6 +12,7 @@ import type { CollectorFactory, PollContext } from './collector.js';
 import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { gaugeRows, type FamilyRow } from './families.js';
 
 const SOURCE = 'GET /v2/dlq';
 
@@ -54,6 +55,9 @@ export const DLQ_FAMILIES = {
     labelNames: [],
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const DLQ_FAMILY_ROWS: readonly FamilyRow[] = gaugeRows(DLQ_FAMILIES);
 
 interface DlqData {
   messages: DlqMessage[];

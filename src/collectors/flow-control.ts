@@ -14,6 +14,7 @@ import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js'
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { OptionalEndpoint, type EndpointAvailabilityGauge } from './optional-endpoint.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { gaugeRows, type FamilyRow } from './families.js';
 
 const SOURCE = 'GET /v2/flowControl/{key}';
 const LIST_SOURCE = 'GET /v2/flowControl';
@@ -85,6 +86,9 @@ export const FLOW_CONTROL_FAMILIES = {
     labelNames: [],
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const FLOW_CONTROL_FAMILY_ROWS: readonly FamilyRow[] = gaugeRows(FLOW_CONTROL_FAMILIES);
 
 interface FlowControlData {
   /** null: the service has no list endpoint. */

@@ -24,6 +24,7 @@ const LOADERS = {
   vector: async () => (await import('./vector.js')).createVectorCollector,
   usage: async () => (await import('./usage.js')).createUsageCollector,
   workflows: async () => (await import('./workflows/index.js')).createWorkflowsCollector,
+  redis: async () => (await import('./redis/index.js')).createRedisCollector,
 } satisfies Record<CollectorName, Loader>;
 
 /** The enabled collectors, in the canonical order of the catalogue; a disabled one is never loaded. */

@@ -13,6 +13,7 @@ import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js'
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { OptionalEndpoint, type EndpointAvailabilityGauge } from './optional-endpoint.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { gaugeRows, type FamilyRow } from './families.js';
 
 const SOURCE = 'GET /v2/queues';
 const GLOBAL_SOURCE = 'GET /v2/globalParallelism';
@@ -58,6 +59,9 @@ export const QUEUE_FAMILIES = {
     labelNames: [],
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const QUEUE_FAMILY_ROWS: readonly FamilyRow[] = gaugeRows(QUEUE_FAMILIES);
 
 interface QueuesData {
   queues: QueueInfo[];

@@ -12,6 +12,7 @@ import { flagValue, registerGauge, type GaugeSpec } from './inventory/gauges.js'
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { destinationLabel } from './destination.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { gaugeRows, type FamilyRow } from './families.js';
 
 /** States of `lastScheduleStates` values (not log states), each pre-set to 0 per schedule. */
 export const SCHEDULE_RUN_STATES = ['IN_PROGRESS', 'SUCCESS', 'FAIL'] as const;
@@ -64,6 +65,9 @@ export const SCHEDULE_FAMILIES = {
     keep: ['state'],
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const SCHEDULE_FAMILY_ROWS: readonly FamilyRow[] = gaugeRows(SCHEDULE_FAMILIES);
 
 export interface SchedulesCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */

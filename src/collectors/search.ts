@@ -22,6 +22,7 @@ import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { mapConcurrently, VECTOR_STATS_CONCURRENCY, VECTOR_STATS_VALUES } from './vector.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { fieldRows, gaugeRows, type FamilyRow } from './families.js';
 
 const SOURCE = 'GET /v2/search';
 const STATS_SOURCE = 'GET /v2/search/{id}/stats?period=1h';
@@ -109,6 +110,13 @@ export const SEARCH_FAMILIES = {
     labelNames: ID,
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const SEARCH_FAMILY_ROWS: readonly FamilyRow[] = [
+  ...gaugeRows(SEARCH_FAMILIES),
+  ...fieldRows(SEARCH_LIMITS, ID, SOURCE),
+  ...fieldRows(SEARCH_STATS_VALUES, ID, STATS_SOURCE),
+];
 
 export interface SearchCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */

@@ -10,6 +10,7 @@ import type { CollectorFactory, PollContext } from './collector.js';
 import { registerGauge, type GaugeSpec } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { gaugeRows, type FamilyRow } from './families.js';
 
 const SOURCE = 'GET /v2/topics';
 
@@ -27,6 +28,9 @@ export const URL_GROUP_FAMILIES = {
     labelNames: ['url_group'],
   },
 } as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const URL_GROUP_FAMILY_ROWS: readonly FamilyRow[] = gaugeRows(URL_GROUP_FAMILIES);
 
 type UrlGroupsClient = Pick<DeliveryClient, 'listUrlGroups'>;
 

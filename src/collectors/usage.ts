@@ -28,6 +28,7 @@ import { registerGauge } from './inventory/gauges.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { OptionalEndpoint, unsupportedSummary, type EndpointAvailabilityGauge } from './optional-endpoint.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { fieldRows, type FamilyRow } from './families.js';
 
 const DAY_MS = 86_400_000;
 
@@ -87,6 +88,16 @@ export const USAGE_VALUES: readonly UsageSpec[] = [
     value: (stats) => stats.dlq_message_count,
   },
 ];
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const USAGE_FAMILY_ROWS: readonly FamilyRow[] = fieldRows(
+  USAGE_VALUES.map((spec) => ({
+    ...spec,
+    field: spec.field.startsWith('daily_') ? `today's point of ${spec.field}` : spec.field,
+  })),
+  [],
+  'GET /v2/qstash/stats/{id}?period=1h (else GET /v2/qstash/stats?period=1h)',
+);
 
 export interface UsageCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */

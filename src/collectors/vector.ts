@@ -32,6 +32,7 @@ import { registerGauge, registerIndexFieldGauges, type GaugeSpec, type IndexFiel
 import { NewestPointReader } from './inventory/series.js';
 import { SnapshotCollector, type InventoryBounds } from './inventory/snapshot-collector.js';
 import { polledIntervalMs } from './poll-schedule.js';
+import { fieldRows, gaugeRows, type FamilyRow } from './families.js';
 
 const LIST_SOURCE = 'GET /v2/vector/index';
 const ID = ['index_id'] as const;
@@ -128,6 +129,56 @@ export const VECTOR_LIMITS: readonly IndexFieldSpec<LimitField>[] = [
   { name: 'upstash_vector_index_max_monthly_reranks', field: 'max_monthly_reranks', meaning: 'Most reranks per month' },
 ];
 
+/** The stats endpoint as the docs name it; HELP names the configured period instead. */
+const STATS_SOURCE_ANY_PERIOD = 'GET /v2/vector/index/{id}/stats?period=<vector.stats_period>';
+const newestOf = (series: string): string => `newest point by time of ${series} of ${STATS_SOURCE_ANY_PERIOD}`;
+
+export const VECTOR_FAMILIES = {
+  info: {
+    name: 'upstash_vector_index_info',
+    meaning: 'One series per vector index the list shows, value 1; plan is the index type (free, payg, fixed)',
+    source: `id, name, type, region of ${LIST_SOURCE}`,
+    labelNames: ['index_id', 'name', 'plan', 'cloud_region'],
+  },
+  latencyMean: {
+    name: 'upstash_vector_index_latency_mean',
+    meaning: 'Mean latency by operation; the unit is not documented by the API, exported as served',
+    source: newestOf('<operation>_latency_mean'),
+    labelNames: ['index_id', 'operation'],
+  },
+  latencyP99: {
+    name: 'upstash_vector_index_latency_p99',
+    meaning: '99th percentile latency by operation; the unit is not documented by the API, exported as served',
+    source: newestOf('<operation>_latency_99'),
+    labelNames: ['index_id', 'operation'],
+  },
+  throughput: {
+    name: 'upstash_vector_index_throughput',
+    meaning: 'Request throughput by operation; the unit is not documented by the API, exported as served',
+    source: newestOf('<operation>_throughput'),
+    labelNames: ['index_id', 'operation'],
+  },
+  dataSize: {
+    name: 'upstash_vector_index_data_size',
+    meaning: 'Data size of the index; the unit is not documented by the API, exported as served',
+    source: newestOf('data_size'),
+    labelNames: ID,
+  },
+} as const satisfies Record<string, GaugeSpec<string>>;
+
+/** Every family of the collector, in the order of docs/metrics.md. */
+export const VECTOR_FAMILY_ROWS: readonly FamilyRow[] = [
+  ...gaugeRows({ info: VECTOR_FAMILIES.info }),
+  ...fieldRows(VECTOR_STATS_VALUES, ID, STATS_SOURCE_ANY_PERIOD),
+  ...gaugeRows({
+    latencyMean: VECTOR_FAMILIES.latencyMean,
+    latencyP99: VECTOR_FAMILIES.latencyP99,
+    throughput: VECTOR_FAMILIES.throughput,
+    dataSize: VECTOR_FAMILIES.dataSize,
+  }),
+  ...fieldRows(VECTOR_LIMITS, ID, LIST_SOURCE),
+];
+
 export interface VectorCollectorOptions {
   /** Series cap and self-counters (SelfMetrics.seriesCounters); defaults in tests. */
   bounds?: InventoryBounds;
@@ -210,71 +261,22 @@ export class VectorCollector extends SnapshotCollector<'vector', PollResult> {
 
   protected fill(registry: Registry, { listed, stats }: PollResult, logger: Logger): void {
     const families = this.families;
-    const newestOf = (series: string, meaning: string): Pick<GaugeSpec<string>, 'meaning' | 'source'> => ({
-      meaning,
-      source: `newest point by time of ${series} of ${this.#statsSource}`,
+    const f = VECTOR_FAMILIES;
+    // The stats families name the configured period in HELP.
+    const withPeriod = <L extends string>(spec: GaugeSpec<L>): GaugeSpec<L> => ({
+      ...spec,
+      source: spec.source.replace(STATS_SOURCE_ANY_PERIOD, this.#statsSource),
     });
-
-    const info = registerGauge(
-      registry,
-      {
-        name: 'upstash_vector_index_info',
-        meaning: 'One series per vector index the list shows, value 1; plan is the index type (free, payg, fixed)',
-        source: `id, name, type, region of ${LIST_SOURCE}`,
-        labelNames: ['index_id', 'name', 'plan', 'cloud_region'],
-      },
-      families,
-    );
+    const info = registerGauge(registry, f.info, families);
     const setValues = registerIndexFieldGauges(registry, VECTOR_STATS_VALUES, {
       endpoint: this.#statsSource,
       families,
       kind: 'value',
     });
-    const latencyMean = registerGauge(
-      registry,
-      {
-        name: 'upstash_vector_index_latency_mean',
-        ...newestOf(
-          '<operation>_latency_mean',
-          'Mean latency by operation; the unit is not documented by the API, exported as served',
-        ),
-        labelNames: ['index_id', 'operation'],
-      },
-      families,
-    );
-    const latencyP99 = registerGauge(
-      registry,
-      {
-        name: 'upstash_vector_index_latency_p99',
-        ...newestOf(
-          '<operation>_latency_99',
-          '99th percentile latency by operation; the unit is not documented by the API, exported as served',
-        ),
-        labelNames: ['index_id', 'operation'],
-      },
-      families,
-    );
-    const throughput = registerGauge(
-      registry,
-      {
-        name: 'upstash_vector_index_throughput',
-        ...newestOf(
-          '<operation>_throughput',
-          'Request throughput by operation; the unit is not documented by the API, exported as served',
-        ),
-        labelNames: ['index_id', 'operation'],
-      },
-      families,
-    );
-    const dataSize = registerGauge(
-      registry,
-      {
-        name: 'upstash_vector_index_data_size',
-        ...newestOf('data_size', 'Data size of the index; the unit is not documented by the API, exported as served'),
-        labelNames: ID,
-      },
-      families,
-    );
+    const latencyMean = registerGauge(registry, withPeriod(f.latencyMean), families);
+    const latencyP99 = registerGauge(registry, withPeriod(f.latencyP99), families);
+    const throughput = registerGauge(registry, withPeriod(f.throughput), families);
+    const dataSize = registerGauge(registry, withPeriod(f.dataSize), families);
     const setLimits = registerIndexFieldGauges(registry, VECTOR_LIMITS, {
       endpoint: LIST_SOURCE,
       families,

@@ -23,7 +23,15 @@ export const COLLECTOR_CATALOGUE = [
   // Official QStash usage (GET /v2/qstash/stats/{id}): today's requests against the daily limits.
   { name: 'usage', defaultInterval: '60s', needs: 'management' },
   { name: 'workflows', defaultInterval: '30s', needs: 'qstash', keepsState: true },
-] as const satisfies readonly { name: string; defaultInterval: string; needs: CollectorNeeds; keepsState?: boolean }[];
+  // Redis databases of the account (developer API): one instance for the account, not per region.
+  { name: 'redis', defaultInterval: '60s', needs: 'management', scope: 'account' },
+] as const satisfies readonly {
+  name: string;
+  defaultInterval: string;
+  needs: CollectorNeeds;
+  keepsState?: boolean;
+  scope?: 'region' | 'account';
+}[];
 
 export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];
 

@@ -90,6 +90,7 @@ export interface ExporterConfig {
     messageTrackerSize: number;
   };
   vector: { indexIds: string[]; discovery: boolean; statsPeriod: VectorStatsPeriod };
+  redis: { databaseIds: string[]; discovery: boolean };
   dlq: { maxPages: number };
   flowControl: { keys: string[]; maxKeys: number };
   probe: ProbeConfig;

@@ -9,7 +9,17 @@ export const VECTOR_STATS_PERIODS = ['1h', '3h', '12h', '1d', '3d', '7d', '30d']
 export const OPT_IN_LOG_LABELS = ['schedule_id', 'label', 'url'] as const;
 
 /** The section headings of the YAML file: settings whose key is `<section>.<name>`. */
-export const YAML_SECTIONS = ['web', 'http', 'logs', 'vector', 'probe', 'remediation', 'dlq', 'flow_control'] as const;
+export const YAML_SECTIONS = [
+  'web',
+  'http',
+  'logs',
+  'vector',
+  'redis',
+  'probe',
+  'remediation',
+  'dlq',
+  'flow_control',
+] as const;
 
 /** The sustained failing-schedule alert of deploy/rules/upstash-exporter.rules.yml (never one failed run): remediation acts on it by default. */
 export const DEFAULT_REMEDIATION_ALERTS = ['UpstashScheduleRunsFailing'] as const;

@@ -1,4 +1,4 @@
-// Settings rows of the YAML sections vector, dlq, flow_control, probe and remediation.
+// Settings rows of the YAML sections vector, redis, dlq, flow_control, probe and remediation.
 import { z } from 'zod';
 import { ConfigError, quoteValue } from './errors.js';
 import { boolean, count, duration, list, matching, oneOf, secret, targetUrl, urlPath } from './kinds.js';
@@ -15,6 +15,17 @@ const VECTOR_INDEX_IDS = list('a list of index ids', z.string().regex(VECTOR_IND
     throw new ConfigError(
       key,
       `${raw.origin}: ${quoteValue(id)} is not a vector index id; ids use letters, digits, dots, dashes and underscores`,
+    );
+  }
+  return id;
+});
+
+const REDIS_DATABASE_ID = /^[A-Za-z0-9._-]+$/;
+const REDIS_DATABASE_IDS = list('a list of database ids', z.string().regex(REDIS_DATABASE_ID), (key, id, raw) => {
+  if (!REDIS_DATABASE_ID.test(id)) {
+    throw new ConfigError(
+      key,
+      `${raw.origin}: ${quoteValue(id)} is not a Redis database id; ids use letters, digits, dots, dashes and underscores`,
     );
   }
   return id;
@@ -53,6 +64,29 @@ export const SECTION_SETTINGS: readonly Setting[] = [
     help: `period asked of the stats endpoint: ${VECTOR_STATS_PERIODS.join(', ')}`,
     field: 'vector.statsPeriod',
     kind: oneOf(VECTOR_STATS_PERIODS, 'stats period'),
+  }),
+  // Redis databases.
+  setting({
+    key: 'redis.database_ids',
+    flag: 'redis-database',
+    env: 'UPSTASH_REDIS_DATABASE_IDS',
+    valueHint: '<id>',
+    defaultText: 'none',
+    help: 'Redis database ids to read stats for, in addition to the discovered ones',
+    repeatable: true,
+    field: 'redis.databaseIds',
+    kind: REDIS_DATABASE_IDS,
+  }),
+  setting({
+    key: 'redis.discovery',
+    flag: 'redis-discovery',
+    env: 'UPSTASH_REDIS_DISCOVERY',
+    valueHint: '',
+    defaultText: 'true',
+    help: 'add every Redis database the management API lists (--no-redis-discovery to use only the given ids)',
+    switch: true,
+    field: 'redis.discovery',
+    kind: boolean,
   }),
   // Dead-letter queue and flow control (collectors dlq and flow_control).
   setting({

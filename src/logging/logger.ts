@@ -32,6 +32,8 @@ const SECRET_KEYS = [
   'qstashToken',
   'qstash_token',
   'read_only_token',
+  'rest_token',
+  'read_only_rest_token',
   'readOnlyToken',
   'accessToken',
   'access_token',

@@ -192,6 +192,27 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
+  if (o.redis === null) cards.push(card('Redis', `<p class="muted">${escapeHtml(absence(statuses, 'redis'))}</p>`));
+  else {
+    const r = o.redis;
+    cards.push(
+      card(
+        'Redis',
+        figures([
+          count('redis.databases', 'databases', r.databases, m.redisState),
+          count('redis.not_active', 'not active', r.notActive, m.redisState, r.notActive > 0 ? 'warn' : 'ok'),
+          {
+            id: 'redis.monthly_billing',
+            label: 'billed this month',
+            value: r.monthlyBillingUsd,
+            text: `$${formatNumber(Math.round(r.monthlyBillingUsd * 100) / 100)}`,
+            metric: m.redisMonthlyBilling,
+          },
+        ]),
+      ),
+    );
+  }
+
   if (o.queues === null) cards.push(card('Queues', `<p class="muted">${escapeHtml(absence(statuses, 'queues'))}</p>`));
   else {
     const q = o.queues;

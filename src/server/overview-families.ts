@@ -2,6 +2,9 @@
 // first registry /metrics renders that has it, so each figure is a value /metrics also shows.
 
 import type { Registry } from 'prom-client';
+import { REDIS_FAMILIES, REDIS_TOTALS } from '../collectors/redis/families.js';
+
+const redisFamily = (field: string): string => REDIS_TOTALS.find((spec) => spec.field === field)!.name;
 
 /** Every family the overview reads, so a reader can find each figure on /metrics. */
 export const OVERVIEW_METRICS = {
@@ -24,6 +27,8 @@ export const OVERVIEW_METRICS = {
   probeSuccess: 'upstash_probe_success',
   probeLastSuccess: 'upstash_probe_last_success_timestamp_seconds',
   probeDeliveryDuration: 'upstash_probe_delivery_duration_seconds',
+  redisState: REDIS_FAMILIES.state.name,
+  redisMonthlyBilling: redisFamily('total_monthly_billing'),
 } as const;
 
 /** What the overview reads: the registries /metrics renders. */

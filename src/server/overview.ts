@@ -148,6 +148,8 @@ export interface Overview {
     failed: WindowedCount | null;
   } | null;
   probe: { kind: string; success: boolean; lastSuccessSeconds: number | null; deliverySeconds: number | null }[] | null;
+  /** Redis databases: how many, how many not active, billed this month (USD, all databases). */
+  redis: { databases: number; notActive: number; monthlyBillingUsd: number } | null;
   plots: Plot[];
 }
 
@@ -349,5 +351,15 @@ export async function readOverview(
     });
   }
 
-  return { now, deliveries, logWalk, daily, dlq, queues, workflows, probe, plots };
+  const states = got[m.redisState] ?? null;
+  const redis =
+    states === null
+      ? null
+      : {
+          databases: new Set(states.map((s) => String(s.labels.database_id))).size,
+          notActive: states.filter((s) => s.value === 1 && s.labels.state !== 'active').length,
+          monthlyBillingUsd: sum(got[m.redisMonthlyBilling] ?? []),
+        };
+
+  return { now, deliveries, logWalk, daily, dlq, queues, workflows, probe, redis, plots };
 }

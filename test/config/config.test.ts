@@ -74,6 +74,7 @@ describe('defaults', () => {
         vector: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         usage: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
         workflows: { enabled: true, intervalMs: 30_000, disabledReason: null },
+        redis: { enabled: false, intervalMs: 60_000, disabledReason: 'no UPSTASH_EMAIL + UPSTASH_API_KEY' },
       },
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },
@@ -99,6 +100,7 @@ describe('defaults', () => {
         messageTrackerSize: 100_000,
       },
       vector: { indexIds: [], discovery: true, statsPeriod: '1h' },
+      redis: { databaseIds: [], discovery: true },
       dlq: { maxPages: 10 },
       flowControl: { keys: [], maxKeys: 100 },
       probe: {
@@ -115,13 +117,14 @@ describe('defaults', () => {
     });
   });
 
-  it('management credentials alone enable account, search, vector and usage', () => {
+  it('management credentials alone enable account, search, vector, usage and redis', () => {
     const config = loadConfig([], MANAGEMENT);
     expect(COLLECTOR_NAMES.filter((name) => config.collectors[name].enabled)).toEqual([
       'account',
       'search',
       'vector',
       'usage',
+      'redis',
     ]);
     expect(config.collectors.logs.disabledReason).toBe('no QSTASH_TOKEN');
   });
@@ -219,6 +222,23 @@ describe('precedence: flags > environment > YAML > defaults', () => {
     ).toBe(true);
     const off = file('vector:\n  discovery: false\n');
     expect(loadConfig(['--config', off], MANAGEMENT).vector.discovery).toBe(false);
+  });
+
+  it('Redis: ids by flag, env and YAML, the discovery switch, a bad id named in one line', () => {
+    expect(loadConfig(['--redis-database', 'db-1', '--redis-database', 'db-2'], MANAGEMENT).redis).toEqual({
+      databaseIds: ['db-1', 'db-2'],
+      discovery: true,
+    });
+    expect(loadConfig([], { ...MANAGEMENT, UPSTASH_REDIS_DATABASE_IDS: 'a,b' }).redis.databaseIds).toEqual(['a', 'b']);
+    expect(loadConfig(['--no-redis-discovery'], MANAGEMENT).redis.discovery).toBe(false);
+    const yamlFile = file('redis:\n  database_ids: [from-yaml]\n  discovery: false\n');
+    expect(loadConfig(['--config', yamlFile], MANAGEMENT).redis).toEqual({
+      databaseIds: ['from-yaml'],
+      discovery: false,
+    });
+    expect(() => loadConfig(['--redis-database', 'has space'], MANAGEMENT)).toThrow(
+      /--redis-database: "has space" is not a Redis database id/,
+    );
   });
 });
 

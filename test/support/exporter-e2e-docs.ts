@@ -1,73 +1,44 @@
-// The families docs/metrics.md lists for the inventory collectors, parsed from its tables.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// The families the inventory collectors declare (src/collectors/family-catalogue.ts, the data
+// docs/metrics.md's tables are written from), by section of docs/metrics.md.
+import type { CollectorName } from '../../src/collectors/collector.js';
+import { FAMILY_CATALOGUE } from '../../src/collectors/family-catalogue.js';
 
-export const INVENTORY_SECTIONS = [
-  'Schedules',
-  'Queues',
-  'URL Groups',
-  'Dead-letter queue',
-  'Flow control',
-  'Account and plan limits',
-  'Search indexes',
-  'Official QStash usage',
-  'Vector indexes',
-] as const;
+/** The docs/metrics.md section of each collector that declares its families. */
+const SECTION_OF = {
+  schedules: 'Schedules',
+  queues: 'Queues',
+  url_groups: 'URL Groups',
+  dlq: 'Dead-letter queue',
+  flow_control: 'Flow control',
+  account: 'Account and plan limits',
+  search: 'Search indexes',
+  usage: 'Official QStash usage',
+  vector: 'Vector indexes',
+  redis: 'Redis databases',
+} as const satisfies Partial<Record<CollectorName, string>>;
+
+export const INVENTORY_SECTIONS = Object.values(SECTION_OF);
 
 export interface DocumentedFamily {
   section: (typeof INVENTORY_SECTIONS)[number];
+  /** The collector that serves the family. */
+  collector: keyof typeof SECTION_OF;
   name: string;
-  /** `gauge`, `counter`, ... (the "(1)" of info gauges dropped). */
+  /** `gauge`, `counter`, ... */
   type: string;
-  /** Label names from the `{...}` after the name or the labels column; [] when none are given. */
   labels: string[];
 }
 
-const METRICS_DOC = fileURLToPath(new URL('../../docs/metrics.md', import.meta.url));
-
-function cells(row: string): string[] {
-  return row
-    .trim()
-    .replace(/^\||\|$/g, '')
-    .split('|')
-    .map((c) => c.trim());
-}
-
-/** Backticked names outside parentheses: "`schedule_id`, `state` (`IN_PROGRESS`, ...)" -> schedule_id, state. */
-function labelNames(text: string): string[] {
-  return [...text.replace(/\([^)]*\)/g, '').matchAll(/`([a-z_][a-z0-9_]*)`/g)].map((m) => m[1]!);
-}
-
-export function documentedFamilies(text: string = readFileSync(METRICS_DOC, 'utf8')): DocumentedFamily[] {
-  const families: DocumentedFamily[] = [];
-  for (const block of text.split(/^## /m).slice(1)) {
-    const heading = block.slice(0, block.indexOf('\n'));
-    const section = INVENTORY_SECTIONS.find((s) => heading.startsWith(s));
-    if (section === undefined) continue;
-    const rows = block.split('\n').filter((line) => line.trim().startsWith('|'));
-    if (rows.length < 3) throw new Error(`section ${heading}: no table`);
-    const header = cells(rows[0]!).map((c) => c.toLowerCase());
-    const metricCol = header.indexOf('metric');
-    const typeCol = header.indexOf('type');
-    const labelsCol = header.indexOf('labels');
-    if (metricCol < 0 || typeCol < 0) throw new Error(`section ${heading}: table without metric/type columns`);
-    for (const row of rows.slice(2)) {
-      const columns = cells(row);
-      const match = /^`([a-z_:][a-z0-9_:]*)(?:\{([^}]*)\})?`$/.exec(columns[metricCol] ?? '');
-      if (!match) throw new Error(`section ${heading}: cannot read metric cell ${columns[metricCol]}`);
-      const inline =
-        match[2]
-          ?.split(',')
-          .map((l) => l.trim())
-          .filter(Boolean) ?? [];
-      const fromColumn = labelsCol >= 0 ? labelNames(columns[labelsCol] ?? '') : [];
-      families.push({
-        section,
-        name: match[1]!,
-        type: (columns[typeCol] ?? '').replace(/\s*\(.*\)$/, ''),
-        labels: inline.length > 0 ? inline : fromColumn,
-      });
-    }
-  }
-  return families;
+export function documentedFamilies(): DocumentedFamily[] {
+  return Object.entries(FAMILY_CATALOGUE).flatMap(([collector, rows]) => {
+    const section = SECTION_OF[collector as keyof typeof SECTION_OF];
+    if (section === undefined) throw new Error(`collector ${collector} declares families but has no docs section here`);
+    return rows.map((row) => ({
+      section,
+      collector: collector as keyof typeof SECTION_OF,
+      name: row.name,
+      type: row.type,
+      labels: [...row.labelNames],
+    }));
+  });
 }

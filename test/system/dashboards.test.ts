@@ -135,7 +135,7 @@ describe('PromQL helpers', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('dashboards', () => {
-  it('are the nine with stable uids, one file each', () => {
+  it('are the ten with stable uids, one file each', () => {
     expect(dashboards.map((d) => d.dashboard.uid)).toEqual([
       'upstash-overview',
       'upstash-qstash-deliveries',
@@ -143,6 +143,7 @@ describe('dashboards', () => {
       'upstash-qstash-queues',
       'upstash-plan-quotas',
       'upstash-indexes',
+      'upstash-redis',
       'upstash-exporter-health',
       'upstash-workflows',
       'upstash-slos',

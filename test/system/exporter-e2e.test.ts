@@ -33,6 +33,7 @@ interface ManagementState {
   searchIndexes: Json[];
   vectorIndexes: Json[];
   vectorStats: Record<string, Json>;
+  redis: { databases: Json[] };
 }
 
 /** family -> labelKey -> value */
@@ -462,13 +463,24 @@ describe('exporter end to end against the emulator', () => {
   it('never shows a secret in /metrics, on the landing page or in the logs', async () => {
     const state = await stack.emulatorJson<ManagementState>('/__emulator/management/state');
     // Both regional users' tokens and read-only tokens (the list is what the exporter reads) are canaries too.
-    const recordSecrets = [state.account, ...state.users, ...state.searchIndexes, ...state.vectorIndexes].flatMap((r) =>
-      ['password', 'token', 'read_only_token']
+    const records = [
+      state.account,
+      ...state.users,
+      ...state.searchIndexes,
+      ...state.vectorIndexes,
+      ...state.redis.databases,
+    ];
+    const recordSecrets = records.flatMap((r) =>
+      ['password', 'token', 'read_only_token', 'rest_token', 'read_only_rest_token']
         .map((k) => r[k])
         .filter((v): v is string => typeof v === 'string' && v.length > 0),
     );
     expect(recordSecrets).toContain(ACCOUNT_PASSWORD_CANARY);
-    expect(recordSecrets.length).toBeGreaterThanOrEqual(2 + 2 * 2 + 2 * 4);
+    expect(recordSecrets.length).toBeGreaterThanOrEqual(2 + 2 * 2 + 2 * 4 + 3 * 4);
+    // The Redis list (with its three secrets per database) has been read and exported.
+    await eventually(async () =>
+      (await stack.get('/metrics')).text.includes('upstash_redis_database_info{') ? [] : ['no Redis database yet'],
+    );
     const secrets = [
       CANARY.token,
       CANARY.apiKey,
@@ -482,6 +494,13 @@ describe('exporter end to end against the emulator', () => {
     // The page checked holds the overview, so its figures are under the same check.
     expect(landing).toContain('data-figure="daily.region"');
     expect(landing).toContain('data-figure="dlq.size"');
+    // The Redis card: four databases, the suspended one not active.
+    expect(landing).toMatch(
+      /data-figure="redis\.databases"[^>]*data-value="4"|data-value="4"[^>]*data-figure="redis\.databases"/,
+    );
+    expect(landing).toMatch(
+      /data-figure="redis\.not_active"[^>]*data-value="1"|data-value="1"[^>]*data-figure="redis\.not_active"/,
+    );
     const logs = stack.log.text();
     expect(logs.length).toBeGreaterThan(1000); // trace level: every upstream request is logged
     for (const [where, text] of [

@@ -11,13 +11,15 @@ const ROOT = new URL('../../../', import.meta.url);
 export const RULES_FILE = fileURLToPath(new URL('deploy/rules/upstash-exporter.rules.yml', ROOT));
 /** The SLO rules, generated from deploy/slo/upstash-slos.yaml. */
 export const SLO_RULES_FILE = fileURLToPath(new URL('deploy/rules/upstash-slos.rules.yml', ROOT));
+/** The rules of the Redis databases (collector redis). */
+export const REDIS_RULES_FILE = fileURLToPath(new URL('deploy/rules/upstash-redis.rules.yml', ROOT));
 /** The rules files whose groups the manifest holds, in order. */
-export const RULES_FILES = [RULES_FILE, SLO_RULES_FILE] as const;
+export const RULES_FILES = [RULES_FILE, SLO_RULES_FILE, REDIS_RULES_FILE] as const;
 /** Where the generated manifest is committed. */
 export const PROMETHEUS_RULE_FILE = fileURLToPath(new URL('deploy/kubernetes/prometheus-rule.yaml', ROOT));
 
 const HEADER = [
-  ' Generated from deploy/rules/upstash-exporter.rules.yml and upstash-slos.rules.yml by `npm run deploy:generate`: do not edit.',
+  ' Generated from deploy/rules/upstash-exporter.rules.yml, upstash-slos.rules.yml and upstash-redis.rules.yml by `npm run deploy:generate`: do not edit.',
   ' For the Prometheus Operator. Your Prometheus resource may select rules by label',
   ' (kube-prometheus-stack: `release: <release name>`): add that label, e.g. with a kustomize patch.',
 ].join('\n');

@@ -4,16 +4,25 @@
 import express, { Router } from 'express';
 import { handle, jsonErrorHandler } from './http.js';
 import type { AccountPatch, NewSearchIndex, NewVectorIndex } from './inputs.js';
+import type { ManagementResource } from './resource.js';
 import type { ManagementState } from './state.js';
 
-export function adminRouter(state: ManagementState): Router {
+export function adminRouter(state: ManagementState, resources: readonly ManagementResource[] = []): Router {
   const router = Router();
+  for (const resource of resources) {
+    const own = Router();
+    resource.mountAdmin(own);
+    router.use(`/${resource.name}`, own);
+  }
   router.use(express.json({ limit: '100kb' }));
 
   router.get(
     '/state',
     handle((_req, res) => {
-      res.json(state.snapshot());
+      res.json({
+        ...state.snapshot(),
+        ...Object.fromEntries(resources.map((resource) => [resource.name, resource.snapshot()])),
+      });
     }),
   );
   router.patch(
@@ -52,6 +61,7 @@ export function adminRouter(state: ManagementState): Router {
     '/reset',
     handle((_req, res) => {
       state.reset();
+      for (const resource of resources) resource.reset();
       res.json('OK');
     }),
   );

@@ -5,10 +5,14 @@ import type { Router } from 'express';
 import { adminRouter } from './admin.js';
 import type { PlanProfile } from './plans.js';
 import type { ManagementApiVersion, TrafficReader } from './qstash-users.js';
+import type { ManagementResource } from './resource.js';
+import { MANAGEMENT_RESOURCES } from './resources.js';
 import { managementRouter } from './routes.js';
 import { ManagementState } from './state.js';
 
 export type { PlanProfile } from './plans.js';
+export type { ManagementResource } from './resource.js';
+export type { RedisSnapshot } from './redis/index.js';
 export { PLAN_PROFILES } from './plans.js';
 export { ManagementError, type ManagementErrorCode } from './errors.js';
 export { ManagementState, type ManagementSnapshot } from './state.js';
@@ -54,13 +58,17 @@ export interface Management {
   adminRouter: Router;
   /** The same state the routes serve, to read and change in process. */
   state: ManagementState;
+  /** The resources that live in a folder of their own (./resources.ts), by name. */
+  resources: ReadonlyMap<string, ManagementResource>;
 }
 
 export function createManagement(options: ManagementOptions): Management {
   const state = new ManagementState(options);
+  const resources = MANAGEMENT_RESOURCES.map((create) => create({ email: options.email, now: options.now }));
   return {
-    router: managementRouter(state, options),
-    adminRouter: adminRouter(state),
+    router: managementRouter(state, options, resources),
+    adminRouter: adminRouter(state, resources),
     state,
+    resources: new Map(resources.map((resource) => [resource.name, resource])),
   };
 }

@@ -5,6 +5,7 @@ import { basicAuth } from './auth.js';
 import { ManagementError } from './errors.js';
 import { handle } from './http.js';
 import { parsePeriod } from './inputs.js';
+import type { ManagementResource } from './resource.js';
 import type { ManagementState } from './state.js';
 
 export interface ManagementRoutesOptions {
@@ -15,9 +16,14 @@ export interface ManagementRoutesOptions {
 
 const SERVICE_NAME = /^[a-z0-9][a-z0-9_-]*$/i;
 
-export function managementRouter(state: ManagementState, options: ManagementRoutesOptions): Router {
+export function managementRouter(
+  state: ManagementState,
+  options: ManagementRoutesOptions,
+  resources: readonly ManagementResource[] = [],
+): Router {
   const router = Router();
   const auth = basicAuth(options.email, options.apiKey);
+  for (const resource of resources) resource.mount(router, auth);
 
   for (const name of options.serviceNames) {
     if (!SERVICE_NAME.test(name)) throw new Error(`invalid management service name: ${JSON.stringify(name)}`);

@@ -1,0 +1,171 @@
+// Upstash / Redis: every Redis database at a glance, its usage against each limit of its plan,
+// latency, hit ratio, connections and billing (collector redis, deploy/rules/upstash-redis.rules.yml).
+import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
+import { QUOTA_THRESHOLDS, labelVariable, row, sel, table, timeseries, upstashDashboard } from './common.js';
+
+export const REDIS_UID = 'upstash-redis';
+
+/** Selector of the Redis metrics: job, instance and the database variable. */
+const DB = (...matchers: string[]): string => sel('database_id=~"$database"', ...matchers);
+
+/** One value per database with only the identifying labels, so that the table's merge joins the rows. */
+const perDatabase = (expr: string): string => `max by (job, instance, database_id) (${expr})`;
+
+const LATENCY_UNIT = 'The service does not document the unit of the latency series; it is shown as received.';
+
+export function redisDashboard(): Dashboard {
+  return upstashDashboard(
+    REDIS_UID,
+    'Upstash / Redis',
+    'Upstash Redis databases on every plan (state, usage against the plan limits, latency, hit ratio, connections, billing), from the developer API.',
+    [labelVariable('database', 'Database', `label_values(upstash_redis_database_info${sel()}, database_id)`)],
+  )
+    .withRow(row('Databases at a glance'))
+    .withPanel(
+      table({
+        title: 'Databases',
+        description:
+          'One row per database: plan, state, and how much of each limit it uses (storage, connections, commands per second, monthly budget).',
+        labels: { database_id: 'Database', name: 'Name', plan: 'Plan', state: 'State', cloud_region: 'Region' },
+        columns: [
+          {
+            expr: `max by (job, instance, database_id, name, plan, state, cloud_region) (upstash_redis_database_info${DB()})`,
+            column: null,
+          },
+          {
+            expr: perDatabase(`upstash_redis:storage:ratio${DB()}`),
+            column: { title: 'Storage used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
+          },
+          {
+            expr: perDatabase(`upstash_redis:connections:ratio${DB()}`),
+            column: { title: 'Connections used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
+          },
+          {
+            expr: perDatabase(`upstash_redis:commands_per_second:ratio${DB()}`),
+            column: { title: 'Commands/s used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
+          },
+          {
+            expr: perDatabase(`upstash_redis:monthly_billing:budget_ratio${DB()}`),
+            column: { title: 'Budget used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
+          },
+          {
+            expr: perDatabase(`upstash_redis_database_monthly_billing_usd${DB()}`),
+            column: { title: 'Billed this month', unit: 'currencyUSD' },
+          },
+        ],
+        sortBy: 'Database',
+        span: 24,
+      }),
+    )
+    .withRow(row('Usage against limits'))
+    .withPanel(
+      timeseries({
+        title: 'Storage / disk threshold',
+        description:
+          'Data stored against the plan disk threshold; the UpstashRedisStorageNearDiskThreshold alert fires above 90%.',
+        queries: [{ expr: `upstash_redis:storage:ratio${DB()}`, legend: '{{database_id}}' }],
+        unit: 'percentunit',
+        min: 0,
+        thresholds: QUOTA_THRESHOLDS,
+        thresholdLines: true,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Commands per second / maximum',
+        description: 'Throughput against the plan maximum commands per second (UpstashRedisCommandsNearMax above 90%).',
+        queries: [{ expr: `upstash_redis:commands_per_second:ratio${DB()}`, legend: '{{database_id}}' }],
+        unit: 'percentunit',
+        min: 0,
+        thresholds: QUOTA_THRESHOLDS,
+        thresholdLines: true,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Connections',
+        description: 'Open client connections (newest complete point) and the plan maximum (db_max_clients).',
+        queries: [
+          { expr: `upstash_redis_database_connections${DB()}`, legend: '{{database_id}}' },
+          { expr: `upstash_redis_database_max_clients${DB()}`, legend: '{{database_id}} max' },
+        ],
+        unit: 'short',
+        min: 0,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Storage',
+        description: 'Data stored now (current_storage) and the plan disk threshold, bytes.',
+        queries: [
+          { expr: `upstash_redis_database_storage_bytes${DB()}`, legend: '{{database_id}}' },
+          { expr: `upstash_redis_database_disk_threshold_bytes${DB()}`, legend: '{{database_id}} threshold' },
+        ],
+        unit: 'bytes',
+        min: 0,
+      }),
+    )
+    .withRow(row('Performance'))
+    .withPanel(
+      timeseries({
+        title: 'Latency (p99)',
+        description: `99th percentile command latency by operation. ${LATENCY_UNIT}`,
+        queries: [{ expr: `upstash_redis_database_latency_p99${DB()}`, legend: '{{database_id}} {{operation}}' }],
+        unit: 'none',
+        min: 0,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Hit ratio',
+        description: 'Share of key lookups that found their key, over the newest complete point.',
+        queries: [{ expr: `upstash_redis:hits:ratio${DB()}`, legend: '{{database_id}}' }],
+        unit: 'percentunit',
+        min: 0,
+        max: 1,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Throughput',
+        description: 'Commands per second (newest complete point; the API does not name the unit, read as per second).',
+        queries: [{ expr: `upstash_redis_database_throughput${DB()}`, legend: '{{database_id}}' }],
+        unit: 'ops',
+        min: 0,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Commands today',
+        description: 'Commands since 00:00 UTC (daily_net_commands).',
+        queries: [{ expr: `upstash_redis_database_daily_commands${DB()}`, legend: '{{database_id}}' }],
+        unit: 'short',
+        min: 0,
+      }),
+    )
+    .withRow(row('Billing'))
+    .withPanel(
+      timeseries({
+        title: 'Billed this month against the budget',
+        description: 'Amount billed this month and the monthly budget (0: none), USD.',
+        queries: [
+          { expr: `upstash_redis_database_monthly_billing_usd${DB()}`, legend: '{{database_id}}' },
+          { expr: `upstash_redis_database_budget_usd${DB()} > 0`, legend: '{{database_id}} budget' },
+        ],
+        unit: 'currencyUSD',
+        min: 0,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Stats age',
+        description: 'Age of the newest complete stats point; UpstashRedisStatsStale fires above 15 minutes.',
+        queries: [
+          { expr: `time() - upstash_redis_database_stats_point_timestamp_seconds${DB()}`, legend: '{{database_id}}' },
+        ],
+        unit: 's',
+        min: 0,
+      }),
+    )
+    .build();
+}
