@@ -15,6 +15,7 @@ import { createEmulator, type EmulatorHandle } from './emulator/index.js';
 import { emulatorAccessLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
 import { cannotListenText, isListenError } from './common/listen.js';
+import { pasteListenAddress } from './common/invocation.js';
 import { parseListenAddress } from './emulator/listen-address.js';
 import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger, type Logger } from './logging/index.js';
@@ -186,6 +187,10 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
           knobs: {
             timeScale: settings.timeScale,
             rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND,
+            // The flow-control list the exporter reads first (the docs' API reference lists it; the
+            // emulator's default follows the SDK, which has none): without it every demo start
+            // warned that the endpoint is missing.
+            flowControlList: true,
             ...DEMO_LARGE_BODIES,
           },
         },
@@ -254,8 +259,12 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
   }
 }
 
-/** Where the paste line's second exporter listens (the demo's own has the default 9824). */
-const SECOND_EXPORTER_ADDRESS = '127.0.0.1:9825';
+/** Where the paste line's second exporter listens, unless the demo itself listens there. */
+const SECOND_EXPORTER_PORT = 9825;
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
 
 export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
   const base = demo.exporterUrl.replace(/\/$/, '');
@@ -273,7 +282,7 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
         credentials: demo.emulatorCredentials,
         public: { token: true, email: true, apiKey: true },
       },
-      SECOND_EXPORTER_ADDRESS,
+      pasteListenAddress(SECOND_EXPORTER_PORT, [portOf(demo.exporterUrl), portOf(demo.emulatorUrl)]),
     ).map((line) => `  ${line}`),
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
