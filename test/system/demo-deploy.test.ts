@@ -236,7 +236,7 @@ describe('the shipped probes with basic auth on (a web config file leaving the h
     .at(-1)!;
   const command = execForm(healthcheck.args.slice(healthcheck.args.indexOf('CMD') + 3).trim());
   const k8sContainer = (
-    YAML.parseAllDocuments(readFileSync(join(K8S, 'deployment.yaml'), 'utf8')).map((d): unknown => d.toJS()) as {
+    YAML.parseAllDocuments(readFileSync(join(K8S, 'deployment.yaml'), 'utf8')).map((d) => d.toJS() as unknown) as {
       kind: string;
       spec: { template: { spec: { containers: { livenessProbe: Probe; readinessProbe: Probe }[] } } };
     }[]
