@@ -163,6 +163,23 @@ async function resolveListen(text: string): Promise<Listen> {
   return { host: listen.host, port };
 }
 
+/** The share of a limit the shipped rules warn at (UpstashQuotaUsageHigh). */
+const QUOTA_WARNING_RATIO = 0.8;
+
+/**
+ * The healthy scenario leaves out the emulator's vector indexes whose monthly reranks are past
+ * the share of their limit the rules warn at (by the end of a month the free index's traffic
+ * is): a quiet demo has no quota alert either.
+ */
+function leaveOutIndexesNearTheirLimits(emulator: EmulatorHandle): void {
+  const snapshot = emulator.management.snapshot();
+  for (const index of snapshot.vectorIndexes) {
+    const used = snapshot.vectorStats[index.id]?.monthly_rerank_count ?? 0;
+    if (index.max_monthly_reranks > 0 && used > QUOTA_WARNING_RATIO * index.max_monthly_reranks)
+      emulator.management.deleteVectorIndex(index.id);
+  }
+}
+
 /**
  * Starts destinations, emulator, traffic and exporter. Rejects with ConfigError when an address
  * cannot be used; whatever had started is closed again before it rejects.
@@ -205,6 +222,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       );
     }
     cleanups.push(() => emulator.close());
+    if (settings.scenario === 'healthy') leaveOutIndexesNearTheirLimits(emulator);
 
     let stateFile: string | null;
     let temporaryState = false;
@@ -226,6 +244,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     });
 
     const traffic = new DemoTraffic({
+      scenario: settings.scenario,
       emulatorUrl: emulator.url,
       token: emulator.credentials.token,
       destinations: destinations.urls,
@@ -287,7 +306,9 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
     `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,
-    `  traffic:           about 9 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+    settings.scenario === 'healthy'
+      ? `  traffic:           healthy scenario: only messages, schedules and workflows that succeed at once (no alert fires); --scenario mixed shows failures`
+      : `  traffic:           about 9 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
     `  canary probe:      every ${DEMO_PROBE_INTERVAL}, message and workflow, delivered signed to ${demo.probeReceiverUrl}`,
     `  remediation:       POST ${demo.remediationUrl} with "Authorization: Bearer ${DEMO_REMEDIATION_TOKEN}" (Alertmanager webhook; pauses failing schedules)`,
     `  time scale:        ${settings.timeScale} (emulator retries, delays and crons)`,
