@@ -13,7 +13,7 @@ export const DEMO_DEFAULTS = Object.freeze({
   /** Retries, delays and crons run 60 times faster: a `* * * * *` schedule fires every second. */
   timeScale: 60,
   seed: 1,
-  scenario: 'mixed' as DemoScenario,
+  scenario: 'mixed',
 });
 
 export interface DemoSettings {
