@@ -50,7 +50,9 @@ VOLUME ["/var/lib/upstash-exporter"]
 USER node
 EXPOSE 9824
 # Liveness on /-/healthy over plain HTTP, on the port of LISTEN_ADDRESS (no curl in slim
-# images: node's fetch). With TLS in a web config file, override or disable this check.
+# images: node's fetch), without credentials: with basic auth in a web config file, list
+# /-/healthy in its basic_auth_excluded_paths (docs/deployment.md). With TLS, override or
+# disable this check.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD ["node", "-e", "const a = process.env.LISTEN_ADDRESS || ''; const port = a.slice(a.lastIndexOf(':') + 1) || '9824'; fetch('http://127.0.0.1:' + port + '/-/healthy', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1));"]
 ENTRYPOINT ["/usr/bin/tini", "--"]

@@ -15,6 +15,7 @@ import { createEmulator, type EmulatorHandle } from './emulator/index.js';
 import { emulatorAccessLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
 import { cannotListenText, isListenError } from './common/listen.js';
+import { pasteListenAddress } from './common/invocation.js';
 import { parseListenAddress } from './emulator/listen-address.js';
 import { startExporter, type ExporterHandle } from './exporter.js';
 import { createLogger, type Logger } from './logging/index.js';
@@ -164,6 +165,23 @@ async function resolveListen(text: string): Promise<Listen> {
   return { host: listen.host, port };
 }
 
+/** The share of a limit the shipped rules warn at (UpstashQuotaUsageHigh). */
+const QUOTA_WARNING_RATIO = 0.8;
+
+/**
+ * The healthy scenario leaves out the emulator's vector indexes whose monthly reranks are past
+ * the share of their limit the rules warn at (by the end of a month the free index's traffic
+ * is): a quiet demo has no quota alert either.
+ */
+function leaveOutIndexesNearTheirLimits(emulator: EmulatorHandle): void {
+  const snapshot = emulator.management.snapshot();
+  for (const index of snapshot.vectorIndexes) {
+    const used = snapshot.vectorStats[index.id]?.monthly_rerank_count ?? 0;
+    if (index.max_monthly_reranks > 0 && used > QUOTA_WARNING_RATIO * index.max_monthly_reranks)
+      emulator.management.deleteVectorIndex(index.id);
+  }
+}
+
 /**
  * Starts destinations, emulator, traffic and exporter. Rejects with ConfigError when an address
  * cannot be used; whatever had started is closed again before it rejects.
@@ -188,6 +206,10 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
           knobs: {
             timeScale: settings.timeScale,
             rateLimitPerSecond: DEMO_RATE_LIMIT_PER_SECOND,
+            // The flow-control list the exporter reads first (the docs' API reference lists it; the
+            // emulator's default follows the SDK, which has none): without it every demo start
+            // warned that the endpoint is missing.
+            flowControlList: true,
             ...DEMO_LARGE_BODIES,
           },
         },
@@ -202,6 +224,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       );
     }
     cleanups.push(() => emulator.close());
+    if (settings.scenario === 'healthy') leaveOutIndexesNearTheirLimits(emulator);
 
     let stateFile: string | null;
     let temporaryState = false;
@@ -223,6 +246,7 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
     });
 
     const traffic = new DemoTraffic({
+      scenario: settings.scenario,
       emulatorUrl: emulator.url,
       token: emulator.credentials.token,
       destinations: destinations.urls,
@@ -256,8 +280,12 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
   }
 }
 
-/** Where the paste line's second exporter listens (the demo's own has the default 9824). */
-const SECOND_EXPORTER_ADDRESS = '127.0.0.1:9825';
+/** Where the paste line's second exporter listens, unless the demo itself listens there. */
+const SECOND_EXPORTER_PORT = 9825;
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
 
 export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
   const base = demo.exporterUrl.replace(/\/$/, '');
@@ -275,12 +303,14 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
         credentials: demo.emulatorCredentials,
         public: { token: true, email: true, apiKey: true },
       },
-      SECOND_EXPORTER_ADDRESS,
+      pasteListenAddress(SECOND_EXPORTER_PORT, [portOf(demo.exporterUrl), portOf(demo.emulatorUrl)]),
     ).map((line) => `  ${line}`),
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
     `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,
-    `  traffic:           about 9 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+    settings.scenario === 'healthy'
+      ? `  traffic:           healthy scenario: only messages, schedules and workflows that succeed at once (no alert fires); --scenario mixed shows failures`
+      : `  traffic:           about 9 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
     `  canary probe:      every ${DEMO_PROBE_INTERVAL}, message and workflow, delivered signed to ${demo.probeReceiverUrl}`,
     `  remediation:       POST ${demo.remediationUrl} with "Authorization: Bearer ${DEMO_REMEDIATION_TOKEN}" (Alertmanager webhook; pauses failing schedules)`,
     `  time scale:        ${settings.timeScale} (emulator retries, delays and crons)`,

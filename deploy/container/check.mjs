@@ -7,14 +7,25 @@
 //   node check.mjs events URL                sum of upstash_qstash_message_events_total
 //   node check.mjs settled EMU               waits until the emulator's traffic settled; prints its total
 //   node check.mjs wait-events URL TOTAL SECONDS   waits until the exported sum equals TOTAL
+//   node check.mjs status URL                HTTP status of a GET without credentials
+//   node check.mjs bcrypt PASSWORD           a bcrypt hash of PASSWORD (for a web config file)
+// With CHECK_BASIC_AUTH=user:password in the environment, requests to the exporter carry it.
 import { createServer } from 'node:http';
 import { existsSync } from 'node:fs';
 
 const [command, ...args] = process.argv.slice(2);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A GET of the exporter, with the basic auth credentials of CHECK_BASIC_AUTH if set. */
+function exporterFetch(url) {
+  const credentials = process.env.CHECK_BASIC_AUTH;
+  const headers =
+    credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
+  return fetch(url, { headers });
+}
+
 async function metricsSum(url, name) {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await (await exporterFetch(`${url}/metrics`)).text();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
@@ -56,7 +67,7 @@ switch (command) {
   case 'wait-ready': {
     const deadline = Date.now() + Number(args[1]) * 1000;
     for (;;) {
-      const ok = await fetch(`${args[0]}/-/ready`).then(
+      const ok = await exporterFetch(`${args[0]}/-/ready`).then(
         (r) => r.status === 200,
         () => false,
       );
@@ -67,7 +78,7 @@ switch (command) {
     break;
   }
   case 'collectors': {
-    const text = await (await fetch(`${args[0]}/metrics`)).text();
+    const text = await (await exporterFetch(`${args[0]}/metrics`)).text();
     const missing = args
       .slice(1)
       .filter((name) => !text.includes(`upstash_exporter_collector_success{collector="${name}"} 1`));
@@ -109,7 +120,7 @@ switch (command) {
     }
     console.log(sum);
     if (sum !== Number(total)) {
-      const text = await (await fetch(`${url}/metrics`)).text();
+      const text = await (await exporterFetch(`${url}/metrics`)).text();
       const byState = {};
       for (const line of text.split('\n')) {
         const m = /^upstash_qstash_message_events_total\{.*state="([A-Z_]+)".*\} (\S+)$/.exec(line);
@@ -123,6 +134,14 @@ switch (command) {
       );
       process.exit(1);
     }
+    break;
+  }
+  case 'status':
+    console.log((await fetch(args[0])).status);
+    break;
+  case 'bcrypt': {
+    const { default: bcrypt } = await import('bcryptjs');
+    console.log(bcrypt.hashSync(args[0], 4));
     break;
   }
   default:

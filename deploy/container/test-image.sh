@@ -77,13 +77,14 @@ node "$check_js" destination "$dest_port" &
 pids+=($!)
 for _ in $(seq 100); do curl_ok=$(node -e "fetch('$emu/__emulator/knobs').then(()=>console.log(1),()=>console.log(0))"); [ "$curl_ok" = 1 ] && break; sleep 0.1; done
 
+# start_exporter NAME [more podman run options]
 start_exporter() {
   "${podman[@]}" run -d --name "$1" --network=host --read-only --tmpfs /tmp "${ulimits[@]}" \
     -v "$volume:/var/lib/upstash-exporter" \
     -e LISTEN_ADDRESS="127.0.0.1:$exporter_port" -e POLL_INTERVAL=1s -e LOGS_INGESTION_DELAY=500ms -e LOGS_OVERLAP=1s \
     -e QSTASH_URL="$emu" -e QSTASH_TOKEN="$token" \
     -e UPSTASH_MANAGEMENT_URL="$emu" -e UPSTASH_EMAIL="$email" -e UPSTASH_API_KEY="$api_key" \
-    "$image" >/dev/null 2>>"$work/podman.log"
+    "${@:2}" "$image" >/dev/null 2>>"$work/podman.log"
 }
 exporter="http://127.0.0.1:$exporter_port"
 
@@ -111,10 +112,21 @@ if [ "$code" = 0 ] && [ "$stop_ms" -lt 10000 ]; then pass "SIGTERM: exit status 
 state="$("${podman[@]}" volume inspect "$volume" --format '{{.Mountpoint}}')/state.json"
 if grep -q '"format":"upstash-exporter-state"' "$state" 2>/dev/null; then pass "state saved on the volume ($(wc -c <"$state") bytes)"; else fail "no state file on the volume"; fi
 
-# 6. A new container on the same volume continues the counters: no reset, nothing twice.
+# 6. A new container on the same volume continues the counters: no reset, nothing twice. This
+#    one runs with basic auth (a web config file) leaving the health endpoints open, as
+#    docs/deployment.md describes: the HEALTHCHECK and a probe without credentials still pass.
 sleep 2
-start_exporter "$run_id-2" || { fail "second container start"; exit 1; }
-if node "$check_js" wait-ready "$exporter" 60; then pass "second container ready"; else fail "second container never ready"; fi
+scrape_password="ci-scrape-password"
+printf 'basic_auth_users:\n  prometheus: "%s"\nbasic_auth_excluded_paths: [/-/healthy, /-/ready]\n' \
+  "$(node "$check_js" bcrypt "$scrape_password")" >"$work/web.yml"
+chmod 644 "$work/web.yml"
+start_exporter "$run_id-2" -v "$work/web.yml:/etc/upstash-exporter/web.yml:ro" \
+  -e WEB_CONFIG_FILE=/etc/upstash-exporter/web.yml || { fail "second container start"; exit 1; }
+if node "$check_js" wait-ready "$exporter" 60; then pass "second container, basic auth on: ready, /-/ready answered without credentials"; else fail "second container never ready"; "${podman[@]}" logs "$run_id-2" | tail -20; fi
+if "${podman[@]}" healthcheck run "$run_id-2" >/dev/null 2>&1; then pass "HEALTHCHECK passes with basic auth on"; else fail "HEALTHCHECK fails with basic auth on"; fi
+status=$(node "$check_js" status "$exporter/metrics")
+if [ "$status" = 401 ]; then pass "basic auth on: /metrics without credentials is 401"; else fail "basic auth on: /metrics without credentials is $status"; fi
+export CHECK_BASIC_AUTH="prometheus:$scrape_password"
 after_start=$(node "$check_js" events "$exporter")
 if [ "$after_start" -ge "$before" ] && [ "$before" -gt 0 ]; then pass "counters continue after the restart ($before before, $after_start after)"; else fail "counters reset ($before before, $after_start after)"; fi
 touch "$work/stop-traffic"

@@ -76,6 +76,17 @@ export function statusFailure(
     );
     return { error, retryable: true, ...(waitMs === undefined ? {} : { announcedWaitMs: waitMs }) };
   }
+  if (status >= 300 && status < 400) {
+    // Undici follows no redirect: the configured URL is not the API's (http for https, a moved path).
+    const to = redirectTarget(firstHeader(headers.location));
+    return {
+      error: new ApiUpstreamError(
+        `redirected (${status}) to ${to}: the API is not at the configured URL${said}`,
+        details({ status }),
+      ),
+      retryable: false,
+    };
+  }
   const retryable = (status >= 500 || status === 408) && idempotent;
   return {
     error: new ApiUpstreamError(`unexpected status ${status}${said}`, details({ status })),
@@ -130,6 +141,51 @@ export function transportFailure(
     error: new ApiNetworkError(`network error (${code === 'ERR_UNKNOWN' ? 'unknown' : code})`, details({ cause })),
     retryable,
   };
+}
+
+/**
+ * Where a redirect points, for the message: scheme, host and path, without user information or
+ * query (either could carry a credential); `no Location` when the answer names none.
+ */
+export function redirectTarget(location: string | undefined): string {
+  if (location === undefined || location.trim() === '') return 'no Location';
+  let url: URL;
+  try {
+    url = new URL(location.trim(), 'relative:/');
+  } catch {
+    return 'an unreadable Location';
+  }
+  const query = url.search === '' ? '' : '?…';
+  const where = url.protocol === 'relative:' ? url.pathname : `${url.protocol}//${url.host}${url.pathname}`;
+  // eslint-disable-next-line no-control-regex
+  const text = `${where}${query}`.replace(/[\u0000-\u001f\u007f]+/g, '');
+  return text.length > MAX_EXCERPT_CHARS ? `${text.slice(0, MAX_EXCERPT_CHARS)}…` : text;
+}
+
+/**
+ * The message of a 2xx body that is not JSON: an HTML page (a proxy's login page, a web site at
+ * the configured URL) said as such, with its title; anything else as malformed JSON.
+ */
+export function notJsonText(
+  status: number,
+  headers: Dispatcher.ResponseData['headers'],
+  raw: Buffer | string,
+  scrub: (text: string) => string,
+): string {
+  const bytes = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length;
+  const head = (typeof raw === 'string' ? raw.slice(0, 4096) : raw.subarray(0, 4096).toString('utf8')).trimStart();
+  const type = firstHeader(headers['content-type']) ?? '';
+  const html = /^text\/html\b/i.test(type) || /^(<!doctype\s+html|<html[\s>])/i.test(head);
+  if (!html) return `malformed JSON in a ${status} response (${bytes} bytes)`;
+  const title = /<title[^>]*>([^<]*)<\/title/i.exec(head)?.[1];
+  const said = title === undefined ? '' : excerpt(Buffer.from(decodeEntities(title)), scrub);
+  return `an HTML page, not JSON, in a ${status} response (${bytes} bytes)${said === '' ? ', without a title' : `: ${said}`}`;
+}
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_m, name: string) =>
+    name === 'amp' ? '&' : name === 'lt' ? '<' : name === 'gt' ? '>' : name === 'quot' ? '"' : "'",
+  );
 }
 
 /** A short, printable, secret-free excerpt of an error body: `{"error": ...}` or text. */

@@ -15,7 +15,7 @@ import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.j
 import type { ApiErrorDetails, ApiName } from './errors.js';
 import { createScrubber } from '../logging/scrub.js';
 import { isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budget.js';
-import { excerpt as excerptOf, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
+import { excerpt as excerptOf, notJsonText, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
 import { readSkimmed, skimWhole } from './json-skim.js';
@@ -337,10 +337,7 @@ export class HttpClient {
         return {
           ok: false,
           failure: {
-            error: new ApiUpstreamError(
-              `malformed JSON in a ${status} response (${typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length} bytes)`,
-              details({ status }),
-            ),
+            error: new ApiUpstreamError(notJsonText(status, response.headers, raw, this.scrub), details({ status })),
             retryable: idempotent,
           },
         };

@@ -10,6 +10,26 @@ import { asUniqueList } from './values.js';
 
 /** Shortest remediation bearer token accepted (characters). */
 export const MIN_BEARER_TOKEN_CHARS = 32;
+/** Fewest different characters in an accepted token (32 random hex digits have about 14). */
+const MIN_BEARER_TOKEN_DISTINCT_CHARS = 8;
+
+/**
+ * Why a bearer token cannot guard the public webhook, or null: too short, too few different
+ * characters (`aaaa...`), or a short piece repeated (`abcabc...`). Never quotes the token.
+ */
+export function bearerTokenWeakness(token: string): string | null {
+  const chars = [...token];
+  if (chars.length < MIN_BEARER_TOKEN_CHARS)
+    return `the token has ${chars.length} characters, fewer than ${MIN_BEARER_TOKEN_CHARS}`;
+  const distinct = new Set(chars).size;
+  if (distinct < MIN_BEARER_TOKEN_DISTINCT_CHARS)
+    return `the token is weak: it uses ${distinct} different character${distinct === 1 ? '' : 's'}, fewer than ${MIN_BEARER_TOKEN_DISTINCT_CHARS}`;
+  for (let period = 1; period <= chars.length / 2; period++) {
+    if (chars.every((char, i) => i < period || char === chars[i - period]))
+      return `the token is weak: a piece of ${period} characters repeated`;
+  }
+  return null;
+}
 
 /** What Prometheus accepts as an alert name (a metric name). */
 const ALERT_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
@@ -68,11 +88,12 @@ export function checkActiveChecks(
         `${origin} turns remediation on without REMEDIATION_BEARER_TOKEN; set it (or REMEDIATION_BEARER_TOKEN_FILE, --remediation-bearer-token-file) to the secret Alertmanager sends`,
       );
     }
-    // The webhook is reachable without basic auth: a short token falls to guessing.
-    if ([...remediation.bearerToken].length < MIN_BEARER_TOKEN_CHARS) {
+    // The webhook is reachable without basic auth: a short or trivial token falls to guessing.
+    const weakness = bearerTokenWeakness(remediation.bearerToken);
+    if (weakness !== null) {
       throw new ConfigError(
         'remediation.bearer_token',
-        `${originOf(sources, 'remediation.bearer_token')}: the token has ${[...remediation.bearerToken].length} characters, fewer than ${MIN_BEARER_TOKEN_CHARS}; use a random one, e.g. openssl rand -hex 32`,
+        `${originOf(sources, 'remediation.bearer_token')}: ${weakness}; use a random one, e.g. openssl rand -hex 32`,
       );
     }
   }

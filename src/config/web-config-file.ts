@@ -35,6 +35,14 @@ const ALLOWED_HEADERS = [
   'Strict-Transport-Security',
 ] as const;
 
+/**
+ * The paths `basic_auth_excluded_paths` may leave open: liveness and readiness, which say
+ * nothing about the service, for probes that cannot send credentials (Docker's HEALTHCHECK,
+ * a kubelet). The key is the name proposed for the exporter-toolkit (its pull requests 70 and
+ * 106); /metrics and the landing page always stay behind basic auth.
+ */
+export const AUTH_EXCLUDABLE_PATHS = ['/-/healthy', '/healthz', '/-/ready', '/readyz'] as const;
+
 // $2a$/$2b$/$2y$, two-digit cost, 53 characters of salt and hash in bcrypt's base64 alphabet.
 const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 
@@ -83,6 +91,13 @@ const WebConfigSchema = z.strictObject({
       z.string().regex(BCRYPT_HASH, 'must be a bcrypt hash ($2a$, $2b$ or $2y$)'),
     )
     .nullish(),
+  basic_auth_excluded_paths: z
+    .array(
+      z.string().refine((path) => (AUTH_EXCLUDABLE_PATHS as readonly string[]).includes(path), {
+        message: `only the health endpoints can be left open: ${AUTH_EXCLUDABLE_PATHS.join(', ')}`,
+      }),
+    )
+    .nullish(),
 });
 
 export interface TlsSettings {
@@ -97,6 +112,8 @@ export interface WebConfig {
   tls: TlsSettings | null;
   /** User name -> bcrypt hash; empty when basic auth is off. */
   users: ReadonlyMap<string, string>;
+  /** Paths answered without basic auth (some of AUTH_EXCLUDABLE_PATHS). */
+  authExcludedPaths: ReadonlySet<string>;
   headers: Readonly<Record<string, string>>;
 }
 
@@ -132,6 +149,7 @@ export function loadWebConfig(path: string): WebConfig {
     path: absolute,
     tls: config.tls_server_config == null ? null : buildTls(config.tls_server_config, baseDir, path),
     users: new Map(Object.entries(config.basic_auth_users ?? {})),
+    authExcludedPaths: new Set(config.basic_auth_excluded_paths ?? []),
     headers: Object.fromEntries(
       Object.entries(config.http_server_config?.headers ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
     ),

@@ -5,6 +5,7 @@ import { ConfigError, LOG_FORMATS, LOG_LEVELS } from '../config/index.js';
 import { DEFAULT_LISTEN_ADDRESS as EMULATOR_LISTEN_ADDRESS, parseListenAddress } from '../emulator/listen-address.js';
 import type { LogFormatName, LogLevelName } from '../logging/index.js';
 import { errorMessage } from '../common/errors.js';
+import { DEMO_SCENARIOS, type DemoScenario } from './traffic.js';
 
 export const DEMO_DEFAULTS = Object.freeze({
   listenAddress: '127.0.0.1:9824',
@@ -12,6 +13,7 @@ export const DEMO_DEFAULTS = Object.freeze({
   /** Retries, delays and crons run 60 times faster: a `* * * * *` schedule fires every second. */
   timeScale: 60,
   seed: 1,
+  scenario: 'mixed',
 });
 
 export interface DemoSettings {
@@ -26,6 +28,8 @@ export interface DemoSettings {
   logFormat: LogFormatName;
   /** Seed of the emulator's and the destinations' random draws. */
   seed: number;
+  /** What the traffic shows (DEMO_SCENARIOS). */
+  scenario: DemoScenario;
 }
 
 const FLAGS = {
@@ -38,6 +42,10 @@ const FLAGS = {
   'state-file': { type: 'string', help: 'exporter state file, or none (default: a temporary file removed at exit)' },
   'log-level': { type: 'string', help: 'fatal, error, warn, info, debug, trace, silent (env LOG_LEVEL; default info)' },
   'log-format': { type: 'string', help: 'pretty or json (env LOG_FORMAT; default pretty)' },
+  scenario: {
+    type: 'string',
+    help: `traffic: mixed (failures, a paused queue, a slow destination: alerts fire) or healthy (only what succeeds: no alert fires) (default ${DEMO_DEFAULTS.scenario})`,
+  },
   seed: {
     type: 'string',
     help: `seed of the random draws of emulator and destinations (default ${DEMO_DEFAULTS.seed})`,
@@ -120,6 +128,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
     logLevel: oneOf('log_level', 'log-level', text('log-level') ?? env.LOG_LEVEL ?? 'info', LOG_LEVELS),
     logFormat: oneOf('log_format', 'log-format', text('log-format') ?? env.LOG_FORMAT ?? 'pretty', LOG_FORMATS),
     seed,
+    scenario: oneOf('scenario', 'scenario', text('scenario') ?? DEMO_DEFAULTS.scenario, DEMO_SCENARIOS),
     help: values.help === true,
   };
 }

@@ -18,7 +18,17 @@ export interface TrafficOptions {
   logger: Logger;
   /** Time between two rounds of publishing; one round is the mix below. */
   tickMs?: number;
+  /** `mixed` (default): failures, a paused queue, a slow destination; `healthy`: none of them. */
+  scenario?: DemoScenario;
 }
+
+/**
+ * What the demo's traffic shows: `mixed` sets off alerts on purpose (a failing destination and
+ * schedule, a flaky one, a slow one, a paused queue); `healthy` sends only what succeeds at once,
+ * so the shipped alert rules stay quiet: what a quiet exporter looks like.
+ */
+export const DEMO_SCENARIOS = ['mixed', 'healthy'] as const;
+export type DemoScenario = (typeof DEMO_SCENARIOS)[number];
 
 const PREFIX = 'Upstash-';
 const DEFAULT_TICK_MS = 1_000;
@@ -32,18 +42,32 @@ export const DEMO_QUEUES = [
   { queueName: 'invoices', parallelism: 1, paused: true },
 ] as const;
 
+/** The queues of a scenario: in the healthy one none paused, and wide enough that nothing waits long. */
+function queuesOf(scenario: DemoScenario): { queueName: string; parallelism: number; paused?: boolean }[] {
+  return DEMO_QUEUES.map((queue) => (scenario === 'healthy' ? { ...queue, parallelism: 10, paused: false } : queue));
+}
+
 /** Flow-control key of two messages a round: at most one in flight, so one often waits. */
 export const DEMO_FLOW_CONTROL_KEY = 'demo-tenant';
 
 export const DEMO_URL_GROUP = 'fanout';
 
-/** Endpoints of the URL group: two on the healthy destination, one on the flaky one. */
-function urlGroupEndpoints(urls: Record<DestinationKind, string>): { name: string; url: string }[] {
+/** Endpoints of the URL group: two on the healthy destination, one on the flaky one (healthy too in that scenario). */
+function urlGroupEndpoints(
+  urls: Record<DestinationKind, string>,
+  scenario: DemoScenario,
+): { name: string; url: string }[] {
   return [
     { name: 'primary', url: `${urls.healthy}/fanout/primary` },
     { name: 'secondary', url: `${urls.healthy}/fanout/secondary` },
-    { name: 'audit', url: `${urls.flaky}/fanout/audit` },
+    { name: 'audit', url: `${scenario === 'healthy' ? urls.healthy : urls.flaky}/fanout/audit` },
   ];
+}
+
+/** Whether a destination (a URL, or the URL group) belongs to the scenario. */
+function inScenario(destination: string, urls: Record<DestinationKind, string>, scenario: DemoScenario): boolean {
+  if (scenario === 'mixed') return true;
+  return destination === DEMO_URL_GROUP || destination.startsWith(urls.healthy);
 }
 
 interface ScheduleSpec {
@@ -162,9 +186,21 @@ export class DemoTraffic {
   private published = 0;
   private failures = 0;
   private readonly publications: readonly Publication[];
+  private readonly scenario: DemoScenario;
 
   constructor(private readonly options: TrafficOptions) {
-    this.publications = publications(options.destinations);
+    const urls = options.destinations;
+    const scenario = options.scenario ?? 'mixed';
+    // A publication's destination is what follows its verb (`/v2/publish/<destination>`).
+    this.publications = publications(urls)
+      .filter((p) => inScenario(p.path.split('/').slice(3).join('/'), urls, scenario))
+      .map((p) =>
+        // Flow control loose enough that nothing waits long: no waitlist growing, no saturation.
+        scenario === 'healthy' && p.headers['Flow-Control-Key'] !== undefined
+          ? { ...p, headers: { ...p.headers, 'Flow-Control-Value': 'parallelism=10, rate=100, period=1s' } }
+          : p,
+      );
+    this.scenario = scenario;
     // Every publish in flight listens for the stop: a round sends one per publication and may
     // overlap the next few while the emulator is busy. Node warns of a leak past 10 listeners.
     setMaxListeners(4 * this.publications.length, this.stopping.signal);
@@ -178,16 +214,16 @@ export class DemoTraffic {
   /** Creates the queues, the URL group and the schedules; rejects with TrafficError if the emulator refuses. */
   async setUp(): Promise<void> {
     const urls = this.options.destinations;
-    for (const queue of DEMO_QUEUES) {
+    for (const queue of queuesOf(this.scenario)) {
       await this.send('POST', '/v2/queues', { 'content-type': 'application/json' }, JSON.stringify(queue));
     }
     await this.send(
       'POST',
       `/v2/topics/${DEMO_URL_GROUP}/endpoints`,
       { 'content-type': 'application/json' },
-      JSON.stringify({ endpoints: urlGroupEndpoints(urls) }),
+      JSON.stringify({ endpoints: urlGroupEndpoints(urls, this.scenario) }),
     );
-    for (const schedule of schedules(urls)) {
+    for (const schedule of schedules(urls).filter((spec) => inScenario(spec.destination, urls, this.scenario))) {
       const headers = prefixed({ ...schedule.headers, Cron: schedule.cron, 'Schedule-Id': schedule.scheduleId });
       await this.send(
         'POST',

@@ -19,6 +19,7 @@ import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './optio
 import { DEV_SIGNING_KEYS } from './delivery/signing.js';
 import { emulatorAccessLines } from './usage-text.js';
 import { errorMessage } from '../common/errors.js';
+import { pasteListenAddress } from '../common/invocation.js';
 
 const FLAGS = {
   'listen-address': { type: 'string', help: `host:port to listen on (default ${DEFAULT_LISTEN_ADDRESS})` },
@@ -277,8 +278,8 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   };
 }
 
-/** The exporter's default listen address, for the paste line. */
-const EXPORTER_LISTEN_ADDRESS = '127.0.0.1:9824';
+/** The exporter's default listen port, for the paste line (unless the emulator listens there). */
+const EXPORTER_LISTEN_PORT = 9824;
 
 function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): string {
   const { defaults } = settings;
@@ -287,7 +288,7 @@ function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): str
     `  delivery (QStash) and management interfaces: ${handle.url}`,
     ...emulatorAccessLines(
       { url: handle.url, credentials: handle.credentials, public: defaults },
-      EXPORTER_LISTEN_ADDRESS,
+      pasteListenAddress(EXPORTER_LISTEN_PORT, [Number(new URL(handle.url).port)]),
     ),
   ];
   // The development keys are public, so they are printed whoever chose them; other keys never are.

@@ -6,7 +6,8 @@
 // last run did not succeed meanwhile, and nobody resumed it since the webhook last paused it (a person who
 // resumes a schedule has decided; the webhook does not fight them). A wrong or
 // missing token is 401 before the body is even read, and nothing is paused; an address that
-// sent too many wrong tokens is answered 429 for a while (FailureThrottle).
+// sent too many wrong tokens has its wrong tokens answered 429 for a while (FailureThrottle),
+// while the right token always gets through (Alertmanager may share its address).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { DeliveryClient, Schedule } from '../api/delivery.js';
@@ -70,10 +71,11 @@ interface Failures {
 
 /**
  * Failed bearer checks per client address (the TCP peer: a forwarded-for header is the
- * client's word). After FREE_FAILURES, an address must wait before its next request is even
- * looked at, 1 s doubling up to 5 min: guessing a token becomes hopeless. A right token resets
- * the address. While an address waits, every request from it is refused, the right token
- * included, so the answer tells a guesser nothing.
+ * client's word). After FREE_FAILURES, a wrong token from that address is answered 429 without
+ * more ado for a while, 1 s doubling up to 5 min: it sheds the load and the log lines of a
+ * guesser. The right token is never held back, nor does it clear the address: behind a shared
+ * address (a NAT, a proxy) Alertmanager and a guesser are different clients. What makes guessing
+ * hopeless is the token itself, long and not trivially weak (checked at start).
  */
 export class FailureThrottle {
   readonly #entries = new Map<string, Failures>();
@@ -109,10 +111,6 @@ export class FailureThrottle {
       if (oldest.done !== true) this.#entries.delete(oldest.value);
     }
     this.#entries.set(address, { count, lastAt: now, blockedUntil: now + waitMs });
-  }
-
-  succeed(address: string): void {
-    this.#entries.delete(address);
   }
 
   /** Addresses followed now. */
@@ -184,6 +182,11 @@ export function remediationRouter(options: WebhookOptions): Router {
   const throttle = new FailureThrottle(now);
   const router = Router();
   const authenticate = (req: Request, res: Response, next: NextFunction): void => {
+    // The right token first, in constant time: it passes whatever others sent from its address.
+    if (bearerMatches(req.get('authorization'), expected)) {
+      next();
+      return;
+    }
     const address = req.socket.remoteAddress ?? 'unknown';
     const waitMs = throttle.waitMs(address);
     if (waitMs > 0) {
@@ -194,11 +197,6 @@ export function remediationRouter(options: WebhookOptions): Router {
       );
       res.setHeader('Retry-After', String(Math.ceil(waitMs / 1000)));
       res.status(429).json({ error: 'too many failed attempts; retry later' });
-      return;
-    }
-    if (bearerMatches(req.get('authorization'), expected)) {
-      throttle.succeed(address);
-      next();
       return;
     }
     throttle.fail(address);

@@ -183,7 +183,8 @@ async function guard(
     }
   }
 
-  if (config.users.size === 0) return true;
+  // Probes that cannot send credentials reach the health endpoints the file leaves open.
+  if (config.users.size === 0 || config.authExcludedPaths.has(req.path)) return true;
   const credentials = parseBasicAuthorization(req.headers.authorization);
   const verdict =
     credentials === null ? 'refused' : await checker.check(config.users, credentials.user, credentials.password);

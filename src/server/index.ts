@@ -8,6 +8,7 @@ import type { RequestHandler } from 'express';
 import { hostForUrl } from '../common/url.js';
 import type { Logger } from '../logging/index.js';
 import { createApp, type ExporterView } from './app.js';
+import { answerClientError } from './client-error.js';
 import { limitConnections, type ConnectionLimit } from './connection-limit.js';
 import { WebConfigWatcher } from './web-config.js';
 
@@ -130,10 +131,7 @@ export async function startServer(options: ServerOptions): Promise<ExporterServe
       resolve();
     });
   });
-  server.on('clientError', (error, socket) => {
-    logger.debug({ err: error.message }, 'HTTP client error');
-    socket.destroy();
-  });
+  server.on('clientError', answerClientError(logger));
   server.on('tlsClientError', (error: Error) => logger.debug({ err: error.message }, 'TLS handshake failed'));
 
   const address = server.address() as AddressInfo;

@@ -1,13 +1,15 @@
 // The landing page at `/`: an overview of what the exporter sees (overview.ts, drawn as cards
 // by overview-cards.ts), small plots of the last hour (sparkline.ts), each collector's state, and
-// links. Every dynamic value goes through escapeHtml; error texts are already sanitized by the
-// runner (no secrets). The page has no script and loads nothing: its one stylesheet is inline
+// links; above them the collectors that fail (collector-problems.ts). Every dynamic value goes
+// through escapeHtml; error texts are already sanitized by the runner (no secrets). The page has
+// no script and loads nothing but itself again (a meta refresh): its one stylesheet is inline
 // and allowed by its hash in LANDING_CSP, which forbids everything else.
 
 import { createHash } from 'node:crypto';
 import type { CollectorStatus } from '../collectors/runner.js';
 import { escapeHtml } from './html.js';
 import type { Overview } from './overview.js';
+import { collectorProblems, renderProblems } from './collector-problems.js';
 import { renderOverview } from './overview-cards.js';
 
 export { escapeHtml } from './html.js';
@@ -60,6 +62,10 @@ dl.figures { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: .5rem 
 dl.figures dt { font-size: .8rem; color: var(--muted); }
 dl.figures dd { margin: 0; font-size: 1.35rem; font-variant-numeric: tabular-nums; }
 .ok { color: var(--ok); } .warn { color: var(--warn); } .bad { color: var(--bad); font-weight: bold; }
+.nodata { color: var(--muted); font-style: italic; }
+.problems { border: 2px solid var(--bad); border-radius: .5rem; padding: .25rem 1rem; margin: 1rem 0; }
+.problems h2 { color: var(--bad); margin-top: .5rem; } .problems li { margin: .5rem 0; }
+.refresh { font-size: .85rem; }
 .plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: .75rem; margin-top: .75rem; }
 figure.plot { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem; }
 figure.plot figcaption { font-size: .9rem; }
@@ -89,7 +95,11 @@ export const LANDING_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** How often the page reloads itself (a meta refresh: no script), s. */
+export const LANDING_REFRESH_SECONDS = 30;
+
 export function renderLanding(input: LandingInput): string {
+  const renderedAt = new Date(input.now).toISOString();
   const rows = input.statuses
     .map((s) => {
       const cells = [
@@ -116,13 +126,16 @@ export function renderLanding(input: LandingInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="${LANDING_REFRESH_SECONDS}">
 <title>Upstash Exporter</title>
 <style>${STYLESHEET}</style>
 </head>
 <body>
 <h1>Upstash Exporter</h1>
 <p>Version ${escapeHtml(input.version)}. ${input.ready ? 'Ready: every enabled collector has succeeded at least once.' : 'Not ready yet: waiting for the first successful poll of every enabled collector.'}</p>
+<p class="refresh muted" data-refresh-seconds="${LANDING_REFRESH_SECONDS}">This page reloads itself every ${LANDING_REFRESH_SECONDS} s; rendered at <time datetime="${escapeHtml(renderedAt)}">${escapeHtml(renderedAt.slice(11, 19))} UTC</time>.</p>
 <nav><a href="metrics">Metrics</a> <a href="-/healthy">Health</a> <a href="-/ready">Readiness</a></nav>
+${renderProblems(collectorProblems(input.statuses, input.now))}
 ${input.overview == null ? '' : renderOverview(input.overview, input.statuses)}
 <h2>Collectors</h2>
 <div class="scroll"><table>

@@ -4,17 +4,28 @@
 import type { CollectorName } from '../collectors/collector.js';
 import type { CollectorStatus } from '../collectors/runner.js';
 import { escapeHtml, formatDuration, formatNumber } from './html.js';
+import { notMeasured } from './collector-problems.js';
 import { OVERVIEW_METRICS } from './overview-families.js';
 import { OVERVIEW_WINDOW_MS, type Overview, type WindowedCount } from './overview.js';
 import { renderPlot } from './sparkline.js';
 
-/** Which collector feeds each overview card, to say why a card is empty. */
-function absence(statuses: readonly CollectorStatus[], name: CollectorName): string {
-  const status = statuses.find((s) => s.name === name);
-  if (status === undefined || !status.enabled)
-    return `No data: the ${name} collector is disabled${status?.disabledReason ? ` (${status.disabledReason})` : ''}.`;
-  if (!status.everSucceeded) return `No data yet: waiting for the first successful poll of the ${name} collector.`;
-  return `No data from the ${name} collector.`;
+/** The grey line a card shows instead of figures its collector did not measure. */
+function noData(statuses: readonly CollectorStatus[], name: CollectorName): string {
+  const why = notMeasured(statuses, name) ?? `the ${name} collector has not reported these figures`;
+  return `<p class="nodata" data-nodata="${escapeHtml(name)}">no data: ${escapeHtml(why)}</p>`;
+}
+
+/** Whether a card's collector measured its figures (a family at its initial zeros is not a measure). */
+function measured(statuses: readonly CollectorStatus[], name: CollectorName): boolean {
+  return notMeasured(statuses, name) === null;
+}
+
+/**
+ * A daily limit that is no limit: the service writes "unlimited" as 2^31 - 1 (the largest
+ * 32-bit integer), and the exporter as +Inf or -1.
+ */
+export function isUnlimited(limit: number): boolean {
+  return limit >= 2_147_483_647 || limit < 0;
 }
 
 interface Figure {
@@ -26,7 +37,7 @@ interface Figure {
   text: string;
   /** The family the value comes from. */
   metric?: string;
-  tone?: 'ok' | 'warn' | 'bad';
+  tone?: 'ok' | 'warn' | 'bad' | 'nodata';
 }
 
 function figures(list: readonly Figure[]): string {
@@ -75,8 +86,7 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
   const cards: string[] = [];
   const nowSeconds = o.now / 1000;
 
-  if (o.deliveries === null)
-    cards.push(card('Deliveries', `<p class="muted">${escapeHtml(absence(statuses, 'logs'))}</p>`));
+  if (o.deliveries === null || !measured(statuses, 'logs')) cards.push(card('Deliveries', noData(statuses, 'logs')));
   else {
     const d = o.deliveries;
     const ratio = d.failureRatio;
@@ -100,7 +110,7 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
-  if (o.logWalk === null) cards.push(card('Log walk', `<p class="muted">${escapeHtml(absence(statuses, 'logs'))}</p>`));
+  if (o.logWalk === null || !measured(statuses, 'logs')) cards.push(card('Log walk', noData(statuses, 'logs')));
   else {
     const w = o.logWalk;
     const lag = w.lagSeconds;
@@ -136,27 +146,34 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
-  if (o.daily === null)
-    cards.push(card('Daily requests', `<p class="muted">${escapeHtml(absence(statuses, 'usage'))}</p>`));
+  const dailySource: CollectorName = o.daily?.metric === m.usageDailyRequests ? 'usage' : 'logs';
+  if (o.daily === null || !measured(statuses, dailySource))
+    cards.push(card('Daily requests', noData(statuses, o.daily === null ? 'usage' : dailySource)));
   else {
     const d = o.daily;
+    // Limits the account collector never read are not limits of 0.
+    const limitsMeasured = measured(statuses, 'account');
+    const limited = (limit: number | null): limit is number => limitsMeasured && limit !== null && !isUnlimited(limit);
     const tone =
-      d.hardLimit !== null && d.requests >= d.hardLimit
+      limited(d.hardLimit) && d.requests >= d.hardLimit
         ? 'bad'
-        : d.softLimit !== null && d.requests >= d.softLimit
+        : limited(d.softLimit) && d.requests >= d.softLimit
           ? 'warn'
           : undefined;
     const source =
       d.metric === m.usageDailyRequests
         ? 'requests billed today (UTC)'
         : 'messages accepted today (UTC), from the delivery log';
-    const limit = (id: string, label: string, value: number | null, metric: string): Figure => ({
-      id,
-      label,
-      value,
-      text: value === null ? 'unknown' : `${formatNumber(value)}${ratioText(d.requests, value)}`,
-      metric,
-    });
+    const limit = (id: string, label: string, value: number | null, metric: string): Figure =>
+      !limitsMeasured || value === null
+        ? { id, label, value: null, text: 'no data', metric, tone: 'nodata' }
+        : {
+            id,
+            label,
+            value,
+            text: isUnlimited(value) ? 'unlimited' : `${formatNumber(value)}${ratioText(d.requests, value)}`,
+            metric,
+          };
     cards.push(
       card(
         'Daily requests',
@@ -166,13 +183,12 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
             limit('daily.soft_limit', 'soft limit', d.softLimit, m.softDailyLimit),
             limit('daily.hard_limit', 'hard limit', d.hardLimit, m.hardDailyLimit),
           ]) +
-          (d.softLimit === null ? `<p class="muted">${escapeHtml(absence(statuses, 'account'))}</p>` : ''),
+          (d.softLimit === null || !limitsMeasured ? noData(statuses, 'account') : ''),
       ),
     );
   }
 
-  if (o.dlq === null)
-    cards.push(card('Dead-letter queue', `<p class="muted">${escapeHtml(absence(statuses, 'dlq'))}</p>`));
+  if (o.dlq === null || !measured(statuses, 'dlq')) cards.push(card('Dead-letter queue', noData(statuses, 'dlq')));
   else {
     const oldest = o.dlq.oldestTimestampSeconds;
     cards.push(
@@ -192,7 +208,7 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
-  if (o.redis === null) cards.push(card('Redis', `<p class="muted">${escapeHtml(absence(statuses, 'redis'))}</p>`));
+  if (o.redis === null || !measured(statuses, 'redis')) cards.push(card('Redis', noData(statuses, 'redis')));
   else {
     const r = o.redis;
     cards.push(
@@ -213,7 +229,7 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
-  if (o.queues === null) cards.push(card('Queues', `<p class="muted">${escapeHtml(absence(statuses, 'queues'))}</p>`));
+  if (o.queues === null || !measured(statuses, 'queues')) cards.push(card('Queues', noData(statuses, 'queues')));
   else {
     const q = o.queues;
     const rows = q.largest
@@ -233,20 +249,24 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     );
   }
 
-  if (o.workflows === null)
-    cards.push(card('Workflow runs', `<p class="muted">${escapeHtml(absence(statuses, 'workflows'))}</p>`));
+  if (o.workflows === null || !measured(statuses, 'workflows'))
+    cards.push(card('Workflow runs', noData(statuses, 'workflows')));
   else {
     const w = o.workflows;
-    const list: Figure[] = [
-      count('workflows.in_progress', 'in progress', w.inProgress, m.workflowsInProgress),
-      count(
-        'workflows.failed_total',
-        'failed (counted in all)',
-        w.failedTotal,
-        m.workflowRuns,
-        (w.failedTotal ?? 0) > 0 ? 'warn' : undefined,
-      ),
-    ];
+    const list: Figure[] = [count('workflows.in_progress', 'in progress', w.inProgress, m.workflowsInProgress)];
+    // The total counted (across restarts, from the state file) only where it says more than the
+    // window beside it: a window since start that holds every failure is the same number.
+    const sameAsWindow = w.failed !== null && w.failed.sinceStart && w.failed.value === w.failedTotal;
+    if (!sameAsWindow)
+      list.push(
+        count(
+          'workflows.failed_total',
+          'failed (counted in all)',
+          w.failedTotal,
+          m.workflowRuns,
+          (w.failedTotal ?? 0) > 0 ? 'warn' : undefined,
+        ),
+      );
     if (w.failed !== null)
       list.push(
         count(
@@ -317,7 +337,10 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
 ${cards.join('\n')}
 </div>
 <div class="plots">
-${o.plots.map(renderPlot).join('\n')}
+${o.plots
+  .filter((plot) => measured(statuses, plot.id === 'daily-requests' ? dailySource : 'logs'))
+  .map(renderPlot)
+  .join('\n')}
 </div>
 </section>`;
 }

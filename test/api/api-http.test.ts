@@ -293,12 +293,58 @@ describe('HttpClient', () => {
     await expect(client(server.url).request(get())).resolves.toEqual({ logs: [] });
     expect(server.requests).toHaveLength(2);
 
-    const always = await startServer((_req, res) => res.end('<html>oops</html>'));
+    const always = await startServer((_req, res) => res.end('{"logs": oops'));
     const error = await failure(client(always.url, { retry: { maxRetries: 1 } }).request(get()));
     expect(error).toBeInstanceOf(ApiUpstreamError);
-    expect(error.message).toContain('malformed JSON');
+    expect(error.message).toContain('malformed JSON in a 200 response (13 bytes)');
     expect(error.message).not.toContain('oops');
     expect(always.requests).toHaveLength(2);
+  });
+
+  it('says an HTML page in a 200 answer is one, with its title (secrets scrubbed), not malformed JSON', async () => {
+    const page = `<!DOCTYPE html>\n<html><head><title>Sign in &amp; continue ${TOKEN}</title></head><body>portal</body></html>`;
+    const portal = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(page);
+    });
+    const error = await failure(client(portal.url, { retry: { maxRetries: 0 } }).request(get()));
+    expect(error).toBeInstanceOf(ApiUpstreamError);
+    expect(error.message).toBe(
+      `qstash GET /v2/logs: an HTML page, not JSON, in a 200 response (${Buffer.byteLength(page)} bytes): Sign in & continue [REDACTED]`,
+    );
+    // Without a content type or a title, the markup alone tells.
+    const bare = await startServer((_req, res) => res.end('  <html><body>hello</body></html>'));
+    const untitled = await failure(client(bare.url, { retry: { maxRetries: 0 } }).request(get()));
+    expect(untitled.message).toBe(
+      'qstash GET /v2/logs: an HTML page, not JSON, in a 200 response (33 bytes), without a title',
+    );
+  });
+
+  it('says where a 3xx answer points (its Location, without query or user information), and does not retry it', async () => {
+    const moved = await startServer((_req, res) => {
+      res.writeHead(301, { location: `https://user:pw@qstash.example.com/v2/logs?token=${TOKEN}` });
+      res.end();
+    });
+    const error = await failure(client(moved.url).request(get()));
+    expect(error).toBeInstanceOf(ApiUpstreamError);
+    expect(error.message).toBe(
+      'qstash GET /v2/logs: redirected (301) to https://qstash.example.com/v2/logs?…: the API is not at the configured URL',
+    );
+    expect(moved.requests).toHaveLength(1);
+    const relative = await startServer((_req, res) => {
+      res.writeHead(302, { location: '/login' });
+      res.end();
+    });
+    expect((await failure(client(relative.url).request(get()))).message).toBe(
+      'qstash GET /v2/logs: redirected (302) to /login: the API is not at the configured URL',
+    );
+    const nowhere = await startServer((_req, res) => {
+      res.writeHead(307);
+      res.end();
+    });
+    expect((await failure(client(nowhere.url).request(get()))).message).toBe(
+      'qstash GET /v2/logs: redirected (307) to no Location: the API is not at the configured URL',
+    );
   });
 
   it('treats a body cut short by the server as a retryable upstream fault', async () => {

@@ -144,6 +144,25 @@ describe('remediation', () => {
     expect(loadConfig(['--remediation-bearer-token', 'x'], TOKEN).remediation.enabled).toBe(false);
   });
 
+  it('refuses a long but trivial bearer token (one character repeated, few characters, a piece repeated)', () => {
+    for (const [weak, reason] of [
+      ['a'.repeat(32), '1 different character'],
+      ['ab'.repeat(20), '2 different characters'],
+      ['0123456'.repeat(5), '7 different characters'],
+      ['0123456789abcdef'.repeat(2), 'a piece of 16 characters repeated'],
+    ] as const) {
+      const error = configError(['--remediation-enabled', '--remediation-bearer-token', weak], TOKEN);
+      expect(error.key, weak).toBe('remediation.bearer_token');
+      expect(error.message).toContain(`the token is weak: ${reason.startsWith('a piece') ? '' : 'it uses '}${reason}`);
+      expect(error.message).not.toContain(weak);
+    }
+    // What `openssl rand -hex 16` prints passes.
+    const random = 'f3a91c07d25e48b6a0c4e19d7b2f5386';
+    expect(
+      loadConfig(['--remediation-enabled', '--remediation-bearer-token', random], TOKEN).remediation.bearerToken,
+    ).toBe(random);
+  });
+
   it('needs a bearer token and the QStash token', () => {
     expect(configError(['--remediation-enabled'], TOKEN).key).toBe('remediation.bearer_token');
     expect(
@@ -204,7 +223,7 @@ describe('secrets of the active checks', () => {
     });
     // With the masked secrets put back, the printed file is the same configuration.
     const reloaded = join(dir, 'reloaded.yaml');
-    const placeholder = 'placeholder-'.repeat(3);
+    const placeholder = 'placeholder-put-back-for-each-masked-secret';
     writeFileSync(reloaded, printed.replaceAll("'***'", placeholder).replaceAll('***', placeholder));
     const again = loadConfig(['--config', reloaded], {});
     expect(again.probe).toEqual(config.probe);

@@ -237,7 +237,7 @@ describe('remediation webhook', () => {
     expect(await stack.isPaused(id)).toBe(true);
   });
 
-  it('an address that sent too many wrong tokens waits: 429 with Retry-After, even for the right token, counted as throttled', async () => {
+  it('wrong tokens from an address that sent too many wait (429 with Retry-After, counted as throttled); the right token from that address always gets through', async () => {
     const stack = await startStack();
     const id = await stack.schedule('scd-throttled');
     const body = notification([alert({ alertname: ALERT, schedule_id: id })]);
@@ -247,16 +247,15 @@ describe('remediation webhook', () => {
     const throttled = await stack.notify(body, 'Bearer guess-during-wait');
     expect(throttled.status).toBe(429);
     expect(throttled.headers.get('retry-after')).toBe('1');
-    expect((await stack.notify(body)).status).toBe(429);
-    expect(await stack.isPaused(id)).toBe(false);
+    // Alertmanager behind the same address (a shared NAT): its right token is not held back.
+    expect((await stack.notify(body)).status).toBe(200);
+    expect(await stack.isPaused(id)).toBe(true);
+    // Nor does it clear the guesser's record: the next wrong token still waits.
+    expect((await stack.notify(body, 'Bearer guess-after-the-right-one')).status).toBe(429);
     const families = await stack.scrape();
     expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'unauthorized' })).toBe(FREE_FAILURES + 1);
     expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'throttled' })).toBe(2);
-    // After the wait the right token works, and it clears the address's record.
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    expect((await stack.notify(body)).status).toBe(200);
-    expect(await stack.isPaused(id)).toBe(true);
-    expect((await stack.notify(body, 'Bearer one-more-guess')).status).toBe(401);
+    expect(valueOf(families, 'upstash_remediation_webhooks_total', { result: 'accepted' })).toBe(1);
   });
 
   it('ignores resolved alerts, other alert names and alerts without schedule_id; an unknown schedule is not_found', async () => {
@@ -399,7 +398,7 @@ describe('remediation webhook', () => {
 });
 
 describe('failure throttle', () => {
-  it('lets FREE_FAILURES through, then doubles the wait up to 5 min; a success or an hour of quiet clears it; follows a bounded number of addresses', () => {
+  it('lets FREE_FAILURES through, then doubles the wait up to 5 min; an hour of quiet clears it; follows a bounded number of addresses', () => {
     let now = 0;
     const throttle = new FailureThrottle(() => now, 3);
     for (let i = 0; i < FREE_FAILURES; i++) {
@@ -415,8 +414,6 @@ describe('failure throttle', () => {
     }
     expect(waits.slice(0, 5)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000]);
     expect(Math.max(...waits)).toBe(300_000);
-    throttle.succeed('a');
-    expect(throttle.waitMs('a')).toBe(0);
 
     for (let i = 0; i <= FREE_FAILURES; i++) throttle.fail('b');
     expect(throttle.waitMs('b')).toBe(1_000);

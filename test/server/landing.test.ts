@@ -11,7 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SampleRing } from '../../src/metrics/ring-buffer.js';
 import { startServer, type ExporterView } from '../../src/server/index.js';
 import { LANDING_CSP, renderLanding } from '../../src/server/landing.js';
-import { OverviewHistory, readOverview } from '../../src/server/overview.js';
+import { OverviewHistory, readOverview, type Overview } from '../../src/server/overview.js';
+import type { CollectorName } from '../../src/collectors/collector.js';
+import type { CollectorStatus } from '../../src/collectors/runner.js';
 import { captureLogger } from '../support/exporter-e2e-helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -167,10 +169,164 @@ describe('readOverview', () => {
     expect(o.workflows).toBeNull();
     expect(o.probe).toBeNull();
     const html = renderLanding({ version: '1', statuses: [], ready: true, now: 2_000_000, overview: o });
-    expect(html).toContain('No data: the workflows collector is disabled.');
+    expect(html).toContain('no data: the workflows collector has not reported these figures');
     expect(html).not.toContain('Canary probe');
     expect(html).toMatch(/data-figure="queues.backlog" data-queue="q2" data-value="50"/);
     expect(html).toContain('paused');
+  });
+});
+
+/** A collector's status as the runner reports it; by default enabled, its last poll a success. */
+function status(name: CollectorName, state: Partial<CollectorStatus> = {}): CollectorStatus {
+  return {
+    name,
+    enabled: true,
+    disabledReason: null,
+    running: false,
+    intervalMs: 15_000,
+    schedule: '*/15 * * * * *',
+    summary: null,
+    lastOutcome: 'success',
+    lastSuccess: NOW - 5_000,
+    lastError: null,
+    lastErrorAt: null,
+    lastDuration: 0.1,
+    everSucceeded: true,
+    ...state,
+  };
+}
+
+const NOW = Date.UTC(2026, 10, 28, 6, 0, 0);
+const WINDOW = { windowMs: 60_000, sinceStart: true };
+
+/** An overview as readOverview builds it from families at their initial zeros. */
+function zeroOverview(): Overview {
+  const zero = { value: 0, ...WINDOW };
+  return {
+    now: NOW,
+    deliveries: { delivered: zero, failed: zero, cancelled: zero, failureRatio: null },
+    logWalk: { lagSeconds: 0, lateEvents: 0, missedLateEvents: 0 },
+    daily: {
+      requests: 0,
+      metric: 'upstash_qstash_usage_daily_requests',
+      softLimit: 0,
+      hardLimit: 0,
+      region: null,
+    },
+    dlq: { size: 0, oldestTimestampSeconds: null },
+    queues: { count: 0, largest: [] },
+    workflows: { inProgress: 0, oldestRunAgeSeconds: null, failedTotal: 0, failed: zero },
+    probe: null,
+    redis: { databases: 0, notActive: 0, monthlyBillingUsd: 0 },
+    plots: [],
+  };
+}
+
+describe('the landing page when collectors fail', () => {
+  const unauthorized = 'ERR_API_AUTH: qstash GET /v2/events: authentication failed (401): invalid token';
+  const failing = (name: CollectorName, error = unauthorized): CollectorStatus =>
+    status(name, {
+      lastOutcome: 'failure',
+      lastSuccess: null,
+      everSucceeded: false,
+      lastError: error,
+      lastErrorAt: NOW - 1_000,
+    });
+
+  it('shows figures never measured as "no data: <why>", not as healthy zeros, and the failing collectors first with the fix', () => {
+    const statuses = [
+      ...(['logs', 'dlq', 'queues', 'workflows'] as const).map((name) => failing(name)),
+      failing('usage', 'ERR_API_AUTH: management GET /v2/qstash/stats: authentication failed (401)'),
+      failing('account', 'ERR_API_AUTH: management GET /v2/qstash/user: authentication failed (401)'),
+    ];
+    const html = renderLanding({ version: '1', statuses, ready: false, now: NOW, overview: zeroOverview() });
+    // Not a single figure: every one of them would be a zero nobody measured.
+    expect(html).not.toMatch(/data-figure="/);
+    for (const name of ['logs', 'usage', 'dlq', 'queues', 'workflows'])
+      expect(html, name).toMatch(
+        new RegExp(`<p class="nodata" data-nodata="${name}">no data: the ${name} collector has never succeeded`),
+      );
+    // The failing collectors come first, above the overview, each with its reason and the fix.
+    const problems = html.indexOf('<section class="problems"');
+    expect(problems).toBeGreaterThan(0);
+    expect(problems).toBeLessThan(html.indexOf('id="overview-heading"'));
+    expect(html).toContain('6 collectors are failing');
+    expect(html).toMatch(
+      /<li data-problem="logs"><strong>logs<\/strong> has never succeeded: <code>ERR_API_AUTH: qstash GET \/v2\/events: authentication failed \(401\): invalid token<\/code>/,
+    );
+    expect(html).toContain(
+      'Fix: the QStash token is wrong or lacks the right: set QSTASH_TOKEN to the values of the Upstash console',
+    );
+    expect(html).toContain(
+      'Fix: the management API email and API key is wrong or lacks the right: set UPSTASH_EMAIL and UPSTASH_API_KEY',
+    );
+  });
+
+  it('keeps measured figures of a collector that succeeded before, and says it fails now', () => {
+    const statuses = [
+      status('logs', {
+        lastOutcome: 'failure',
+        lastError: 'ERR_API_NETWORK: qstash GET /v2/events: network error (ECONNREFUSED)',
+        lastErrorAt: NOW - 1_000,
+        lastSuccess: NOW - 120_000,
+      }),
+    ];
+    const html = renderLanding({ version: '1', statuses, ready: true, now: NOW, overview: zeroOverview() });
+    expect(html).toContain('data-figure="deliveries.failed"');
+    expect(html).toContain('A collector is failing');
+    expect(html).toContain('<strong>logs</strong> failing; last success 2 min ago');
+    expect(html).toContain('Fix: the service does not answer in time from here');
+  });
+
+  it('says nothing about problems when every collector is fine', () => {
+    const html = renderLanding({ version: '1', statuses: [status('logs')], ready: true, now: NOW, overview: null });
+    expect(html).not.toContain('class="problems"');
+  });
+});
+
+describe('the landing page figures', () => {
+  it('shows a daily limit of 2,147,483,647, +Inf or -1 as unlimited, without a share', () => {
+    const statuses = [status('usage'), status('account')];
+    for (const limit of [2_147_483_647, Number.POSITIVE_INFINITY, -1]) {
+      const overview = zeroOverview();
+      overview.daily = { ...overview.daily!, requests: 120, softLimit: limit, hardLimit: limit };
+      const html = renderLanding({ version: '1', statuses, ready: true, now: NOW, overview });
+      expect(html, String(limit)).toMatch(/data-figure="daily.soft_limit"[^>]*>unlimited</);
+      expect(html, String(limit)).toMatch(/data-figure="daily.hard_limit"[^>]*>unlimited</);
+      expect(html).not.toContain('2,147,483,647');
+      expect(html).not.toContain('(0%)');
+    }
+    const limited = zeroOverview();
+    limited.daily = { ...limited.daily!, requests: 120, softLimit: 1_000, hardLimit: 2_000 };
+    const html = renderLanding({ version: '1', statuses, ready: true, now: NOW, overview: limited });
+    expect(html).toMatch(/data-figure="daily.soft_limit"[^>]*>1,000 \(12%\)</);
+  });
+
+  it('shows the failed workflow runs once when the window since start holds them all', () => {
+    const statuses = [status('workflows')];
+    const overview = zeroOverview();
+    overview.workflows = {
+      inProgress: 1,
+      oldestRunAgeSeconds: null,
+      failedTotal: 16,
+      failed: { value: 16, ...WINDOW },
+    };
+    const html = renderLanding({ version: '1', statuses, ready: true, now: NOW, overview });
+    expect(html).toMatch(/data-figure="workflows.failed_window"[^>]*>16</);
+    expect(html).not.toContain('data-figure="workflows.failed_total"');
+    // Counts restored from the state file: the total says more than the window, both shown.
+    overview.workflows = { ...overview.workflows, failedTotal: 40 };
+    const restored = renderLanding({ version: '1', statuses, ready: true, now: NOW, overview });
+    expect(restored).toMatch(/data-figure="workflows.failed_total"[^>]*>40</);
+    expect(restored).toMatch(/data-figure="workflows.failed_window"[^>]*>16</);
+  });
+
+  it('reloads itself and says so on the page', () => {
+    const html = renderLanding({ version: '1', statuses: [], ready: true, now: NOW, overview: null });
+    expect(html).toContain('<meta http-equiv="refresh" content="30">');
+    expect(html).toContain(
+      'This page reloads itself every 30 s; rendered at <time datetime="2026-11-28T06:00:00.000Z">06:00:00 UTC</time>.',
+    );
   });
 });
 

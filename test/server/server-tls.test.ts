@@ -229,6 +229,31 @@ describe('HTTPS with basic auth', () => {
     expect((await httpsGet(server.url, '/', { auth: { user: 'bob', password: 'new password' } })).status).toBe(200);
   });
 
+  it('leaves the health endpoints listed in basic_auth_excluded_paths open, and nothing else', async () => {
+    const { server } = await serve(
+      [
+        'basic_auth_users:',
+        `  prometheus: '${hash}'`,
+        'basic_auth_excluded_paths: [/-/healthy, /-/ready, /healthz, /readyz]',
+      ].join('\n'),
+      'health-open.yml',
+    );
+    // A probe without credentials (Docker's HEALTHCHECK, a kubelet) gets its answer.
+    for (const path of ['/-/healthy', '/healthz', '/-/ready', '/readyz']) {
+      expect((await fetch(new URL(path, server.url))).status, path).toBe(200);
+      expect((await fetch(new URL(path, server.url), { method: 'HEAD' })).status, path).toBe(200);
+    }
+    // Everything else still asks for the password: metrics, the landing page, spellings of the
+    // open paths that are not theirs.
+    for (const path of ['/metrics', '/', '/-/healthy/', '/-/Healthy', '/-/%68ealthy', '/-/healthy/../../metrics']) {
+      const refused = await fetch(new URL(path, server.url));
+      expect(refused.status, path).toBe(401);
+      expect(await refused.text()).not.toContain('upstash_exporter');
+    }
+    const basicAuth = `Basic ${Buffer.from(`prometheus:${password}`).toString('base64')}`;
+    expect((await fetch(new URL('/metrics', server.url), { headers: { Authorization: basicAuth } })).status).toBe(200);
+  });
+
   it('answers 503 with Retry-After to password checks beyond the waiting bound; a scraper with remembered credentials passes', async () => {
     const costly = bcrypt.hashSync(password, 10);
     const { server } = await serve(['basic_auth_users:', `  alice: '${costly}'`].join('\n'), 'flood.yml');
@@ -303,6 +328,16 @@ describe('web config validation', () => {
     const config = loadWebConfig(write('empty.yml', ''));
     expect(config.tls).toBeNull();
     expect(config.users.size).toBe(0);
+  });
+
+  it('leaves only health endpoints open: another path in basic_auth_excluded_paths is refused with one line', () => {
+    expect(
+      loadWebConfig(write('open-health.yml', 'basic_auth_excluded_paths: [/-/healthy, /-/ready]\n')).authExcludedPaths,
+    ).toEqual(new Set(['/-/healthy', '/-/ready']));
+    expectConfigError(
+      write('open-metrics.yml', 'basic_auth_excluded_paths: [/-/healthy, /metrics]\n'),
+      /basic_auth_excluded_paths\.1: only the health endpoints can be left open: \/-\/healthy, \/healthz, \/-\/ready, \/readyz/,
+    );
   });
 
   it('rejects unknown keys, bad hashes, missing files and incomplete TLS with one line', () => {

@@ -381,6 +381,26 @@ describe('connections', () => {
     expect(partial.closedAt! - partial.openedAt).toBeLessThan(3_000);
   });
 
+  it('answers a 100 KB URL with 414 and 200 KB of headers with 431, not a reset connection', async () => {
+    const server = await startBareServer({});
+    // Through node:http, as a client sees it: a status to read, not ECONNRESET.
+    const longUrl = await get(server.url, `/metrics?${'a'.repeat(100 * 1024)}`);
+    expect(longUrl.status).toBe(414);
+    expect(longUrl.body.toString()).toContain('URI Too Long');
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < 25; i++) headers[`x-filler-${i}`] = 'b'.repeat(8 * 1024);
+    const bigHeaders = await get(server.url, '/metrics', { headers });
+    expect(bigHeaders.status).toBe(431);
+    expect(bigHeaders.body.toString()).toContain('Request Header Fields Too Large');
+    // A request line that is not HTTP at all: 400, and the server serves the next client.
+    const garbage = new RawClient(server.port);
+    await garbage.connected();
+    garbage.socket.write('NOT HTTP\r\n\r\n');
+    await waitFor(() => garbage.closedAt !== null);
+    expect(garbage.received).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await get(server.url, '/-/healthy')).status).toBe(200);
+  });
+
   it('defaults: 512 connections, 10 s for headers and for a TLS handshake', () => {
     expect(DEFAULT_MAX_CONNECTIONS).toBe(512);
     expect(DEFAULT_SERVER_TIMEOUTS).toMatchObject({ headersMs: 10_000, tlsHandshakeMs: 10_000 });

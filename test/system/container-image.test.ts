@@ -1,7 +1,8 @@
 // The container image built from the real Dockerfile and run against the emulator
 // (deploy/container/test-image.sh: every collector on /metrics, non-root, HEALTHCHECK, SIGTERM
 // with the state saved, counters continued by a new container on the same volume, read-only
-// root). Needs podman: skipped with a message without it, except under CI=true. CI runs it in
+// root; the second container runs with basic auth on, its health endpoints left open, and its
+// HEALTHCHECK must pass). Needs podman: skipped with a message without it, except under CI=true. CI runs it in
 // one of its two Node passes only (UPSTASH_EXPORTER_SKIP_IMAGE_TEST set by .ci/run for the other).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,8 @@ describe('container image', () => {
       expect(output).not.toMatch(/^SKIP /m);
       expect(output.match(/^FAIL .*/gm) ?? []).toEqual([]);
       expect(output).toContain('all container checks passed');
+      expect(output).toContain('ok   HEALTHCHECK passes with basic auth on');
+      expect(output).toContain('ok   basic auth on: /metrics without credentials is 401');
       expect(run.status).toBe(0);
     },
   );

@@ -228,6 +228,94 @@ describe('Dockerfile', () => {
   });
 });
 
+describe('the shipped probes with basic auth on (a web config file leaving the health endpoints open)', () => {
+  const dockerfile = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  const healthcheck = stagesOf(dockerfile)
+    .at(-1)!
+    .body.filter((i) => i.keyword === 'HEALTHCHECK')
+    .at(-1)!;
+  const command = execForm(healthcheck.args.slice(healthcheck.args.indexOf('CMD') + 3).trim());
+  const k8sContainer = (
+    YAML.parseAllDocuments(readFileSync(join(K8S, 'deployment.yaml'), 'utf8')).map((d) => d.toJS() as unknown) as {
+      kind: string;
+      spec: { template: { spec: { containers: { livenessProbe: Probe; readinessProbe: Probe }[] } } };
+    }[]
+  ).find((m) => m.kind === 'Deployment')!.spec.template.spec.containers[0]!;
+  let port: number;
+  let dir: string;
+  let exporter: ReturnType<typeof spawn> | undefined;
+
+  beforeAll(async () => {
+    port = await freePort();
+    dir = mkdtempSync(join(tmpdir(), 'probes-basic-auth-'));
+    const { default: bcrypt } = await import('bcryptjs');
+    writeFileSync(
+      join(dir, 'web.yml'),
+      [
+        'basic_auth_users:',
+        `  prometheus: '${bcrypt.hashSync('scrape-password', 4)}'`,
+        `basic_auth_excluded_paths: [${k8sContainer.livenessProbe.httpGet.path}, ${k8sContainer.readinessProbe.httpGet.path}]`,
+      ].join('\n'),
+    );
+    exporter = spawn(
+      process.execPath,
+      [
+        CLI,
+        '--qstash-token',
+        'token-for-the-probes-test',
+        '--qstash-url',
+        'http://127.0.0.1:1',
+        '--state-file',
+        'none',
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          LISTEN_ADDRESS: `127.0.0.1:${port}`,
+          WEB_CONFIG_FILE: join(dir, 'web.yml'),
+          LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    exporter.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    for (let attempt = 0; ; attempt += 1) {
+      if (exporter.exitCode !== null) throw new Error(`the exporter exited with ${exporter.exitCode}: ${stderr}`);
+      try {
+        await fetch(`http://127.0.0.1:${port}/metrics`);
+        break;
+      } catch {
+        if (attempt > 100) throw new Error(`the exporter did not start: ${stderr}`);
+      }
+      await sleep(100);
+    }
+  });
+  afterAll(() => {
+    exporter?.kill('SIGKILL');
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the Dockerfile's HEALTHCHECK exits 0, and the Deployment's probes get their answer, not 401", async () => {
+    const env = { PATH: process.env.PATH ?? '', LISTEN_ADDRESS: `0.0.0.0:${port}` };
+    const alive = await run(process.execPath, command.slice(1), env);
+    expect(alive.status, alive.output).toBe(0);
+    const base = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${base}${k8sContainer.livenessProbe.httpGet.path}`)).status).toBe(200);
+    // Not ready (the upstream is unreachable), and says so: 503, not a refusal.
+    expect((await fetch(`${base}${k8sContainer.readinessProbe.httpGet.path}`)).status).toBe(503);
+    // The metrics stay behind the password.
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    const basic = `Basic ${Buffer.from('prometheus:scrape-password').toString('base64')}`;
+    expect((await fetch(`${base}/metrics`, { headers: { Authorization: basic } })).status).toBe(200);
+  });
+});
+
+interface Probe {
+  httpGet: { path: string; port: string };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Kubernetes
 // ---------------------------------------------------------------------------------------------

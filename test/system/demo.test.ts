@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExposition } from '../support/exporter-e2e-helpers.js';
 import { DEV_CREDENTIALS } from '../../src/emulator/options.js';
+import { DEMO_DEFAULTS, demoBanner, type DemoHandle } from '../../src/demo.js';
 import { spawnExporter } from '../support/exporter-child.js';
 import {
   CLI,
@@ -31,9 +32,6 @@ const NOT_PRODUCED_BY_THE_DEMO: Record<string, string> = {
   // 2000 by default). The demo's traffic makes a few dozen label sets; lowering the cap to force an
   // overflow would fold the demo's own series and spoil its dashboards.
   upstash_exporter_series_dropped_total: 'needs more label sets than the series cap',
-  // Like the official SDK, the emulator has no GET /v2/flowControl list by default (knob
-  // flowControlList); the demo reads its configured key instead.
-  upstash_qstash_flow_control_keys_listed: 'no flow-control list endpoint, as the SDK',
 };
 
 describe('npm run demo: every documented family within 30 s', () => {
@@ -78,6 +76,17 @@ describe('npm run demo: every documented family within 30 s', () => {
     expect(missing, `families without samples ${ALL_FAMILIES_WITHIN_MS / 1000} s after the demo started`).toEqual([]);
   });
 
+  it('logs no warning while it runs (every endpoint the exporter reads is served)', async () => {
+    // The demo runs with --log-level warn and JSON lines: any line is a warning or worse. Ready
+    // means every collector has polled with success once, the flow-control list asked on the way.
+    const deadline = Date.now() + ALL_FAMILIES_WITHIN_MS;
+    while ((await fetch(`${demo.exporterUrl}/-/ready`)).status !== 200 && Date.now() < deadline) await sleep(250);
+    expect((await fetch(`${demo.exporterUrl}/-/ready`)).status).toBe(200);
+    const lines = `${demo.stdout()}\n${demo.stderr()}`.split('\n').filter((line) => line.startsWith('{'));
+    const warnings = lines.filter((line) => /"level":(?:"warn"|"error"|"fatal"|[456]0\b)/.test(line));
+    expect(warnings).toEqual([]);
+  });
+
   it("prints the emulator's credentials and an exporter command line that works when pasted", async () => {
     const out = demo.stdout();
     expect(out).toContain(`URL=${demo.emulatorUrl}`);
@@ -119,6 +128,27 @@ describe('npm run demo: every documented family within 30 s', () => {
     // The servers are gone with it.
     await expect(fetch(demo.metricsUrl)).rejects.toThrow();
     await expect(fetch(`${demo.emulatorUrl}/__emulator/knobs`)).rejects.toThrow();
+  });
+});
+
+describe('the banner of a demo listening on 9825', () => {
+  it("does not paste a second exporter onto the demo's own port", () => {
+    // The banner alone, from a handle as startDemo returns it: no server needs port 9825.
+    const handle = {
+      exporterUrl: 'http://127.0.0.1:9825/',
+      emulatorUrl: 'http://127.0.0.1:8787',
+      emulatorCredentials: DEV_CREDENTIALS,
+      destinations: { healthy: 'h', flaky: 'f', slow: 's', failing: 'x' },
+      stateFile: null,
+      temporaryState: false,
+      probeReceiverUrl: 'http://127.0.0.1:9825/probe/receive',
+      remediationUrl: 'http://127.0.0.1:9825/-/remediation/alertmanager',
+    } as unknown as DemoHandle;
+    const banner = demoBanner(handle, { ...DEMO_DEFAULTS, emulator: { host: '127.0.0.1', port: 8787 } } as never);
+    const pasted = /^\s+node dist\/cli\.js (run .*)$/m.exec(banner)?.[1];
+    expect(pasted).toBeDefined();
+    expect(pasted).not.toContain('127.0.0.1:9825');
+    expect(pasted).toContain('--listen-address 127.0.0.1:9826');
   });
 });
 

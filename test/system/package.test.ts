@@ -3,7 +3,7 @@
 // cache or registry), then the installed `upstash-exporter`: --version, check-config and run
 // against the emulator. The tarball carries the compiled code, the dashboards and the deploy
 // files, not the tests, the benchmarks, the TypeScript sources or source maps.
-import { execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,8 @@ const PACK_AND_INSTALL_MS = 120_000;
 
 let work: string;
 let bin: string;
+/** The installed package's folder. */
+let installed: string;
 let tarballFiles: string[];
 let emulator: EmulatorHandle;
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -33,6 +35,7 @@ beforeAll(async () => {
     'tsconfig.json',
     'tsconfig.build.json',
     'README.md',
+    'LICENSE',
     'src',
     'dashboards',
     'deploy',
@@ -64,6 +67,7 @@ beforeAll(async () => {
     maxBuffer: 16 * 1024 * 1024,
   });
   bin = join(prefix, 'bin', 'upstash-exporter');
+  installed = join(prefix, 'lib', 'node_modules', 'upstash-exporter');
   emulator = await createEmulator({});
 }, PACK_AND_INSTALL_MS);
 
@@ -79,6 +83,21 @@ describe('the packed package, installed globally into an empty prefix', () => {
     expect(tarballFiles).toContain('dist/emulator/main.js');
     expect(tarballFiles).toContain('dashboards/upstash-overview.json');
     expect(tarballFiles).toContain('deploy/rules/upstash-exporter.rules.yml');
+    // The licence package.json names, in full, and the repository the registry links the
+    // README's relative links against.
+    expect(tarballFiles).toContain('LICENSE');
+    const licence = await readFile(join(installed, 'LICENSE'), 'utf8');
+    expect(licence).toContain('Apache License');
+    expect(licence).toContain('Version 2.0, January 2004');
+    expect(licence).toContain('END OF TERMS AND CONDITIONS');
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
+      license: string;
+      repository?: { url?: string };
+      homepage?: string;
+    };
+    expect(manifest.license).toBe('Apache-2.0');
+    expect(manifest.repository?.url).toMatch(/^git\+https:\/\/github\.com\/[\w-]+\/upstash-exporter\.git$/);
+    expect(manifest.homepage).toMatch(/^https:\/\/github\.com\/[\w-]+\/upstash-exporter#readme$/);
     const unwanted = tarballFiles.filter(
       (path) =>
         /^(test|bench|src|tmp)\//.test(path) ||
@@ -127,6 +146,25 @@ describe('the packed package, installed globally into an empty prefix', () => {
     expect(stdout).not.toContain(emulator.credentials.token);
     expect(stdout).not.toContain(emulator.credentials.apiKey);
   });
+
+  it('demo prints a paste line with the installed command, not node dist/cli.js', async () => {
+    const child = spawn(
+      bin,
+      ['demo', '--listen-address', '127.0.0.1:0', '--emulator-address', '127.0.0.1:0', '--log-level', 'warn'],
+      { cwd: work, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!/state file:/.test(out) && Date.now() < deadline && child.exitCode === null) await sleep(100);
+      expect(out).toContain('an exporter reading it');
+      expect(out).not.toContain('dist/cli.js');
+      expect(out).toMatch(/^\s+upstash-exporter run --qstash-url /m);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 45_000);
 
   it('run reads the emulator and serves its metrics', async () => {
     const exporter = await spawnExporter(
