@@ -15,6 +15,8 @@ export interface CollectorStatus {
   disabledReason: string | null;
   /** A poll is in flight right now. */
   running: boolean;
+  /** The poll in flight runs past its deadline (runner.ts, pollDeadlineMs): counted as failed already. */
+  overdue: boolean;
   /** Effective interval (after rounding to a cron-expressible one), ms; null when disabled. */
   intervalMs: number | null;
   /** The cron expression scheduling it; null when disabled. */
@@ -37,6 +39,7 @@ export interface CollectorStatus {
 /** The history part of a status before any poll has ended. */
 export const NO_POLL_YET = {
   running: false,
+  overdue: false,
   lastOutcome: null,
   lastSuccess: null,
   lastError: null,

@@ -39,6 +39,8 @@ export interface PollOutcome {
   durationSeconds: number;
   /** When the poll ended, unix milliseconds. */
   finishedAtMs: number;
+  /** The poll ran past its deadline and recordOverdue counted it as failed then (not again). */
+  countedOverdue?: boolean;
 }
 
 /** The revision label of build_info: UPSTASH_EXPORTER_REVISION (set at image build) or 'unknown'. */
@@ -59,6 +61,7 @@ export class SelfMetrics {
   readonly collectorErrors: Counter<'collector'>;
   readonly collectorOverlaps: Counter<'collector'>;
   readonly collectorMissedRuns: Counter<'collector'>;
+  readonly collectorPollOverdue: Gauge<'collector'>;
   /** Optional endpoints by whether the service has them (src/collectors/optional-endpoint.ts). */
   readonly endpointAvailable: Gauge<'collector' | 'endpoint'>;
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
@@ -122,6 +125,12 @@ export class SelfMetrics {
     this.collectorMissedRuns = new Counter({
       name: 'upstash_exporter_collector_missed_runs_total',
       help: 'Scheduled polls the scheduler missed (event loop blocked past the tolerance)',
+      labelNames: ['collector'] as const,
+      registers,
+    });
+    this.collectorPollOverdue = new Gauge({
+      name: 'upstash_exporter_collector_poll_overdue',
+      help: 'Whether the poll of the collector in flight runs past its deadline (1; counted as a failed poll then, success 0) or not (0)',
       labelNames: ['collector'] as const,
       registers,
     });
@@ -224,6 +233,7 @@ export class SelfMetrics {
     this.collectorErrors.inc(labels, 0);
     this.collectorOverlaps.inc(labels, 0);
     this.collectorMissedRuns.inc(labels, 0);
+    this.collectorPollOverdue.set(labels, 0);
   }
 
   /** Records the end of one poll. */
@@ -231,13 +241,23 @@ export class SelfMetrics {
     this.#generation += 1;
     const labels = { collector: outcome.collector };
     this.collectorDuration.set(labels, outcome.durationSeconds);
+    this.collectorPollOverdue.set(labels, 0);
     if (outcome.ok) {
       this.collectorSuccess.set(labels, 1);
       this.collectorLastSuccess.set(labels, outcome.finishedAtMs / 1000);
     } else {
       this.collectorSuccess.set(labels, 0);
-      this.collectorErrors.inc(labels);
+      if (outcome.countedOverdue !== true) this.collectorErrors.inc(labels);
     }
+  }
+
+  /** A poll still running past its deadline: a failed poll from now on (counted once). */
+  recordOverdue(collector: CollectorName): void {
+    this.#generation += 1;
+    const labels = { collector };
+    this.collectorSuccess.set(labels, 0);
+    this.collectorErrors.inc(labels);
+    this.collectorPollOverdue.set(labels, 1);
   }
 
   /** Exports the offset of this machine's clock from an upstream API's (clock_offset_seconds). */
