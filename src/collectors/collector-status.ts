@@ -49,6 +49,11 @@ export const NO_POLL_YET = {
   summary: null,
 } as const satisfies Partial<CollectorStatus>;
 
+/** An error its API client has logged already (a wait the service asked for, said once). */
+export function loggedByClient(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { loggedByClient?: unknown }).loggedByClient === true;
+}
+
 /**
  * `CODE: message` of an error, on one line, short, with secrets removed: the configured ones
  * (and their URL-encoded form), plus anything shaped like a credential (Authorization schemes,

@@ -13,7 +13,7 @@ import type { Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
-import { describeError, NO_POLL_YET, type CollectorStatus } from './collector-status.js';
+import { describeError, loggedByClient, NO_POLL_YET, type CollectorStatus } from './collector-status.js';
 import { CRON_STEP_RULE, PollSchedule, pollDeadlineMs } from './poll-schedule.js';
 import { WallClockWatch } from '../common/wall-clock-watch.js';
 
@@ -358,7 +358,9 @@ export class CollectorRunner {
       status.lastOutcome = 'failure';
       status.lastError = text;
       status.lastErrorAt = finishedAtMs;
-      slot.logger.warn({ err: text, durationSeconds }, 'poll failed; serving the previous snapshot');
+      // A wait the service asked for is logged once by the API client, not by every poll it fails.
+      const level = loggedByClient(failure) ? 'debug' : 'warn';
+      slot.logger[level]({ err: text, durationSeconds }, 'poll failed; serving the previous snapshot');
     }
   }
 

@@ -69,6 +69,9 @@ export class SelfMetrics {
   readonly rateLimitRemaining: Gauge<'api'>;
   readonly rateLimit: Gauge<'api'>;
   readonly clockOffset: Gauge<'api'>;
+  readonly rateLimitBlockedUntil: Gauge<'api'>;
+  /** The call gates rateLimitBlockedUntil reads at each scrape. */
+  readonly #callGates = new Map<ApiName, { untilUnixMs(unixNowMs: number): number }>();
   /** The upstream clocks clockOffset reads at each scrape. */
   readonly #upstreamClocks = new Map<ApiName, { offsetMs(): number | null }>();
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
@@ -179,6 +182,16 @@ export class SelfMetrics {
         }
       },
     });
+    const gates = this.#callGates;
+    this.rateLimitBlockedUntil = new Gauge({
+      name: 'upstash_exporter_rate_limit_blocked_until_seconds',
+      help: 'Until when (unix seconds) the exporter sends no request to the upstream API, as a 429 asked (Retry-After or rate-limit reset, at most http.max_retry_after when set); 0: requests may go',
+      labelNames: ['api'] as const,
+      registers,
+      collect() {
+        for (const [api, gate] of gates) this.set({ api }, Math.round(gate.untilUnixMs(Date.now())) / 1000);
+      },
+    });
     this.seriesDropped = new Counter({
       name: 'upstash_exporter_series_dropped_total',
       help: 'Increments folded into an overflow series (label values __overflow__) because the metric reached its series cap',
@@ -258,6 +271,11 @@ export class SelfMetrics {
     this.collectorSuccess.set(labels, 0);
     this.collectorErrors.inc(labels);
     this.collectorPollOverdue.set(labels, 1);
+  }
+
+  /** Exports until when an upstream API is not called (rate_limit_blocked_until_seconds). */
+  watchCallGate(api: ApiName, gate: { untilUnixMs(unixNowMs: number): number }): void {
+    this.#callGates.set(api, gate);
   }
 
   /** Exports the offset of this machine's clock from an upstream API's (clock_offset_seconds). */
