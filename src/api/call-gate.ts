@@ -43,6 +43,14 @@ export class CallGate {
   }
 
   /**
+   * Before a request: sleeps (through `sleep`) until the gate opens, again when another 429
+   * moved it meanwhile; throws as waitMs when the wait is longer than a request may sleep.
+   */
+  async pass(details: ApiErrorDetails, sleep: (ms: number) => Promise<void>): Promise<void> {
+    for (let gatedMs = this.waitMs(details); gatedMs > 0; gatedMs = this.waitMs(details)) await sleep(gatedMs);
+  }
+
+  /**
    * A 429 asked for `waitMs`: no request of this client goes before it is over; said once.
    * Returns the ms until requests may go again.
    */

@@ -156,8 +156,8 @@ export class HttpClient {
 
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new ApiAbortedError('request aborted', details({ attempts: attempt }));
-      const gatedMs = this.callGate.waitMs(details({ attempts: attempt }));
-      if (gatedMs > 0) await this.wait(gatedMs, signal, true, 'request aborted while rate limited', details());
+      const sleepGated = (ms: number) => this.wait(ms, signal, true, 'request aborted while rate limited', details());
+      await this.callGate.pass(details({ attempts: attempt }), sleepGated);
       await this.pace(request, signal, details({ attempts: attempt }));
       const outcome = await this.attempt(request, signal, idempotent, attempt + 1);
       if (outcome.ok) return outcome.value;
