@@ -52,6 +52,8 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   });
   if (delivery !== null) selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock);
   if (management !== null) selfMetrics.watchUpstreamClock('management', management.upstreamClock);
+  if (delivery !== null) selfMetrics.watchCallGate('qstash', delivery.callGate);
+  if (management !== null) selfMetrics.watchCallGate('management', management.callGate);
   const closeClients = async (): Promise<void> => {
     clientsShutdown.abort(new Error('exporter is stopping'));
     await Promise.allSettled([delivery?.close(), management?.close()]);

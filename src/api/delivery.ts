@@ -5,6 +5,7 @@ import { ApiNotFoundError, ApiRequestError, ApiUpstreamError } from './errors.js
 import type { ApiErrorDetails } from './errors.js';
 import type { UpstreamClock } from './upstream-clock.js';
 import { HttpClient } from './http.js';
+import type { CallGate } from './call-gate.js';
 import { isWorkflowEventsPath, otherLogsPath, otherWorkflowRunsPath, PathChoice } from './path-choice.js';
 import { DeliveryInventory, INVENTORY_ENDPOINTS } from './delivery-inventory.js';
 import type { DlqPage, FlowControlInfo, GlobalParallelism, QueueInfo, UrlGroupInfo } from './delivery-inventory.js';
@@ -146,6 +147,11 @@ export class DeliveryClient {
   /** The service's clock, from the Date header of its answers. */
   get upstreamClock(): UpstreamClock {
     return this.http.upstreamClock;
+  }
+
+  /** The wait the service asked for, kept by every request of this client. */
+  get callGate(): CallGate {
+    return this.http.callGate;
   }
 
   /** How long the next log page request would wait for its rate-limit window (0: none). */

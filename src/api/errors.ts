@@ -30,6 +30,8 @@ export interface ApiErrorDetails {
   retryAfterMs?: number;
   /** HTTP attempts made before giving up (1 = no retry). */
   attempts?: number;
+  /** The client logged the cause already (a wait the service asked for): callers need not again. */
+  loggedByClient?: boolean;
   /** Low-level cause (undici/zod error); kept non-enumerable so JSON.stringify skips it. */
   cause?: unknown;
 }
@@ -42,6 +44,7 @@ export class ApiError extends Error {
   readonly status?: number;
   readonly retryAfterMs?: number;
   readonly attempts?: number;
+  readonly loggedByClient?: boolean;
 
   constructor(code: ApiErrorCode, problem: string, details: ApiErrorDetails) {
     super(
@@ -56,6 +59,7 @@ export class ApiError extends Error {
     if (details.status !== undefined) this.status = details.status;
     if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
     if (details.attempts !== undefined) this.attempts = details.attempts;
+    if (details.loggedByClient === true) this.loggedByClient = true;
   }
 
   /** Plain, secret-free view; also what JSON.stringify shows. */

@@ -40,6 +40,11 @@ export interface RetryOptions {
    */
   maxRateLimitWaitMs: number;
   /**
+   * The longest wait a 429 may ask for that is honoured (the whole API waits, call-gate.ts); a
+   * longer one is cut to it. Undefined: the whole wait, however long (the default).
+   */
+  maxRetryAfterMs?: number;
+  /**
    * Before each request, wait for the window's reset when the endpoint's last answer announced
    * its budget spent (rate-budget.ts), instead of learning it from a 429. Off unless asked for:
    * the exporter's clients (createApiClients) ask for it.

@@ -22,6 +22,7 @@ import { readSkimmed, skimWhole } from './json-skim.js';
 import { readBody } from './response-body.js';
 import { UpstreamClock } from './upstream-clock.js';
 import { AbortableSleeps } from './abortable-sleeps.js';
+import { CallGate } from './call-gate.js';
 
 export * from './http-types.js';
 export { rateLimitWaitMs } from './failures.js';
@@ -53,6 +54,8 @@ export class HttpClient {
   readonly #combinedSignals = new WeakMap<AbortSignal, AbortSignal>();
   /** The rate-limit and retry waits, ended by an abort. */
   readonly #sleeps = new AbortableSleeps();
+  /** The wait the service asked for, kept by every request of this client (call-gate.ts). */
+  readonly callGate: CallGate;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -62,6 +65,7 @@ export class HttpClient {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.random = options.random ?? Math.random;
     this.budget = new RateBudget(options.rateLimitShare ?? 1);
+    this.callGate = new CallGate({ ...this.retry, api: options.api, logger: options.logger });
 
     const base = new URL(options.baseUrl);
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
@@ -117,7 +121,7 @@ export class HttpClient {
   /** How long a request to `endpoint` would now wait for its rate-limit window when pacing (0: none). */
   pendingRateLimitWaitMs(endpoint: string): number {
     if (!this.retry.paceRateLimit) return 0;
-    const waitMs = this.budget.pending(endpoint, budgetNow());
+    const waitMs = Math.max(this.budget.pending(endpoint, budgetNow()), this.callGate.remainingMs());
     return waitMs > this.retry.maxRateLimitWaitMs ? 0 : waitMs;
   }
 
@@ -155,6 +159,8 @@ export class HttpClient {
 
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new ApiAbortedError('request aborted', details({ attempts: attempt }));
+      const sleepGated = (ms: number) => this.wait(ms, signal, true, 'request aborted while rate limited', details());
+      await this.callGate.pass(details({ attempts: attempt }), sleepGated);
       await this.pace(request, signal, details({ attempts: attempt }));
       const outcome = await this.attempt(request, signal, idempotent, attempt + 1);
       if (outcome.ok) return outcome.value;
@@ -162,15 +168,15 @@ export class HttpClient {
       const failure = outcome.failure;
       if (failure.error.status === 429 && failure.error.code !== 'ERR_API_DAILY_LIMIT') this.#hold(request.endpoint);
       const announced = failure.announcedWaitMs;
-      if (announced !== undefined && announced > this.retry.maxRateLimitWaitMs) {
+      if (announced !== undefined && this.callGate.close(announced, request.endpoint) > this.retry.maxRateLimitWaitMs) {
         throw new ApiRateLimitError(
-          `rate limited; the service asks to wait ${Math.ceil(announced)} ms, more than the allowed ${this.retry.maxRateLimitWaitMs} ms`,
-          details({ status: 429, retryAfterMs: announced, attempts: attempt + 1 }),
+          `rate limited; the service asks to wait ${Math.ceil(announced)} ms, more than the allowed ${this.retry.maxRateLimitWaitMs} ms: no request to this API before ${this.callGate.untilText()}`,
+          details({ status: 429, retryAfterMs: announced, attempts: attempt + 1, loggedByClient: true }),
         );
       }
       if (!failure.retryable || attempt >= this.retry.maxRetries) throw failure.error;
 
-      const delayMs = announced !== undefined && announced > 0 ? announced : this.backoffMs(attempt);
+      const delayMs = announced !== undefined && announced > 0 ? this.callGate.remainingMs() : this.backoffMs(attempt);
       this.options.logger?.debug(
         {
           api: this.api,

@@ -22,6 +22,8 @@ export interface ApiClientSettings {
       baseDelayMs: number;
       maxDelayMs: number;
       maxRateLimitWaitMs: number;
+      /** null: a 429's wait is honoured whole. */
+      maxRetryAfterMs: number | null;
       rateLimitShare: number;
     };
     proxy: ProxySettings;
@@ -53,6 +55,7 @@ function commonOptions(config: ApiClientSettings, hooks: ApiClientHooks): Omit<C
       baseDelayMs: config.http.retry.baseDelayMs,
       maxDelayMs: config.http.retry.maxDelayMs,
       maxRateLimitWaitMs: config.http.retry.maxRateLimitWaitMs,
+      ...(config.http.retry.maxRetryAfterMs === null ? {} : { maxRetryAfterMs: config.http.retry.maxRetryAfterMs }),
       // Spend the rate-limit budget on requests that succeed, not on 429s.
       paceRateLimit: true,
     },

@@ -3,6 +3,7 @@
 // vector index list and stats.
 import { ApiNotFoundError, ApiRequestError } from './errors.js';
 import { HttpClient } from './http.js';
+import type { CallGate } from './call-gate.js';
 import type { UpstreamClock } from './upstream-clock.js';
 import type { CommonClientOptions } from './http.js';
 import { parseWith } from './schemas/common.js';
@@ -110,6 +111,11 @@ export class ManagementClient {
   /** The management API's clock, from the Date header of its answers. */
   get upstreamClock(): UpstreamClock {
     return this.http.upstreamClock;
+  }
+
+  /** The wait the service asked for, kept by every request of this client. */
+  get callGate(): CallGate {
+    return this.http.callGate;
   }
 
   /**

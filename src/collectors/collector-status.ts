@@ -15,6 +15,8 @@ export interface CollectorStatus {
   disabledReason: string | null;
   /** A poll is in flight right now. */
   running: boolean;
+  /** The poll in flight runs past its deadline (runner.ts, pollDeadlineMs): counted as failed already. */
+  overdue: boolean;
   /** Effective interval (after rounding to a cron-expressible one), ms; null when disabled. */
   intervalMs: number | null;
   /** The cron expression scheduling it; null when disabled. */
@@ -37,6 +39,7 @@ export interface CollectorStatus {
 /** The history part of a status before any poll has ended. */
 export const NO_POLL_YET = {
   running: false,
+  overdue: false,
   lastOutcome: null,
   lastSuccess: null,
   lastError: null,
@@ -45,6 +48,11 @@ export const NO_POLL_YET = {
   everSucceeded: false,
   summary: null,
 } as const satisfies Partial<CollectorStatus>;
+
+/** An error its API client has logged already (a wait the service asked for, said once). */
+export function loggedByClient(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { loggedByClient?: unknown }).loggedByClient === true;
+}
 
 /**
  * `CODE: message` of an error, on one line, short, with secrets removed: the configured ones

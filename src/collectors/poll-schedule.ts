@@ -64,3 +64,15 @@ export function polledIntervalMs(
 }
 
 export { cronForInterval, CRON_STEP_RULE, type CronPlan } from '../common/cron-step.js';
+
+/** The shortest poll deadline: room for one request's timeouts and a retry (docs/http.md). */
+export const MIN_POLL_DEADLINE_MS = 60_000;
+
+/**
+ * How long a poll may run before it counts as failed while it still runs: twice the interval,
+ * at least MIN_POLL_DEADLINE_MS. A poll stuck on an upstream that answers and then trickles (one
+ * byte every few seconds) read as healthy for minutes: only its frozen last success showed it.
+ */
+export function pollDeadlineMs(intervalMs: number): number {
+  return Math.max(2 * intervalMs, MIN_POLL_DEADLINE_MS);
+}

@@ -13,8 +13,8 @@ import type { Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
-import { describeError, NO_POLL_YET, type CollectorStatus } from './collector-status.js';
-import { CRON_STEP_RULE, PollSchedule } from './poll-schedule.js';
+import { describeError, loggedByClient, NO_POLL_YET, type CollectorStatus } from './collector-status.js';
+import { CRON_STEP_RULE, PollSchedule, pollDeadlineMs } from './poll-schedule.js';
 import { WallClockWatch } from '../common/wall-clock-watch.js';
 
 export { describeError } from './collector-status.js';
@@ -41,11 +41,17 @@ export interface CollectorRunnerOptions {
   now?: () => number;
   /** When each collector polls (default: a schedule of `settings` with phases drawn now). */
   schedule?: PollSchedule;
+  /** Poll deadline of every collector, ms (default: pollDeadlineMs of its interval). */
+  pollDeadlineMs?: number;
 }
 
 interface InFlight {
   promise: Promise<void>;
   controller: AbortController;
+  /** Fires at the poll's deadline. */
+  deadlineTimer: NodeJS.Timeout;
+  /** The poll ran past its deadline and was recorded as failed then. */
+  overdue: boolean;
 }
 
 interface Slot {
@@ -55,6 +61,8 @@ interface Slot {
   schedule: string;
   /** Delay of each scheduled poll after its tick, ms. */
   phaseMs: number;
+  /** How long a poll may run before it is a failure (pollDeadlineMs). */
+  deadlineMs: number;
   task?: ScheduledTask;
   inFlight?: InFlight;
   /** A poll came due during the poll in flight and waits for that one to end. */
@@ -106,6 +114,7 @@ export class CollectorRunner {
         intervalMs: plan.intervalMs,
         schedule: plan.expression,
         phaseMs: plan.phaseMs,
+        deadlineMs: options.pollDeadlineMs ?? pollDeadlineMs(plan.intervalMs),
         deferredTick: false,
         overlapWarned: false,
         status: {
@@ -186,7 +195,12 @@ export class CollectorRunner {
     return COLLECTOR_NAMES.map((name) => {
       const slot = this.#slots.get(name);
       if (slot !== undefined)
-        return { ...slot.status, running: slot.inFlight !== undefined, summary: slot.collector.summary?.() ?? null };
+        return {
+          ...slot.status,
+          running: slot.inFlight !== undefined,
+          overdue: slot.inFlight?.overdue === true,
+          summary: slot.collector.summary?.() ?? null,
+        };
       return {
         ...NO_POLL_YET,
         name,
@@ -270,15 +284,39 @@ export class CollectorRunner {
       return Promise.resolve();
     }
     const controller = new AbortController();
-    const promise = this.#runPoll(slot, controller.signal).finally(() => {
+    const startedAtMs = this.#now();
+    const flight: InFlight = {
+      promise: Promise.resolve(),
+      controller,
+      deadlineTimer: setTimeout(() => this.#onOverdue(slot, flight, startedAtMs), slot.deadlineMs).unref(),
+      overdue: false,
+    };
+    slot.inFlight = flight;
+    flight.promise = this.#runPoll(slot, flight).finally(() => {
+      clearTimeout(flight.deadlineTimer);
       slot.inFlight = undefined;
       if (slot.deferredTick) {
         slot.deferredTick = false;
         void this.#poll(slot);
       }
     });
-    slot.inFlight = { promise, controller };
-    return promise;
+    return flight.promise;
+  }
+
+  /**
+   * A poll still running at its deadline is a failure from now on, on /metrics (success 0, the
+   * error counted, poll_overdue 1), on the landing page and in readiness, not only when it ends.
+   */
+  #onOverdue(slot: Slot, flight: InFlight, startedAtMs: number): void {
+    if (slot.inFlight !== flight) return;
+    flight.overdue = true;
+    const runningSeconds = Math.round((this.#now() - startedAtMs) / 1000);
+    const text = `ERR_POLL_OVERDUE: the poll has run for ${runningSeconds} s, past its deadline of ${slot.deadlineMs / 1000} s (the upstream answers too slowly or not at all); it goes on`;
+    this.#self.recordOverdue(slot.collector.name);
+    slot.status.lastOutcome = 'failure';
+    slot.status.lastError = text;
+    slot.status.lastErrorAt = this.#now();
+    slot.logger.warn({ err: text, deadlineMs: slot.deadlineMs }, 'poll overdue: counted as failed while it runs');
   }
 
   /** A poll due while the previous one runs: deferred for a collector that asks for it, else skipped. */
@@ -291,7 +329,8 @@ export class CollectorRunner {
     this.#onOverlap(slot);
   }
 
-  async #runPoll(slot: Slot, signal: AbortSignal): Promise<void> {
+  async #runPoll(slot: Slot, flight: InFlight): Promise<void> {
+    const { signal } = flight.controller;
     const name = slot.collector.name;
     const started = performance.now();
     let failure: unknown;
@@ -305,7 +344,7 @@ export class CollectorRunner {
     }
     const durationSeconds = (performance.now() - started) / 1000;
     const finishedAtMs = this.#now();
-    this.#self.recordPoll({ collector: name, ok, durationSeconds, finishedAtMs });
+    this.#self.recordPoll({ collector: name, ok, durationSeconds, finishedAtMs, countedOverdue: flight.overdue });
 
     const status = slot.status;
     status.lastDuration = durationSeconds;
@@ -320,7 +359,9 @@ export class CollectorRunner {
       status.lastOutcome = 'failure';
       status.lastError = text;
       status.lastErrorAt = finishedAtMs;
-      slot.logger.warn({ err: text, durationSeconds }, 'poll failed; serving the previous snapshot');
+      // A wait the service asked for is logged once by the API client, not by every poll it fails.
+      const level = loggedByClient(failure) ? 'debug' : 'warn';
+      slot.logger[level]({ err: text, durationSeconds }, 'poll failed; serving the previous snapshot');
     }
   }
 

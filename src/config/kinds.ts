@@ -107,6 +107,14 @@ export function duration(minMs = 0): Kind<number> {
   );
 }
 
+/** A duration as `duration`, or null when no source gives one (no default). */
+export function optionalDuration(minMs = 0): Kind<number | null> {
+  const kind = optional(z.number().int().min(minMs).max(MAX_TIMER_MS), (key, raw) =>
+    asDuration(key, raw, { minMs, maxMs: MAX_TIMER_MS }),
+  );
+  return { ...kind, render: (value) => (value === null ? undefined : formatDuration(value)) };
+}
+
 export const share: Kind<number> = parsed(z.number().gt(0).max(1), asShare);
 
 export const boolean: Kind<boolean> = parsed(z.boolean(), asBoolean);

@@ -70,6 +70,8 @@ export interface ExporterConfig {
       baseDelayMs: number;
       maxDelayMs: number;
       maxRateLimitWaitMs: number;
+      /** http.max_retry_after; null (0s): a 429's wait is honoured whole. */
+      maxRetryAfterMs: number | null;
       rateLimitShare: number;
     };
     /** The egress proxy (api/proxy-choice.ts); `environment` is read by loadConfig, not a setting. */

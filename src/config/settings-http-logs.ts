@@ -1,7 +1,19 @@
 // Settings rows of the YAML sections web (the exporter's own HTTP server), http (the client of
 // both upstream APIs) and logs (the walk of the delivery logs).
 import { z } from 'zod';
-import { boolean, count, duration, enumList, list, mebibytes, pemFile, proxyUrl, share, urlPath } from './kinds.js';
+import {
+  boolean,
+  count,
+  duration,
+  enumList,
+  list,
+  mebibytes,
+  optionalDuration,
+  pemFile,
+  proxyUrl,
+  share,
+  urlPath,
+} from './kinds.js';
 import { ConfigError, quoteValue } from './errors.js';
 import { setting, type Setting } from './setting.js';
 import { DURATION, OPT_IN_LOG_LABELS } from './setting-spec.js';
@@ -92,6 +104,16 @@ export const HTTP_AND_LOGS_SETTINGS: readonly Setting[] = [
     help: 'longest wait a 429 response, or a spent Burst-RateLimit budget the client paces on, may ask for; a longer one fails the request until the next poll',
     field: 'http.retry.maxRateLimitWaitMs',
     kind: duration(),
+  }),
+  setting({
+    key: 'http.max_retry_after',
+    flag: 'http-max-retry-after',
+    env: 'HTTP_MAX_RETRY_AFTER',
+    valueHint: DURATION,
+    defaultText: 'none',
+    help: "longest wait a 429 (Retry-After, rate-limit reset) may impose: every collector of that API sends nothing until the wait is over, shown by upstash_exporter_rate_limit_blocked_until_seconds; a longer one is cut to this. Unset: the service's wait is honoured whole",
+    field: 'http.retry.maxRetryAfterMs',
+    kind: optionalDuration(1000),
   }),
   setting({
     key: 'http.rate_limit_share',

@@ -39,6 +39,8 @@ export interface PollOutcome {
   durationSeconds: number;
   /** When the poll ended, unix milliseconds. */
   finishedAtMs: number;
+  /** The poll ran past its deadline and recordOverdue counted it as failed then (not again). */
+  countedOverdue?: boolean;
 }
 
 /** The revision label of build_info: UPSTASH_EXPORTER_REVISION (set at image build) or 'unknown'. */
@@ -60,6 +62,7 @@ export class SelfMetrics {
   readonly collectorErrors: Counter<'collector'>;
   readonly collectorOverlaps: Counter<'collector'>;
   readonly collectorMissedRuns: Counter<'collector'>;
+  readonly collectorPollOverdue: Gauge<'collector'>;
   /** Optional endpoints by whether the service has them (src/collectors/optional-endpoint.ts). */
   readonly endpointAvailable: Gauge<'collector' | 'endpoint'>;
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
@@ -67,6 +70,9 @@ export class SelfMetrics {
   readonly rateLimitRemaining: Gauge<'api'>;
   readonly rateLimit: Gauge<'api'>;
   readonly clockOffset: Gauge<'api'>;
+  readonly rateLimitBlockedUntil: Gauge<'api'>;
+  /** The call gates rateLimitBlockedUntil reads at each scrape. */
+  readonly #callGates = new Map<ApiName, { untilUnixMs(unixNowMs: number): number }>();
   /** The upstream clocks clockOffset reads at each scrape. */
   readonly #upstreamClocks = new Map<ApiName, { offsetMs(): number | null }>();
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
@@ -132,6 +138,12 @@ export class SelfMetrics {
       labelNames: ['collector'] as const,
       registers,
     });
+    this.collectorPollOverdue = new Gauge({
+      name: 'upstash_exporter_collector_poll_overdue',
+      help: 'Whether the poll of the collector in flight runs past its deadline (1; counted as a failed poll then, success 0) or not (0)',
+      labelNames: ['collector'] as const,
+      registers,
+    });
     this.endpointAvailable = new Gauge({
       name: 'upstash_exporter_endpoint_available',
       help: 'Whether the service has an optional endpoint the collector reads (1) or answered 404/405 (0: its metrics are left out, asked again every 10 minutes); absent until asked',
@@ -175,6 +187,16 @@ export class SelfMetrics {
           if (offsetMs === null) this.remove({ api });
           else this.set({ api }, Math.round(offsetMs) / 1000);
         }
+      },
+    });
+    const gates = this.#callGates;
+    this.rateLimitBlockedUntil = new Gauge({
+      name: 'upstash_exporter_rate_limit_blocked_until_seconds',
+      help: 'Until when (unix seconds) the exporter sends no request to the upstream API, as a 429 asked (Retry-After or rate-limit reset, at most http.max_retry_after when set); 0: requests may go',
+      labelNames: ['api'] as const,
+      registers,
+      collect() {
+        for (const [api, gate] of gates) this.set({ api }, Math.round(gate.untilUnixMs(Date.now())) / 1000);
       },
     });
     this.seriesDropped = new Counter({
@@ -231,6 +253,7 @@ export class SelfMetrics {
     this.collectorErrors.inc(labels, 0);
     this.collectorOverlaps.inc(labels, 0);
     this.collectorMissedRuns.inc(labels, 0);
+    this.collectorPollOverdue.set(labels, 0);
   }
 
   /** The interval the runner polls an enabled collector at, ms. */
@@ -243,13 +266,28 @@ export class SelfMetrics {
     this.#generation += 1;
     const labels = { collector: outcome.collector };
     this.collectorDuration.set(labels, outcome.durationSeconds);
+    this.collectorPollOverdue.set(labels, 0);
     if (outcome.ok) {
       this.collectorSuccess.set(labels, 1);
       this.collectorLastSuccess.set(labels, outcome.finishedAtMs / 1000);
     } else {
       this.collectorSuccess.set(labels, 0);
-      this.collectorErrors.inc(labels);
+      if (outcome.countedOverdue !== true) this.collectorErrors.inc(labels);
     }
+  }
+
+  /** A poll still running past its deadline: a failed poll from now on (counted once). */
+  recordOverdue(collector: CollectorName): void {
+    this.#generation += 1;
+    const labels = { collector };
+    this.collectorSuccess.set(labels, 0);
+    this.collectorErrors.inc(labels);
+    this.collectorPollOverdue.set(labels, 1);
+  }
+
+  /** Exports until when an upstream API is not called (rate_limit_blocked_until_seconds). */
+  watchCallGate(api: ApiName, gate: { untilUnixMs(unixNowMs: number): number }): void {
+    this.#callGates.set(api, gate);
   }
 
   /** Exports the offset of this machine's clock from an upstream API's (clock_offset_seconds). */

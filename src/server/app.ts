@@ -101,8 +101,14 @@ export function createApp(options: AppOptions): Express {
 
   const ready = (_req: Request, res: Response): void => {
     res.setHeader('Cache-Control', 'no-store');
+    // Ready stays ready after a later failure (docs/http.md); a poll past its deadline is said anyway.
+    const overdue = view
+      .status()
+      .filter((s) => s.overdue)
+      .map((s) => `${s.name}: ${s.lastError ?? 'poll overdue'}\n`)
+      .join('');
     if (view.ready()) {
-      res.type('text/plain').send('Ready.\n');
+      res.type('text/plain').send(`Ready.\n${overdue}`);
       return;
     }
     const waiting = view.waitingFor();
@@ -110,7 +116,7 @@ export function createApp(options: AppOptions): Express {
     res
       .status(503)
       .type('text/plain')
-      .send(`Not ready: waiting for the first successful poll of ${waiting.join(', ')}.\n`);
+      .send(`Not ready: waiting for the first successful poll of ${waiting.join(', ')}.\n${overdue}`);
   };
   app.get(['/-/ready', '/readyz'], ready);
 

@@ -33,6 +33,7 @@ function stateOf(status: CollectorStatus): string {
   if (!status.enabled) return `disabled: ${status.disabledReason ?? 'off'}`;
   const outcome =
     status.lastOutcome === null ? 'waiting for the first poll' : status.lastOutcome === 'success' ? 'ok' : 'failing';
+  if (status.overdue) return 'failing: the poll runs past its deadline, still polling';
   return status.running ? `${outcome}, polling now` : outcome;
 }
 

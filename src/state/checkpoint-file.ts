@@ -9,12 +9,12 @@
 // Nothing replaces a file this process has not read or written: a file that appeared or changed
 // since (another exporter on the same path, a restored copy) is left alone and the write fails.
 import { createHash } from 'node:crypto';
-import { readdirSync, renameSync, rmSync, statSync, type Stats } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { renameSync, statSync, type Stats } from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { errnoText, isErrno, stateFileProblem } from '../config/state-file-access.js';
-import { readTextSync, syncDirectory, writeTexts } from './file-io.js';
+import { createTempBeside, readTextSync, removeLeftoverTemps, syncDirectory, writeTexts } from './file-io.js';
 
 export const STATE_FORMAT = 'upstash-exporter-state';
 /**
@@ -83,7 +83,6 @@ interface SharedFile {
   /** Each section's JSON text. */
   readonly sections: Map<string, string>;
   queue: Promise<void>;
-  writes: number;
   /**
    * The file on disk as this process last read or wrote it (`absent`: there was none), so a write
    * replaces only that one; undefined while nothing was read (a writer that never loads).
@@ -141,7 +140,7 @@ const SHARED_FILES = new Map<string, SharedFile>();
 export function sharedFileOf(path: string): SharedFile {
   let shared = SHARED_FILES.get(path);
   if (shared === undefined) {
-    shared = { main: null, owned: false, sections: new Map(), queue: Promise.resolve(), writes: 0, onDisk: undefined };
+    shared = { main: null, owned: false, sections: new Map(), queue: Promise.resolve(), onDisk: undefined };
     SHARED_FILES.set(path, shared);
   }
   return shared;
@@ -157,9 +156,11 @@ export function writeShared(path: string, upstream: string, now: () => number): 
     const refused = replacementProblem(path, shared.onDisk);
     if (refused !== null) throw new StateFileError(`cannot write the state file ${path}: ${refused}`);
     const parts = envelopeParts(shared, upstream, now());
-    const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${++shared.writes}`);
+    let temp: string | undefined;
     try {
-      const handle = await open(temp, 'w', 0o600);
+      const created = await createTempBeside(path);
+      temp = created.temp;
+      const handle = created.handle;
       try {
         await writeTexts(handle, parts);
         await handle.sync();
@@ -168,7 +169,7 @@ export function writeShared(path: string, upstream: string, now: () => number): 
       }
       await rename(temp, path);
     } catch (error) {
-      await rm(temp, { force: true }).catch(() => undefined);
+      if (temp !== undefined) await unlink(temp).catch(() => undefined);
       throw new StateFileError(`cannot write the state file ${path}: ${errnoText(error)}`, { cause: error });
     }
     recordOnDisk(path);
@@ -253,7 +254,7 @@ export class CheckpointFile<T> {
    * starting fresh would then replace it.
    */
   loadSync(): LoadResult<T> {
-    this.#removeStaleTemps();
+    removeLeftoverTemps(this.path);
     let text: string;
     try {
       text = readTextSync(this.path);
@@ -336,18 +337,6 @@ export class CheckpointFile<T> {
     if (!payload.success)
       return { ok: false, reason: 'corrupt', detail: `invalid content (${firstIssue(payload.error)})` };
     return { ok: true, payload: payload.data, savedAt: envelope.data.savedAt };
-  }
-
-  /** Temporary files of writers killed before their rename: never a checkpoint, always garbage. */
-  #removeStaleTemps(): void {
-    const prefix = `.${basename(this.path)}.tmp-`;
-    try {
-      for (const name of readdirSync(dirname(this.path))) {
-        if (name.startsWith(prefix)) rmSync(join(dirname(this.path), name), { force: true });
-      }
-    } catch {
-      // Best effort: an unreadable directory shows up at the first write.
-    }
   }
 
   /** Renames the file aside; throws StateFileError when it cannot (it would be overwritten). */

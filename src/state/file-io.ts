@@ -1,6 +1,9 @@
-// Reading and writing the state file through one small buffer, and making a rename durable.
-import { closeSync, fsyncSync, openSync, readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+// Reading and writing the state file through one small buffer, its temporary files (created
+// exclusively, under names nobody can guess, never through a link), and making a rename durable.
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fsyncSync, lstatSync, openSync, readdirSync, readSync, unlinkSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
 /**
@@ -54,4 +57,75 @@ export function syncDirectory(directory: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * Open flags of a temporary file: created here or not at all. O_EXCL refuses any name that exists,
+ * a symbolic link included (even one pointing nowhere), so a link planted in a directory others
+ * can write (a shared volume, a group-writable folder) never makes this process truncate the
+ * file it points at; O_NOFOLLOW says the same where O_EXCL alone would not be honoured.
+ */
+const EXCLUSIVE_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** The prefix of the temporary files written beside `path`. */
+function tempPrefix(path: string): string {
+  return `.${basename(path)}.tmp-`;
+}
+
+/**
+ * A leftover temporary file of `path`: the current names (128 random bits in hex) and the names
+ * earlier versions used (the PID and a counter). Nothing else is ever removed.
+ */
+function isTempName(path: string, name: string): boolean {
+  const prefix = tempPrefix(path);
+  if (!name.startsWith(prefix)) return false;
+  return /^(?:[0-9a-f]{32}|\d+-\d+)$/.test(name.slice(prefix.length));
+}
+
+/**
+ * Creates a new temporary file beside `path`, mode 0600, under a name that cannot be guessed
+ * (crypto random: no one can plant a name before it is used), exclusively and never through a
+ * link. Returns its path and handle; the caller writes it and renames it over `path`.
+ */
+export async function createTempBeside(path: string): Promise<{ temp: string; handle: FileHandle }> {
+  for (let attempt = 1; ; attempt++) {
+    const temp = join(dirname(path), `${tempPrefix(path)}${randomBytes(16).toString('hex')}`);
+    try {
+      return { temp, handle: await open(temp, EXCLUSIVE_CREATE, 0o600) };
+    } catch (error) {
+      // A random name taken twice is someone planting names faster than chance: give up loudly.
+      const taken = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EEXIST';
+      if (!taken || attempt >= 3) throw error;
+    }
+  }
+}
+
+/**
+ * Removes the temporary files beside `path` left by a writer killed before its rename: only names
+ * of our pattern, only regular files (a link is left alone, and unlink never follows one anyway),
+ * only files this process's user owns (another user's files in a shared directory are theirs).
+ * Best effort: an unreadable directory shows up at the first write.
+ */
+export function removeLeftoverTemps(path: string): string[] {
+  const removed: string[] = [];
+  const uid = process.geteuid?.();
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!isTempName(path, name)) continue;
+    const temp = join(dirname(path), name);
+    try {
+      const stats = lstatSync(temp);
+      if (!stats.isFile() || (uid !== undefined && stats.uid !== uid)) continue;
+      unlinkSync(temp);
+      removed.push(temp);
+    } catch {
+      // Gone meanwhile, or not ours to remove.
+    }
+  }
+  return removed;
 }

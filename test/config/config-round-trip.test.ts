@@ -83,6 +83,8 @@ function everySettingChanged(): string[] {
       '5s',
       '--http-max-rate-limit-wait',
       '1m',
+      '--http-max-retry-after',
+      '10m',
       '--rate-limit-share',
       '0.25',
     ],

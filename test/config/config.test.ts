@@ -78,7 +78,14 @@ describe('defaults', () => {
       },
       http: {
         timeouts: { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 },
-        retry: { maxRetries: 3, baseDelayMs: 200, maxDelayMs: 10_000, maxRateLimitWaitMs: 30_000, rateLimitShare: 0.5 },
+        retry: {
+          maxRetries: 3,
+          baseDelayMs: 200,
+          maxDelayMs: 10_000,
+          maxRateLimitWaitMs: 30_000,
+          maxRetryAfterMs: null,
+          rateLimitShare: 0.5,
+        },
         proxy: {
           url: null,
           noProxy: [],
@@ -512,6 +519,7 @@ describe('YAML file', () => {
       baseDelayMs: 1_000,
       maxDelayMs: 2_000,
       maxRateLimitWaitMs: 0,
+      maxRetryAfterMs: null,
       rateLimitShare: 0.25,
     });
     expect(config.logs).toEqual({

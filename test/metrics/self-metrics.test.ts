@@ -56,6 +56,7 @@ describe('SelfMetrics', () => {
       'upstash_exporter_collector_errors_total',
       'upstash_exporter_collector_overlaps_total',
       'upstash_exporter_collector_missed_runs_total',
+      'upstash_exporter_collector_poll_overdue',
     ]) {
       const got = await samples(self.registry, name);
       expect(got.map((s) => s.labels.collector).sort(), name).toEqual(['account', 'logs']);

@@ -183,6 +183,7 @@ function status(name: CollectorName, state: Partial<CollectorStatus> = {}): Coll
     enabled: true,
     disabledReason: null,
     running: false,
+    overdue: false,
     intervalMs: 15_000,
     schedule: '*/15 * * * * *',
     summary: null,

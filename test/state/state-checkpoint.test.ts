@@ -82,14 +82,16 @@ describe('state file', () => {
   it('keeps the previous checkpoint when a write fails, and says why', async () => {
     const state = file();
     await state.save({ watermark: 1, keys: [] });
-    // The next temporary file cannot be created: a directory is in its place.
-    const blocker = join(dir, `.state.json.tmp-${process.pid}-2`);
-    await mkdir(blocker);
+    // The next temporary file cannot be created: the directory is moved away and a file put in
+    // its place (its name cannot be blocked in advance: it is random).
+    await rename(dir, `${dir}.away`);
+    await writeFile(dir, 'not a directory');
     const failure = await state.save({ watermark: 2, keys: [] }).catch((error: unknown) => error);
+    await rm(dir);
+    await rename(`${dir}.away`, dir);
     expect(failure).toBeInstanceOf(StateFileError);
     expect((failure as StateFileError).code).toBe('ERR_STATE_FILE');
     expect(state.loadSync()).toMatchObject({ status: 'loaded', payload: { watermark: 1 } });
-    await rm(blocker, { recursive: true });
     await expect(file(join(dir, 'missing-dir', 'state.json')).save({ watermark: 3, keys: [] })).rejects.toThrow(
       /cannot write the state file/,
     );
