@@ -9,6 +9,8 @@ const MAX_ERROR_TEXT = 300;
 
 export interface CollectorStatus {
   name: CollectorName;
+  /** The QStash region of a region-scoped instance; null for an account-scoped or disabled one. */
+  region: string | null;
   /** A collector object exists and is scheduled. */
   enabled: boolean;
   /** Why it is off (from the configuration), null when enabled. */

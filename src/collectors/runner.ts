@@ -64,7 +64,8 @@ interface Slot {
 }
 
 export class CollectorRunner {
-  readonly #slots = new Map<CollectorName, Slot>();
+  /** By instanceKey: one slot per collector and region. */
+  readonly #slots = new Map<string, Slot>();
   readonly #settings: Readonly<Record<CollectorName, CollectorConfig>>;
   readonly #self: SelfMetrics;
   readonly #logger: Logger;
@@ -88,18 +89,23 @@ export class CollectorRunner {
     const schedule = options.schedule ?? new PollSchedule(options.settings);
 
     for (const collector of options.collectors) {
-      if (this.#slots.has(collector.name)) throw new Error(`collector ${collector.name} given twice`);
+      const region = collector.region ?? null;
+      const key = instanceKey(collector.name, region);
+      if (this.#slots.has(key)) throw new Error(`collector ${instanceName(collector.name, region)} given twice`);
       const wanted = options.settings[collector.name].intervalMs;
       const plan = schedule.plan(collector.name);
-      options.selfMetrics.addCollector(collector.name);
-      const logger = options.logger.child({ collector: collector.name });
+      options.selfMetrics.addCollector(collector.name, region);
+      const logger = options.logger.child({
+        collector: collector.name,
+        ...(region === null ? {} : { qstash_region: region }),
+      });
       if (!plan.exact) {
         logger.warn(
           { requestedMs: wanted, effectiveMs: plan.intervalMs, schedule: plan.expression },
           `poll interval ${wanted} ms cannot be scheduled exactly (${CRON_STEP_RULE}); using ${plan.intervalMs} ms`,
         );
       }
-      this.#slots.set(collector.name, {
+      this.#slots.set(key, {
         collector,
         logger,
         intervalMs: plan.intervalMs,
@@ -110,6 +116,7 @@ export class CollectorRunner {
         status: {
           ...NO_POLL_YET,
           name: collector.name,
+          region,
           enabled: true,
           disabledReason: null,
           intervalMs: plan.intervalMs,
@@ -119,14 +126,17 @@ export class CollectorRunner {
     }
   }
 
-  /** Names of the collectors this runner polls. */
-  get enabled(): CollectorName[] {
-    return [...this.#slots.keys()];
+  /** The collectors this runner polls, a region-scoped one as `name (region)`. */
+  get enabled(): string[] {
+    return [...this.#slots.values()].map((slot) => instanceName(slot.collector.name, slot.status.region));
   }
 
-  /** The registries /metrics renders, one per enabled collector. */
-  registries(): { name: CollectorName; registry: Collector['registry'] }[] {
-    return [...this.#slots.values()].map((slot) => ({ name: slot.collector.name, registry: slot.collector.registry }));
+  /** The registries /metrics renders, one per enabled collector and region. */
+  registries(): { name: string; registry: Collector['registry'] }[] {
+    return [...this.#slots.values()].map((slot) => ({
+      name: instanceName(slot.collector.name, slot.status.region),
+      registry: slot.collector.registry,
+    }));
   }
 
   /** Starts the first poll of every collector and the schedules; returns at once. */
@@ -139,14 +149,14 @@ export class CollectorRunner {
       // No noOverlap: node-cron would judge an overlap at the tick, before the phase; #poll judges
       // it when the poll is due.
       const task = createTask(slot.schedule, () => void this.#pollAfterPhase(slot), {
-        name: `upstash-exporter:${slot.collector.name}`,
+        name: `upstash-exporter:${instanceName(slot.collector.name, slot.status.region)}`,
         logger: this.#cronLogger(slot.logger),
       });
       task.on('execution:missed', (ctx) => {
         // Slots a forward jump of the wall clock went over were not missed: nothing was blocked.
         this.#checkWallClock();
         if (this.#wallClock.skipped(ctx.date.getTime())) return;
-        this.#self.countMissedRun(slot.collector.name);
+        this.#self.countMissedRun(slot.collector.name, slot.status.region);
         slot.logger.warn({ slot: ctx.date.toISOString() }, 'scheduled poll missed: the event loop was blocked');
       });
       slot.task = task;
@@ -180,20 +190,27 @@ export class CollectorRunner {
     return this.#firstPolls;
   }
 
-  /** Every collector name, enabled or not, in the canonical order. */
+  /** Every collector, enabled or not, in the canonical order; an enabled one once per region. */
   status(): CollectorStatus[] {
-    return COLLECTOR_NAMES.map((name) => {
-      const slot = this.#slots.get(name);
-      if (slot !== undefined)
-        return { ...slot.status, running: slot.inFlight !== undefined, summary: slot.collector.summary?.() ?? null };
-      return {
-        ...NO_POLL_YET,
-        name,
-        enabled: false,
-        disabledReason: this.#settings[name].disabledReason ?? 'not part of this build',
-        intervalMs: null,
-        schedule: null,
-      };
+    return COLLECTOR_NAMES.flatMap((name): CollectorStatus[] => {
+      const slots = [...this.#slots.values()].filter((slot) => slot.collector.name === name);
+      if (slots.length > 0)
+        return slots.map((slot) => ({
+          ...slot.status,
+          running: slot.inFlight !== undefined,
+          summary: slot.collector.summary?.() ?? null,
+        }));
+      return [
+        {
+          ...NO_POLL_YET,
+          name,
+          region: null,
+          enabled: false,
+          disabledReason: this.#settings[name].disabledReason ?? 'not part of this build',
+          intervalMs: null,
+          schedule: null,
+        },
+      ];
     });
   }
 
@@ -202,9 +219,11 @@ export class CollectorRunner {
     return [...this.#slots.values()].every((slot) => slot.status.everSucceeded);
   }
 
-  /** Enabled collectors that have not succeeded yet. */
-  waitingFor(): CollectorName[] {
-    return [...this.#slots.values()].filter((s) => !s.status.everSucceeded).map((s) => s.collector.name);
+  /** Enabled collectors that have not succeeded yet, a region-scoped one as `name (region)`. */
+  waitingFor(): string[] {
+    return [...this.#slots.values()]
+      .filter((s) => !s.status.everSucceeded)
+      .map((s) => instanceName(s.collector.name, s.status.region));
   }
 
   /**
@@ -231,7 +250,9 @@ export class CollectorRunner {
         deadlineMs,
       ))
     ) {
-      const late = [...this.#slots.values()].filter((s) => s.inFlight !== undefined).map((s) => s.collector.name);
+      const late = [...this.#slots.values()]
+        .filter((s) => s.inFlight !== undefined)
+        .map((s) => instanceName(s.collector.name, s.status.region));
       this.#logger.warn({ collectors: late, deadlineMs }, 'polls still running at the stop deadline: aborting them');
       for (const flight of inFlight()) flight.controller.abort(new Error('exporter is stopping'));
       if (
@@ -304,7 +325,7 @@ export class CollectorRunner {
     }
     const durationSeconds = (performance.now() - started) / 1000;
     const finishedAtMs = this.#now();
-    this.#self.recordPoll({ collector: name, ok, durationSeconds, finishedAtMs });
+    this.#self.recordPoll({ collector: name, region: slot.status.region, ok, durationSeconds, finishedAtMs });
 
     const status = slot.status;
     status.lastDuration = durationSeconds;
@@ -324,7 +345,7 @@ export class CollectorRunner {
   }
 
   #onOverlap(slot: Slot): void {
-    this.#self.countOverlap(slot.collector.name);
+    this.#self.countOverlap(slot.collector.name, slot.status.region);
     const message = 'scheduled poll skipped: the previous poll is still running (interval shorter than a poll?)';
     if (slot.overlapWarned) {
       slot.logger.debug(message);
@@ -343,6 +364,16 @@ export class CollectorRunner {
       error: (message, error) => logger.error({ source: 'node-cron' }, describeError(error ?? message, this.#secrets)),
     };
   }
+}
+
+/** The runner's key of a collector instance: its name and its region. */
+function instanceKey(name: CollectorName, region: string | null): string {
+  return region === null ? name : `${name}\u0000${region}`;
+}
+
+/** How logs and messages name an instance: `logs`, or `logs (us-east-1)` for a region's. */
+export function instanceName(name: CollectorName, region: string | null): string {
+  return region === null ? name : `${name} (${region})`;
 }
 
 async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {

@@ -3,15 +3,30 @@
 import YAML from 'yaml';
 import { MASK } from './kinds.js';
 import { scheduledInterval } from './read-collectors.js';
-import type { ExporterConfig } from './schema.js';
+import type { ExporterConfig, RegionNameSource } from './schema.js';
 import { COLLECTOR_NAMES, SETTINGS } from './settings.js';
 import { setValueAt, valueAt } from './validate.js';
 
 export { MASK } from './kinds.js';
 
+/** How check-config says where a region's name came from. */
+const REGION_NAMED_BY: Record<RegionNameSource, string> = {
+  variable: 'its <REGION>_QSTASH_TOKEN variable',
+  setting: 'the qstash_regions setting',
+  url: "the URL's host",
+  qstash_region: 'QSTASH_REGION / --qstash-region',
+  assumed:
+    'assumed: the URL names no region; learnt from the account record at start when the management API is configured',
+};
+
 /** A copy with every secret that check-config masks replaced by `***` (unset ones stay null). */
 export function maskConfig(config: ExporterConfig): ExporterConfig {
   const masked = structuredClone(config);
+  for (const region of masked.qstash.regions) {
+    region.token = MASK;
+    if (region.currentSigningKey !== null) region.currentSigningKey = MASK;
+    if (region.nextSigningKey !== null) region.nextSigningKey = MASK;
+  }
   for (const row of SETTINGS) {
     if (row.field === undefined || row.kind.render(valueAt(config, row.field), config) !== MASK) continue;
     setValueAt(masked as unknown as Record<string, unknown>, row.field, MASK);
@@ -20,26 +35,22 @@ export function maskConfig(config: ExporterConfig): ExporterConfig {
 }
 
 /**
- * Every value that must never reach a log line: the token, the API key, the Basic
+ * Every value that must never reach a log line: every region's token, the API key, the Basic
  * credentials the management client sends (base64 of `email:apiKey`), the signing keys and the
  * remediation bearer token.
  */
 export function configSecrets(config: ExporterConfig): string[] {
-  const { token } = config.qstash;
   const { email, apiKey } = config.management;
   const secrets: string[] = [];
-  if (token !== null) secrets.push(token);
+  for (const region of config.qstash.regions) {
+    for (const secret of [region.token, region.currentSigningKey, region.nextSigningKey])
+      if (secret !== null) secrets.push(secret);
+  }
   if (apiKey !== null) {
     secrets.push(apiKey);
     if (email !== null) secrets.push(Buffer.from(`${email}:${apiKey}`).toString('base64'));
   }
-  for (const secret of [
-    config.qstash.currentSigningKey,
-    config.qstash.nextSigningKey,
-    config.remediation.bearerToken,
-  ]) {
-    if (secret !== null) secrets.push(secret);
-  }
+  if (config.remediation.bearerToken !== null) secrets.push(config.remediation.bearerToken);
   return secrets;
 }
 
@@ -85,8 +96,12 @@ export function renderConfigYaml(config: ExporterConfig): string {
     const { effective, note } = scheduledInterval(intervalMs);
     return ` ${name}: ${enabled ? `on, every ${effective}${note === null ? '' : ` (${note})`}` : `off (${disabledReason ?? 'disabled'})`}`;
   });
+  const regionLines = config.qstash.regions.map(
+    (region) => `  ${region.name}: ${region.url} (${REGION_NAMED_BY[region.nameFrom]})`,
+  );
   doc.commentBefore = [
     ` effective configuration${config.configFile === null ? '' : ` (file ${config.configFile})`}; secrets shown as ${MASK}`,
+    ...(regionLines.length === 0 ? [] : [' qstash regions:', ...regionLines]),
     ' collectors:',
     ...collectorLines.map((line) => ` ${line}`),
   ].join('\n');

@@ -4,6 +4,7 @@
 // runner (no secrets). The page has no script and loads nothing: its one stylesheet is inline
 // and allowed by its hash in LANDING_CSP, which forbids everything else.
 
+import { instanceName } from '../collectors/runner.js';
 import { createHash } from 'node:crypto';
 import type { CollectorStatus } from '../collectors/runner.js';
 import { escapeHtml } from './html.js';
@@ -93,7 +94,7 @@ export function renderLanding(input: LandingInput): string {
   const rows = input.statuses
     .map((s) => {
       const cells = [
-        s.name,
+        instanceName(s.name, s.region),
         stateOf(s),
         interval(s),
         s.enabled ? when(s.lastSuccess, input.now) : '',

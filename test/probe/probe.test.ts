@@ -169,7 +169,7 @@ async function startProbeStack(
   const config = configFor(emulator, ingress, options.args?.(ingress.url));
   const log = captureLogger('debug');
   const delivery = new DeliveryClient({ baseUrl: emulator.url, token: TOKEN, retry: { maxRetries: 0 } });
-  const probe = createProbe(config, { delivery, logger: log.logger });
+  const probe = createProbe(config, { delivery, region: config.qstash.regions[0]!, logger: log.logger });
   const server = await startServer({
     listen: { host: '127.0.0.1', port: 0 },
     webConfigFile: null,
