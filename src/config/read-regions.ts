@@ -8,13 +8,7 @@
 import { z } from 'zod';
 import { qstashRegionOfUrl } from '../api/management.js';
 import { ConfigError, quoteValue } from './errors.js';
-import {
-  REGIONAL,
-  regionalValues,
-  regionNamed,
-  type Given,
-  type RegionValues,
-} from './read-regions-sources.js';
+import { REGIONAL, regionalValues, regionNamed, type Given, type RegionValues } from './read-regions-sources.js';
 import type { Kind } from './kinds.js';
 import { httpUrl, MASK } from './kinds.js';
 import type { Sources } from './precedence.js';
