@@ -197,8 +197,9 @@ async function startProbeStack(
   return stack;
 }
 
+/** A probe series carries its region (the one region of these tests, eu-central-1). */
 const value = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined =>
-  valueOf(families, name, labels);
+  valueOf(families, name, name.startsWith('upstash_probe_') ? { ...labels, qstash_region: 'eu-central-1' } : labels);
 
 // ---- tests -----------------------------------------------------------------------------------
 
