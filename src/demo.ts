@@ -1,5 +1,6 @@
-// `upstash-exporter demo`: the emulator, four destinations, generated traffic and the exporter in
-// one process, talking real HTTP to each other. The only module that joins emulator and exporter.
+// `upstash-exporter demo`: the emulator with two QStash regions (EU and US, each its own address,
+// token and signing keys), four destinations, generated traffic in both regions and the exporter
+// in one process, talking real HTTP to each other. The only module that joins emulator and exporter.
 // Prints the URLs, runs until SIGINT/SIGTERM, then stops traffic, exporter, emulator and
 // destinations in that order and exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,8 +12,9 @@ import { ConfigError, configSecrets, loadConfig } from './config/index.js';
 import { demoHelpText, parseDemoArgs, type DemoSettings } from './demo/flags.js';
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
+import { leaveOutIndexesNearTheirLimits } from './demo/healthy-scenario.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
-import { emulatorAccessLines } from './emulator/usage-text.js';
+import { emulatorAccessLines, regionEnvironmentLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
 import { cannotListenText, isListenError } from './common/listen.js';
 import { pasteListenAddress } from './common/invocation.js';
@@ -41,10 +43,30 @@ const DEMO_LARGE_BODIES = { largeBodyRatio: 0.03, largeBodyBytes: 1_048_576 } as
 /** Same bound as `run`: a demo that does not close in time exits 1. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
+/** The regions the demo's emulator serves, the first on --emulator-address. */
+export const DEMO_REGIONS = ['eu-central-1', 'us-east-1'] as const;
+/**
+ * Rounds of traffic per region: the US region publishes half as often, like a team moving its
+ * traffic there (docs/emulator.md), so the two regions' series differ on the dashboards.
+ */
+const REGION_TICK_MS: Record<(typeof DEMO_REGIONS)[number], number> = { 'eu-central-1': 1_000, 'us-east-1': 2_000 };
+
+/** One region of the demo's emulator, as an app of that region is configured. */
+export interface DemoRegion {
+  name: string;
+  url: string;
+  token: string;
+  signingKeys: { current: string; next: string };
+  traffic: DemoTraffic;
+}
+
 export interface DemoHandle {
   /** Base URL of the exporter, with a trailing slash. */
   exporterUrl: string;
+  /** The first region's address (eu-central-1); the management API is served there too. */
   emulatorUrl: string;
+  /** Every region, the first one first. */
+  regions: DemoRegion[];
   /** The emulator's credentials: the public development ones. */
   emulatorCredentials: EmulatorHandle['credentials'];
   destinations: Destinations['urls'];
@@ -56,6 +78,7 @@ export interface DemoHandle {
   probeReceiverUrl: string;
   /** The exporter's Alertmanager webhook (remediation), with DEMO_REMEDIATION_TOKEN as bearer. */
   remediationUrl: string;
+  /** The first region's traffic. */
   traffic: DemoTraffic;
   close(): Promise<void>;
 }
@@ -165,23 +188,6 @@ async function resolveListen(text: string): Promise<Listen> {
   return { host: listen.host, port };
 }
 
-/** The share of a limit the shipped rules warn at (UpstashQuotaUsageHigh). */
-const QUOTA_WARNING_RATIO = 0.8;
-
-/**
- * The healthy scenario leaves out the emulator's vector indexes whose monthly reranks are past
- * the share of their limit the rules warn at (by the end of a month the free index's traffic
- * is): a quiet demo has no quota alert either.
- */
-function leaveOutIndexesNearTheirLimits(emulator: EmulatorHandle): void {
-  const snapshot = emulator.management.snapshot();
-  for (const index of snapshot.vectorIndexes) {
-    const used = snapshot.vectorStats[index.id]?.monthly_rerank_count ?? 0;
-    if (index.max_monthly_reranks > 0 && used > QUOTA_WARNING_RATIO * index.max_monthly_reranks)
-      emulator.management.deleteVectorIndex(index.id);
-  }
-}
-
 /**
  * Starts destinations, emulator, traffic and exporter. Rejects with ConfigError when an address
  * cannot be used; whatever had started is closed again before it rejects.
@@ -202,6 +208,12 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
         {
           host: settings.emulator.host,
           port: settings.emulator.port,
+          // The second region on the next port (a free one when the first is free).
+          regions: DEMO_REGIONS.map((name, index) => ({
+            name,
+            host: settings.emulator.host,
+            port: settings.emulator.port === 0 ? 0 : settings.emulator.port + index,
+          })),
           seed: settings.seed,
           knobs: {
             timeScale: settings.timeScale,
@@ -217,7 +229,10 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       );
     } catch (error) {
       if (!isListenError(error)) throw error;
-      const { host, port } = settings.emulator;
+      // The port that failed: the first region's, or the second one's next to it.
+      const { host } = settings.emulator;
+      const failed = (error as { port?: unknown }).port;
+      const port = typeof failed === 'number' ? failed : settings.emulator.port;
       throw new ConfigError(
         'emulator_address',
         cannotListenText('--emulator-address', `${hostForUrl(host)}:${port}`, error),
@@ -245,33 +260,41 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       secrets: configSecrets(config),
     });
 
-    const traffic = new DemoTraffic({
-      scenario: settings.scenario,
-      emulatorUrl: emulator.url,
-      token: emulator.credentials.token,
-      destinations: destinations.urls,
-      logger: logger.child({ component: 'demo-traffic' }),
-    });
-    cleanups.push(() => traffic.stop());
-    await traffic.setUp();
+    const regions: DemoRegion[] = emulator.regions.map((region) => ({
+      name: region.name,
+      url: region.url,
+      token: region.credentials.token,
+      signingKeys: region.signingKeys(),
+      traffic: new DemoTraffic({
+        scenario: settings.scenario,
+        emulatorUrl: region.url,
+        token: region.credentials.token,
+        destinations: destinations.urls,
+        logger: logger.child({ component: 'demo-traffic', qstash_region: region.name }),
+        tickMs: REGION_TICK_MS[region.name as (typeof DEMO_REGIONS)[number]],
+      }),
+    }));
+    cleanups.push(() => Promise.all(regions.map((region) => region.traffic.stop())).then(() => undefined));
+    for (const region of regions) await region.traffic.setUp();
 
     // An address in use is refused by startExporter as for `run` (ConfigError, one line).
     const exporter: ExporterHandle = await startExporter(config, logger);
     // Traffic stops before the exporter closes, so its last poll and checkpoint see a quiet log.
     cleanups.splice(cleanups.length - 1, 0, () => exporter.close());
-    traffic.start();
+    for (const region of regions) region.traffic.start();
 
     let closing: Promise<void> | undefined;
     return {
       exporterUrl: exporter.url,
       emulatorUrl: emulator.url,
+      regions,
       emulatorCredentials: emulator.credentials,
       destinations: destinations.urls,
       stateFile,
       temporaryState,
       probeReceiverUrl: probeReceiverUrl(listen),
       remediationUrl: `${localBase(listen)}/-/remediation/alertmanager`,
-      traffic,
+      traffic: regions[0]!.traffic,
       close: () => (closing ??= cleanUp()),
     };
   } catch (error) {
@@ -296,7 +319,7 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     'upstash-exporter demo: emulator, generated traffic and exporter in one process (Ctrl-C to stop)',
     `  exporter metrics:  ${base}/metrics`,
     `  exporter landing:  ${base}/`,
-    `  emulator:          ${demo.emulatorUrl} (QStash and management APIs)`,
+    `  emulator:          ${demo.emulatorUrl} (QStash ${demo.regions[0]?.name ?? ''} and the management API; regions below)`,
     ...emulatorAccessLines(
       {
         url: demo.emulatorUrl,
@@ -307,10 +330,15 @@ export function demoBanner(demo: DemoHandle, settings: DemoSettings): string {
     ).map((line) => `  ${line}`),
     `  ground truth:      ${demo.emulatorUrl}/__emulator/ground-truth`,
     `  emulator knobs:    ${demo.emulatorUrl}/__emulator/knobs`,
+    // Every region's address and the app's migration-mode .env (all public development values).
+    ...regionEnvironmentLines(
+      demo.regions.map((region) => ({ ...region, public: { token: true, signingKeys: true } })),
+      { ...demo.emulatorCredentials, public: { email: true, apiKey: true } },
+    ),
     `  destinations:      healthy ${healthy}, flaky ${flaky} (~10% 500), slow ${slow} (near its ${SLOW_TIMEOUT_MS / 1000}s timeout), failing ${failing} (always 500)`,
     settings.scenario === 'healthy'
-      ? `  traffic:           healthy scenario: only messages, schedules and workflows that succeed at once (no alert fires); --scenario mixed shows failures`
-      : `  traffic:           about 9 messages a second plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
+      ? `  traffic:           healthy scenario, in each region: only messages, schedules and workflows that succeed at once (no alert fires); --scenario mixed shows failures`
+      : `  traffic:           in each region: about 9 messages a second (half that in ${demo.regions[1]?.name ?? 'the second region'}) plus the schedules; queues ${DEMO_QUEUES.map((queue) => queue.queueName).join(', ')} (invoices paused); flow-control key ${DEMO_FLOW_CONTROL_KEY}; URL group ${DEMO_URL_GROUP} (3 endpoints); schedules demo-heartbeat, demo-digest, demo-partner-sync (always fails); labels`,
     `  canary probe:      every ${DEMO_PROBE_INTERVAL}, message and workflow, delivered signed to ${demo.probeReceiverUrl}`,
     `  remediation:       POST ${demo.remediationUrl} with "Authorization: Bearer ${DEMO_REMEDIATION_TOKEN}" (Alertmanager webhook; pauses failing schedules)`,
     `  time scale:        ${settings.timeScale} (emulator retries, delays and crons)`,

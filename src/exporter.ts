@@ -3,13 +3,14 @@
 // poll in flight finish (collectors save their state in close) and stops the server, within 10 s.
 
 import type { RequestReport } from './api/http.js';
-import { createApiClients } from './api/index.js';
-import { buildCollectors } from './collectors/index.js';
-import { CollectorRunner } from './collectors/runner.js';
+import { createDeliveryClient, createManagementClient } from './api/index.js';
+import type { ManagementClient } from './api/management.js';
+import { buildCollectors, type CollectorRegion } from './collectors/index.js';
+import { CollectorRunner, describeError } from './collectors/runner.js';
 import { cannotListenText, isListenError } from './common/listen.js';
 import { hostForUrl } from './common/url.js';
 import { PollSchedule } from './collectors/poll-schedule.js';
-import { ConfigError, configSecrets, type ExporterConfig } from './config/index.js';
+import { ConfigError, configSecrets, type ExporterConfig, type QStashRegionConfig } from './config/index.js';
 import type { Logger } from './logging/index.js';
 import { createdAtProcessStart } from './metrics/openmetrics.js';
 import { buildRevision, SelfMetrics } from './metrics/self.js';
@@ -30,8 +31,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   // Cancels every upstream request and retry wait once the runner has given up on its polls.
   const clientsShutdown = new AbortController();
   const apiLogger = logger.child({ component: 'api' });
-  const onRequest = (report: RequestReport): void => {
-    selfMetrics.onRequest(report);
+  const logRequest = (report: RequestReport): void => {
     const ok = report.code.startsWith('2');
     // Built only when it is logged: this runs after every upstream request.
     if (!apiLogger.isLevelEnabled(ok ? 'trace' : 'debug')) return;
@@ -45,24 +45,42 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     if (ok) apiLogger.trace(fields, 'upstream request');
     else apiLogger.debug(fields, 'upstream request failed');
   };
-  const { delivery, management } = createApiClients(config, {
-    onRequest,
-    logger: apiLogger,
+  // Each region its own clients: its own connections, rate-limit budget and request metrics.
+  const hooks = (region: string | null) => ({
+    onRequest: (report: RequestReport): void => {
+      selfMetrics.onRequestIn(region)(report);
+      logRequest(report);
+    },
+    logger: region === null ? apiLogger : apiLogger.child({ qstash_region: region }),
     signal: clientsShutdown.signal,
   });
-  if (delivery !== null) selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock);
+  // The management API's requests carry no qstash_region: it is the account's API.
+  const management = createManagementClient(config, null, hooks(null));
+  const regions: CollectorRegion[] = [];
+  for (const region of config.qstash.regions) {
+    // Every management client of the account keeps one wait a 429 asks for.
+    const regionManagement = createManagementClient(config, region, { ...hooks(null), callGate: management?.callGate });
+    const name = await regionName(region, regionManagement, logger, configSecrets(config));
+    const delivery = createDeliveryClient(config, region, hooks(name));
+    selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock, name);
+    selfMetrics.watchCallGate('qstash', delivery.callGate, name);
+    regions.push({ name, url: region.url, token: region.token, delivery, management: regionManagement });
+  }
+  const delivery = regions[0]?.delivery ?? null;
   if (management !== null) selfMetrics.watchUpstreamClock('management', management.upstreamClock);
-  if (delivery !== null) selfMetrics.watchCallGate('qstash', delivery.callGate);
   if (management !== null) selfMetrics.watchCallGate('management', management.callGate);
   const closeClients = async (): Promise<void> => {
     clientsShutdown.abort(new Error('exporter is stopping'));
-    await Promise.allSettled([delivery?.close(), management?.close()]);
+    await Promise.allSettled([
+      management?.close(),
+      ...regions.flatMap((region) => [region.delivery?.close(), region.management?.close()]),
+    ]);
   };
 
   const schedule = new PollSchedule(config.collectors);
   let collectors;
   try {
-    collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule });
+    collectors = await buildCollectors(config, { delivery, management, selfMetrics, logger, schedule, regions });
   } catch (error) {
     // A state file that cannot be restored (StateFileError): nothing else was started.
     await closeClients();
@@ -78,10 +96,24 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   });
   // Active checks (off by default): their registries follow the collectors' on /metrics, their
   // routes sit ahead of basic auth and authenticate themselves (docs/active-checks.md).
-  const probe = config.probe.enabled && delivery !== null ? createProbe(config, { delivery, logger }) : null;
+  const probes = config.probe.enabled
+    ? config.qstash.regions.map((region, index) =>
+        createProbe(config, {
+          delivery: regions[index]!.delivery!,
+          region: { ...region, name: regions[index]!.name },
+          routePerRegion: regions.length > 1,
+          logger,
+        }),
+      )
+    : [];
   const remediation =
-    config.remediation.enabled && delivery !== null ? createRemediation(config, { delivery, logger }) : null;
-  const activeChecks = [probe, remediation].filter((check) => check !== null);
+    config.remediation.enabled && regions.length > 0
+      ? createRemediation(config, {
+          deliveries: new Map(regions.map((region) => [region.name, region.delivery!])),
+          logger,
+        })
+      : null;
+  const activeChecks = [...probes, remediation].filter((check) => check !== null);
   const baseView = exporterView(VERSION, selfMetrics, runner);
   const view: ExporterView = {
     ...baseView,
@@ -122,7 +154,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   // Sampled before the first poll: the base of the first windows is what the process started with.
   history.start();
   runner.start();
-  probe?.start();
+  for (const probe of probes) probe.start();
   logger.info(
     { url: server.url, tls: server.tls, collectors: runner.enabled, version: VERSION },
     `upstash-exporter listening on ${server.url} with collectors: ${runner.enabled.join(', ') || 'none'}`,
@@ -136,11 +168,41 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
       closing ??= (async () => {
         const started = Date.now();
         history.stop();
-        await Promise.all([runner.stop(), probe?.close(), runningServer.close()]);
+        await Promise.all([runner.stop(), ...probes.map((probe) => probe.close()), runningServer.close()]);
         await closeClients();
         logger.info({ durationMs: Date.now() - started }, 'upstash-exporter stopped');
       })();
       return closing;
     },
   };
+}
+
+/**
+ * A region's name: as the configuration found it, or, for a token whose URL names no region,
+ * learnt from the account record (the QStash user of that token) when the management API is
+ * configured, else the SDKs' default region, said once in the log with how to set it.
+ */
+async function regionName(
+  region: QStashRegionConfig,
+  management: ManagementClient | null,
+  logger: Logger,
+  secrets: readonly string[],
+): Promise<string> {
+  if (region.nameFrom !== 'assumed') return region.name;
+  if (management !== null) {
+    try {
+      const { account, selectedBy } = await management.qstashUser();
+      if (selectedBy === 'token' && typeof account.region === 'string' && account.region !== '') return account.region;
+    } catch (error) {
+      logger.debug(
+        { err: describeError(error, secrets) },
+        'the region of QSTASH_TOKEN could not be learnt from the account record',
+      );
+    }
+  }
+  logger.warn(
+    { qstash_region: region.name, qstashUrl: region.url },
+    `the QStash URL names no region: its series are labelled qstash_region="${region.name}" (the SDKs' default region); set QSTASH_REGION (or --qstash-region) to the token's region if it is another`,
+  );
+  return region.name;
 }

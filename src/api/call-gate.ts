@@ -5,7 +5,7 @@
 // after a Retry-After of 3600 s to every path).
 import { performance } from 'node:perf_hooks';
 import { ApiRateLimitError, type ApiErrorDetails, type ApiName } from './errors.js';
-import type { ApiLogger } from './http-types.js';
+import type { ApiLogger } from './api-logger.js';
 
 export interface CallGateOptions {
   api: ApiName;

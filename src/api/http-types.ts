@@ -1,6 +1,8 @@
 // The request vocabulary of the HTTP core (http.ts): what a request is, the options both API
 // clients take, their defaults, and the report the core gives after every attempt.
 
+import type { ApiLogger } from './api-logger.js';
+import type { CallGate } from './call-gate.js';
 import type { ApiName } from './errors.js';
 import type { SkimLimits } from './json-skim.js';
 import type { UpstreamConnection } from './proxy-choice.js';
@@ -70,10 +72,7 @@ export const DEFAULT_RETRY: RetryOptions = {
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** What the clients log: a subset that a pino logger satisfies. */
-export interface ApiLogger {
-  debug(object: object, message: string): void;
-  warn(object: object, message: string): void;
-}
+export type { ApiLogger } from './api-logger.js';
 
 export type Credentials = { scheme: 'bearer'; token: string } | { scheme: 'basic'; username: string; password: string };
 
@@ -86,6 +85,12 @@ export interface CommonClientOptions {
   logger?: ApiLogger;
   /** Aborts every request and every wait of this client (shutdown). */
   signal?: AbortSignal;
+  /**
+   * The wait the service asked for, shared with the other clients of the same API and account
+   * (the management API's client of each region): a 429's Retry-After holds them all. Absent:
+   * the client keeps its own.
+   */
+  callGate?: CallGate;
   maxResponseBytes?: number;
   userAgent?: string;
   /** Connections kept to the upstream origin. */

@@ -14,7 +14,7 @@ import { createDispatcher } from './dispatcher.js';
 import { ApiAbortedError, ApiRateLimitError, ApiUpstreamError } from './errors.js';
 import type { ApiErrorDetails, ApiName } from './errors.js';
 import { createScrubber } from '../logging/scrub.js';
-import { isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budget.js';
+import { budgetNow, isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budget.js';
 import { excerpt as excerptOf, notJsonText, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
@@ -65,7 +65,7 @@ export class HttpClient {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.random = options.random ?? Math.random;
     this.budget = new RateBudget(options.rateLimitShare ?? 1);
-    this.callGate = new CallGate({ ...this.retry, api: options.api, logger: options.logger });
+    this.callGate = options.callGate ?? new CallGate({ ...this.retry, api: options.api, logger: options.logger });
 
     const base = new URL(options.baseUrl);
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
@@ -390,14 +390,6 @@ export class HttpClient {
       this.options.logger?.warn({ err: error, endpoint: report.endpoint }, 'onRequest hook threw');
     }
   }
-}
-
-/**
- * The rate budget's clock: unix ms at process start plus monotonic time since, so a jump of the
- * wall clock neither stalls the pacing for the jump's length nor lets it overdraw the windows.
- */
-function budgetNow(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<T> {

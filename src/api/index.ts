@@ -13,7 +13,7 @@ import { ManagementClient, qstashRegionOfUrl } from './management.js';
  * declared here so the clients depend on no configuration module (ExporterConfig fits it).
  */
 export interface ApiClientSettings {
-  qstash: { url: string; token: string | null; headerPrefix: string; logsPath: string };
+  qstash: { headerPrefix: string; logsPath: string };
   management: { url: string; email: string | null; apiKey: string | null; accountPath: string };
   http: {
     timeouts: { connectMs: number; headersMs: number; bodyMs: number };
@@ -34,14 +34,7 @@ export interface ApiClientSettings {
 }
 
 /** What the caller adds to every client: the request hook, the logger and a shutdown signal. */
-export type ApiClientHooks = Pick<CommonClientOptions, 'onRequest' | 'logger' | 'signal'>;
-
-export interface ApiClients {
-  /** null without a QStash token. */
-  delivery: DeliveryClient | null;
-  /** null unless both the management email and API key are set. */
-  management: ManagementClient | null;
-}
+export type ApiClientHooks = Pick<CommonClientOptions, 'onRequest' | 'logger' | 'signal' | 'callGate'>;
 
 function commonOptions(config: ApiClientSettings, hooks: ApiClientHooks): Omit<CommonClientOptions, 'baseUrl'> {
   return {
@@ -69,21 +62,37 @@ function commonOptions(config: ApiClientSettings, hooks: ApiClientHooks): Omit<C
   };
 }
 
-/** The QStash client, or null when the configuration has no token. */
-export function createDeliveryClient(config: ApiClientSettings, hooks: ApiClientHooks = {}): DeliveryClient | null {
-  if (config.qstash.token === null) return null;
+/** One QStash region's credentials: its URL and token. */
+export interface QStashCredentials {
+  url: string;
+  token: string;
+}
+
+/** The QStash client of one region. */
+export function createDeliveryClient(
+  config: ApiClientSettings,
+  region: QStashCredentials,
+  hooks: ApiClientHooks = {},
+): DeliveryClient {
   return new DeliveryClient({
     ...commonOptions(config, hooks),
-    baseUrl: config.qstash.url,
-    token: config.qstash.token,
+    baseUrl: region.url,
+    token: region.token,
     headerPrefix: config.qstash.headerPrefix,
     logsPath: config.qstash.logsPath,
     logsMaxPageBytes: config.logs.maxPageBytes,
   });
 }
 
-/** The management client, or null when the email or the API key is missing. */
-export function createManagementClient(config: ApiClientSettings, hooks: ApiClientHooks = {}): ManagementClient | null {
+/**
+ * The management client, or null when the email or the API key is missing. With a region's
+ * credentials, it reads that region's QStash user (chosen by its token, else its URL's region).
+ */
+export function createManagementClient(
+  config: ApiClientSettings,
+  region: QStashCredentials | null,
+  hooks: ApiClientHooks = {},
+): ManagementClient | null {
   if (config.management.email === null || config.management.apiKey === null) return null;
   return new ManagementClient({
     ...commonOptions(config, hooks),
@@ -91,13 +100,8 @@ export function createManagementClient(config: ApiClientSettings, hooks: ApiClie
     email: config.management.email,
     apiKey: config.management.apiKey,
     accountPath: config.management.accountPath,
-    // To choose the regional QStash user this exporter watches (its token, else its URL's region).
-    qstashToken: config.qstash.token,
-    qstashRegion: qstashRegionOfUrl(config.qstash.url),
+    // To choose the regional QStash user (its token, else its URL's region).
+    qstashToken: region?.token ?? null,
+    qstashRegion: region === null ? null : qstashRegionOfUrl(region.url),
   });
-}
-
-/** Every client the configuration has credentials for. */
-export function createApiClients(config: ApiClientSettings, hooks: ApiClientHooks = {}): ApiClients {
-  return { delivery: createDeliveryClient(config, hooks), management: createManagementClient(config, hooks) };
 }

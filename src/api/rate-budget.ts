@@ -153,3 +153,11 @@ export function numericHeader(value: string | string[] | undefined): number | un
 export function isDailyLimit(headers: Headers): boolean {
   return firstHeader(headers['ratelimit-limit']) !== undefined;
 }
+
+/**
+ * The rate budget's clock: unix ms at process start plus monotonic time since, so a jump of the
+ * wall clock neither stalls the pacing for the jump's length nor lets it overdraw the windows.
+ */
+export function budgetNow(): number {
+  return performance.timeOrigin + performance.now();
+}

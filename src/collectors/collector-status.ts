@@ -9,6 +9,8 @@ const MAX_ERROR_TEXT = 300;
 
 export interface CollectorStatus {
   name: CollectorName;
+  /** The QStash region of a region-scoped instance; null for an account-scoped or disabled one. */
+  region: string | null;
   /** A collector object exists and is scheduled. */
   enabled: boolean;
   /** Why it is off (from the configuration), null when enabled. */
@@ -71,4 +73,14 @@ export function describeError(error: unknown, secrets: readonly string[] = []): 
     .replace(/([?&](?:token|api_?key|password|key)=)[^&\s]*/gi, '$1***');
   const text = message === '' ? code : `${code}: ${message}`;
   return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT - 3)}...` : text;
+}
+
+/** The runner's key of a collector instance: its name and its region. */
+export function instanceKey(name: CollectorName, region: string | null): string {
+  return region === null ? name : `${name}\u0000${region}`;
+}
+
+/** How logs and messages name an instance: `logs`, or `logs (us-east-1)` for a region's. */
+export function instanceName(name: CollectorName, region: string | null): string {
+  return region === null ? name : `${name} (${region})`;
 }

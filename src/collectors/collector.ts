@@ -13,11 +13,29 @@ import type { PollSchedule } from './poll-schedule.js';
 export type { CollectorName } from '../config/collector-catalogue.js';
 export { COLLECTOR_NAMES } from '../config/collector-catalogue.js';
 
-export interface CollectorDeps {
-  /** QStash client; null without a token. */
+/** One watched QStash region as its collectors see it: its name, credentials and clients. */
+export interface CollectorRegion {
+  /** `eu-central-1`, `us-east-1`: the value of the `qstash_region` label. */
+  name: string;
+  url: string;
+  token: string;
+  /** This region's QStash client. */
   delivery: DeliveryClient | null;
-  /** Management API client; null without email and API key. */
+  /** The management client reading this region's QStash user; null without email and API key. */
   management: ManagementClient | null;
+}
+
+export interface CollectorDeps {
+  /** This instance's QStash client (its region's); null without a token. */
+  delivery: DeliveryClient | null;
+  /** Management API client (a region-scoped instance: the one reading its region's user); null without email and API key. */
+  management: ManagementClient | null;
+  /** The region a region-scoped instance watches (buildCollectors sets it); null/absent for account-scoped ones. */
+  region?: CollectorRegion | null;
+  /** The state file of this instance (its region's, buildCollectors); absent: the configuration's. */
+  stateFile?: string | null;
+  /** Every watched region, for buildCollectors (absent: the configuration's regions with the clients above). */
+  regions?: readonly CollectorRegion[];
   selfMetrics: SelfMetrics;
   logger: Logger;
   /** Wall clock, unix ms (tests inject one). */
@@ -43,6 +61,8 @@ export interface PollContext {
 
 export interface Collector {
   readonly name: CollectorName;
+  /** The QStash region of a region-scoped instance (buildCollectors sets it); null/absent: the account's. */
+  readonly region?: string | null;
   /** The metrics as of the last successful poll. Read by /metrics; never touches the network. */
   readonly registry: Registry;
   /** One poll: fetch, build the next snapshot, swap it in. Rejects on failure and keeps the
@@ -58,4 +78,12 @@ export interface Collector {
    * behind costs no interval (the logs and workflows collectors).
    */
   readonly deferOverlappingTick?: boolean;
+}
+
+/** The region a QStash collector reads: the one it was built for, else the configuration's first (tests). */
+export function qstashRegionOf(
+  config: ExporterConfig,
+  deps: CollectorDeps,
+): { name: string; url: string; token: string } | null {
+  return deps.region ?? config.qstash.regions[0] ?? null;
 }

@@ -8,16 +8,19 @@
 
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTask, type ScheduledTask, type Logger as CronLogger } from 'node-cron';
+import { createTask, type ScheduledTask } from 'node-cron';
+import { cronLogger } from './cron-logger.js';
 import type { Logger } from '../logging/index.js';
 import type { CollectorConfig } from '../config/schema.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { COLLECTOR_NAMES, type Collector, type CollectorName } from './collector.js';
-import { describeError, loggedByClient, NO_POLL_YET, type CollectorStatus } from './collector-status.js';
+import { describeError, instanceKey, instanceName, loggedByClient } from './collector-status.js';
+import { NO_POLL_YET, type CollectorStatus } from './collector-status.js';
 import { CRON_STEP_RULE, PollSchedule, pollDeadlineMs } from './poll-schedule.js';
 import { WallClockWatch } from '../common/wall-clock-watch.js';
+import { settleWithin } from '../common/settle-within.js';
 
-export { describeError } from './collector-status.js';
+export { describeError, instanceName } from './collector-status.js';
 export type { CollectorStatus } from './collector-status.js';
 
 /** Time the polls in flight get to finish on stop() before they are aborted. */
@@ -72,7 +75,8 @@ interface Slot {
 }
 
 export class CollectorRunner {
-  readonly #slots = new Map<CollectorName, Slot>();
+  /** By instanceKey: one slot per collector and region. */
+  readonly #slots = new Map<string, Slot>();
   readonly #settings: Readonly<Record<CollectorName, CollectorConfig>>;
   readonly #self: SelfMetrics;
   readonly #logger: Logger;
@@ -96,19 +100,24 @@ export class CollectorRunner {
     const schedule = options.schedule ?? new PollSchedule(options.settings);
 
     for (const collector of options.collectors) {
-      if (this.#slots.has(collector.name)) throw new Error(`collector ${collector.name} given twice`);
+      const region = collector.region ?? null;
+      const key = instanceKey(collector.name, region);
+      if (this.#slots.has(key)) throw new Error(`collector ${instanceName(collector.name, region)} given twice`);
       const wanted = options.settings[collector.name].intervalMs;
       const plan = schedule.plan(collector.name);
-      options.selfMetrics.addCollector(collector.name);
-      options.selfMetrics.setPollInterval(collector.name, plan.intervalMs);
-      const logger = options.logger.child({ collector: collector.name });
+      options.selfMetrics.addCollector(collector.name, region);
+      options.selfMetrics.setPollInterval(collector.name, plan.intervalMs, region);
+      const logger = options.logger.child({
+        collector: collector.name,
+        ...(region === null ? {} : { qstash_region: region }),
+      });
       if (!plan.exact) {
         logger.warn(
           { requestedMs: wanted, effectiveMs: plan.intervalMs, schedule: plan.expression },
           `poll interval ${wanted} ms cannot be scheduled exactly (${CRON_STEP_RULE}); using ${plan.intervalMs} ms`,
         );
       }
-      this.#slots.set(collector.name, {
+      this.#slots.set(key, {
         collector,
         logger,
         intervalMs: plan.intervalMs,
@@ -120,6 +129,7 @@ export class CollectorRunner {
         status: {
           ...NO_POLL_YET,
           name: collector.name,
+          region,
           enabled: true,
           disabledReason: null,
           intervalMs: plan.intervalMs,
@@ -129,14 +139,17 @@ export class CollectorRunner {
     }
   }
 
-  /** Names of the collectors this runner polls. */
-  get enabled(): CollectorName[] {
-    return [...this.#slots.keys()];
+  /** The collectors this runner polls, a region-scoped one as `name (region)`. */
+  get enabled(): string[] {
+    return [...this.#slots.values()].map((slot) => instanceName(slot.collector.name, slot.status.region));
   }
 
-  /** The registries /metrics renders, one per enabled collector. */
-  registries(): { name: CollectorName; registry: Collector['registry'] }[] {
-    return [...this.#slots.values()].map((slot) => ({ name: slot.collector.name, registry: slot.collector.registry }));
+  /** The registries /metrics renders, one per enabled collector and region. */
+  registries(): { name: string; registry: Collector['registry'] }[] {
+    return [...this.#slots.values()].map((slot) => ({
+      name: instanceName(slot.collector.name, slot.status.region),
+      registry: slot.collector.registry,
+    }));
   }
 
   /** Starts the first poll of every collector and the schedules; returns at once. */
@@ -149,14 +162,14 @@ export class CollectorRunner {
       // No noOverlap: node-cron would judge an overlap at the tick, before the phase; #poll judges
       // it when the poll is due.
       const task = createTask(slot.schedule, () => void this.#pollAfterPhase(slot), {
-        name: `upstash-exporter:${slot.collector.name}`,
-        logger: this.#cronLogger(slot.logger),
+        name: `upstash-exporter:${instanceName(slot.collector.name, slot.status.region)}`,
+        logger: cronLogger(slot.logger, this.#secrets),
       });
       task.on('execution:missed', (ctx) => {
         // Slots a forward jump of the wall clock went over were not missed: nothing was blocked.
         this.#checkWallClock();
         if (this.#wallClock.skipped(ctx.date.getTime())) return;
-        this.#self.countMissedRun(slot.collector.name);
+        this.#self.countMissedRun(slot.collector.name, slot.status.region);
         slot.logger.warn({ slot: ctx.date.toISOString() }, 'scheduled poll missed: the event loop was blocked');
       });
       slot.task = task;
@@ -190,25 +203,28 @@ export class CollectorRunner {
     return this.#firstPolls;
   }
 
-  /** Every collector name, enabled or not, in the canonical order. */
+  /** Every collector, enabled or not, in the canonical order; an enabled one once per region. */
   status(): CollectorStatus[] {
-    return COLLECTOR_NAMES.map((name) => {
-      const slot = this.#slots.get(name);
-      if (slot !== undefined)
-        return {
+    return COLLECTOR_NAMES.flatMap((name): CollectorStatus[] => {
+      const slots = [...this.#slots.values()].filter((slot) => slot.collector.name === name);
+      if (slots.length > 0)
+        return slots.map((slot) => ({
           ...slot.status,
           running: slot.inFlight !== undefined,
           overdue: slot.inFlight?.overdue === true,
           summary: slot.collector.summary?.() ?? null,
-        };
-      return {
-        ...NO_POLL_YET,
-        name,
-        enabled: false,
-        disabledReason: this.#settings[name].disabledReason ?? 'not part of this build',
-        intervalMs: null,
-        schedule: null,
-      };
+        }));
+      return [
+        {
+          ...NO_POLL_YET,
+          name,
+          region: null,
+          enabled: false,
+          disabledReason: this.#settings[name].disabledReason ?? 'not part of this build',
+          intervalMs: null,
+          schedule: null,
+        },
+      ];
     });
   }
 
@@ -217,9 +233,11 @@ export class CollectorRunner {
     return [...this.#slots.values()].every((slot) => slot.status.everSucceeded);
   }
 
-  /** Enabled collectors that have not succeeded yet. */
-  waitingFor(): CollectorName[] {
-    return [...this.#slots.values()].filter((s) => !s.status.everSucceeded).map((s) => s.collector.name);
+  /** Enabled collectors that have not succeeded yet, a region-scoped one as `name (region)`. */
+  waitingFor(): string[] {
+    return [...this.#slots.values()]
+      .filter((s) => !s.status.everSucceeded)
+      .map((s) => instanceName(s.collector.name, s.status.region));
   }
 
   /**
@@ -239,22 +257,19 @@ export class CollectorRunner {
     }
     const inFlight = (): InFlight[] =>
       [...this.#slots.values()].flatMap((slot) => (slot.inFlight === undefined ? [] : [slot.inFlight]));
-
-    if (
-      !(await settleWithin(
+    const settled = (ms: number): Promise<boolean> =>
+      settleWithin(
         inFlight().map((f) => f.promise),
-        deadlineMs,
-      ))
-    ) {
-      const late = [...this.#slots.values()].filter((s) => s.inFlight !== undefined).map((s) => s.collector.name);
+        ms,
+      );
+
+    if (!(await settled(deadlineMs))) {
+      const late = [...this.#slots.values()]
+        .filter((s) => s.inFlight !== undefined)
+        .map((s) => instanceName(s.collector.name, s.status.region));
       this.#logger.warn({ collectors: late, deadlineMs }, 'polls still running at the stop deadline: aborting them');
       for (const flight of inFlight()) flight.controller.abort(new Error('exporter is stopping'));
-      if (
-        !(await settleWithin(
-          inFlight().map((f) => f.promise),
-          ABORT_GRACE_MS,
-        ))
-      ) {
+      if (!(await settled(ABORT_GRACE_MS))) {
         this.#logger.warn({ collectors: late }, 'polls ignored the abort; closing the collectors anyway');
       }
     }
@@ -312,7 +327,7 @@ export class CollectorRunner {
     flight.overdue = true;
     const runningSeconds = Math.round((this.#now() - startedAtMs) / 1000);
     const text = `ERR_POLL_OVERDUE: the poll has run for ${runningSeconds} s, past its deadline of ${slot.deadlineMs / 1000} s (the upstream answers too slowly or not at all); it goes on`;
-    this.#self.recordOverdue(slot.collector.name);
+    this.#self.recordOverdue(slot.collector.name, slot.status.region);
     slot.status.lastOutcome = 'failure';
     slot.status.lastError = text;
     slot.status.lastErrorAt = this.#now();
@@ -344,7 +359,14 @@ export class CollectorRunner {
     }
     const durationSeconds = (performance.now() - started) / 1000;
     const finishedAtMs = this.#now();
-    this.#self.recordPoll({ collector: name, ok, durationSeconds, finishedAtMs, countedOverdue: flight.overdue });
+    this.#self.recordPoll({
+      collector: name,
+      region: slot.status.region,
+      ok,
+      durationSeconds,
+      finishedAtMs,
+      countedOverdue: flight.overdue,
+    });
 
     const status = slot.status;
     status.lastDuration = durationSeconds;
@@ -366,7 +388,7 @@ export class CollectorRunner {
   }
 
   #onOverlap(slot: Slot): void {
-    this.#self.countOverlap(slot.collector.name);
+    this.#self.countOverlap(slot.collector.name, slot.status.region);
     const message = 'scheduled poll skipped: the previous poll is still running (interval shorter than a poll?)';
     if (slot.overlapWarned) {
       slot.logger.debug(message);
@@ -374,28 +396,5 @@ export class CollectorRunner {
       slot.overlapWarned = true;
       slot.logger.warn({ intervalMs: slot.intervalMs }, message);
     }
-  }
-
-  /** node-cron's own warnings (overlap, missed) are counted and logged by us already. */
-  #cronLogger(logger: Logger): CronLogger {
-    return {
-      info: (message) => logger.debug({ source: 'node-cron' }, message),
-      warn: (message) => logger.debug({ source: 'node-cron' }, message),
-      debug: (message) => logger.debug({ source: 'node-cron' }, describeError(message, this.#secrets)),
-      error: (message, error) => logger.error({ source: 'node-cron' }, describeError(error ?? message, this.#secrets)),
-    };
-  }
-}
-
-async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {
-  if (promises.length === 0) return true;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([Promise.allSettled(promises).then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -8,29 +8,36 @@
 /** Which client a collector needs: the QStash token, or the management API's email and key. */
 export type CollectorNeeds = 'qstash' | 'management';
 
+/**
+ * `region`: one instance per watched QStash region, its series labelled `qstash_region` (the
+ * delivery API's collectors, and account and usage, which read the region's QStash user of the
+ * management API); `account`: one instance for the account.
+ */
+export type CollectorScope = 'region' | 'account';
+
 export const COLLECTOR_CATALOGUE = [
   // keepsState: the collector checkpoints its counters in the state file (--state-file).
-  { name: 'logs', defaultInterval: '15s', needs: 'qstash', keepsState: true },
-  { name: 'schedules', defaultInterval: '60s', needs: 'qstash' },
+  { name: 'logs', defaultInterval: '15s', needs: 'qstash', scope: 'region', keepsState: true },
+  { name: 'schedules', defaultInterval: '60s', needs: 'qstash', scope: 'region' },
   // Queues, URL Groups, DLQ and flow control (delivery API).
-  { name: 'queues', defaultInterval: '30s', needs: 'qstash' },
-  { name: 'url_groups', defaultInterval: '5m', needs: 'qstash' },
-  { name: 'dlq', defaultInterval: '60s', needs: 'qstash' },
-  { name: 'flow_control', defaultInterval: '30s', needs: 'qstash' },
-  { name: 'account', defaultInterval: '5m', needs: 'management' },
-  { name: 'search', defaultInterval: '5m', needs: 'management' },
-  { name: 'vector', defaultInterval: '60s', needs: 'management' },
+  { name: 'queues', defaultInterval: '30s', needs: 'qstash', scope: 'region' },
+  { name: 'url_groups', defaultInterval: '5m', needs: 'qstash', scope: 'region' },
+  { name: 'dlq', defaultInterval: '60s', needs: 'qstash', scope: 'region' },
+  { name: 'flow_control', defaultInterval: '30s', needs: 'qstash', scope: 'region' },
+  { name: 'account', defaultInterval: '5m', needs: 'management', scope: 'region' },
+  { name: 'search', defaultInterval: '5m', needs: 'management', scope: 'account' },
+  { name: 'vector', defaultInterval: '60s', needs: 'management', scope: 'account' },
   // Official QStash usage (GET /v2/qstash/stats/{id}): today's requests against the daily limits.
-  { name: 'usage', defaultInterval: '60s', needs: 'management' },
-  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', keepsState: true },
+  { name: 'usage', defaultInterval: '60s', needs: 'management', scope: 'region' },
+  { name: 'workflows', defaultInterval: '30s', needs: 'qstash', scope: 'region', keepsState: true },
   // Redis databases of the account (developer API): one instance for the account, not per region.
   { name: 'redis', defaultInterval: '60s', needs: 'management', scope: 'account' },
 ] as const satisfies readonly {
   name: string;
   defaultInterval: string;
   needs: CollectorNeeds;
+  scope: CollectorScope;
   keepsState?: boolean;
-  scope?: 'region' | 'account';
 }[];
 
 export type CollectorName = (typeof COLLECTOR_CATALOGUE)[number]['name'];
@@ -45,6 +52,10 @@ export const DEFAULT_POLL_INTERVALS = Object.fromEntries(
 export const COLLECTOR_NEEDS = Object.fromEntries(
   COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.needs]),
 ) as Record<CollectorName, CollectorNeeds>;
+
+export const COLLECTOR_SCOPES = Object.fromEntries(
+  COLLECTOR_CATALOGUE.map((entry) => [entry.name, entry.scope]),
+) as Record<CollectorName, CollectorScope>;
 
 /** The collectors that checkpoint their counters in the state file. */
 export const COLLECTORS_KEEPING_STATE: readonly CollectorName[] = COLLECTOR_CATALOGUE.filter(

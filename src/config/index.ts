@@ -12,7 +12,10 @@ export type {
   OptInLogLabel,
   ProbeConfig,
   RemediationConfig,
+  QStashRegionConfig,
+  RegionNameSource,
 } from './schema.js';
+export { KNOWN_QSTASH_REGIONS, DEFAULT_QSTASH_REGION } from './qstash-regions.js';
 export {
   COLLECTOR_NAMES,
   DEFAULT_POLL_INTERVALS,

@@ -10,6 +10,7 @@ import { configFile } from './kinds.js';
 import { originOf, Sources, type RawValue } from './precedence.js';
 import { checkActiveChecks } from './read-active-checks.js';
 import { noCredentialsError, readCollectors } from './read-collectors.js';
+import { readRegions } from './read-regions.js';
 import type { ExporterConfig } from './schema.js';
 import { settingByKey, SETTINGS } from './settings.js';
 import { readEnv, readFlags, readYamlFile, type Layer } from './sources.js';
@@ -98,16 +99,9 @@ function checkAcross(sources: Sources, config: Omit<ExporterConfig, 'collectors'
     );
   }
   const { qstash, management } = config;
-  requireBoth(
-    sources,
-    [
-      ['qstash_current_signing_key', qstash.currentSigningKey],
-      ['qstash_next_signing_key', qstash.nextSigningKey],
-    ],
-    'signatures are verified with both keys (the service signs with the next one after a rotation)',
-  );
   // Credentials last: a typo elsewhere is the more specific message.
-  if (qstash.token === null && management.email === null && management.apiKey === null) throw noCredentialsError();
+  if (qstash.regions.length === 0 && management.email === null && management.apiKey === null)
+    throw noCredentialsError();
   requireBoth(
     sources,
     [
@@ -142,10 +136,11 @@ function checkStateFile(sources: Sources, config: ExporterConfig): void {
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ExporterConfig {
   const sources = readSources(argv, env);
   const { candidate, unplaced } = readSettings(sources);
+  setValueAt(candidate, 'qstash.regions', readRegions(sources));
   const partial = candidate as Omit<ExporterConfig, 'collectors'>;
   checkAcross(sources, partial);
   readProxy(sources, env, partial);
-  const { token } = partial.qstash;
+  const token = partial.qstash.regions.length > 0 ? 'given' : null;
   const management = partial.management.email !== null && partial.management.apiKey !== null;
   const intervals = unplaced.get('poll_interval') as Record<CollectorName, number>;
   const switchedOff = unplaced.get('disabled_collectors') as CollectorName[];

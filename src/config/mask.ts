@@ -4,15 +4,30 @@ import YAML from 'yaml';
 import { proxyUrlSecrets, redactProxyUrl } from '../api/proxy-choice.js';
 import { MASK } from './kinds.js';
 import { scheduledInterval } from './read-collectors.js';
-import type { ExporterConfig } from './schema.js';
+import type { ExporterConfig, RegionNameSource } from './schema.js';
 import { COLLECTOR_NAMES, SETTINGS } from './settings.js';
 import { setValueAt, valueAt } from './validate.js';
 
 export { MASK } from './kinds.js';
 
+/** How check-config says where a region's name came from. */
+const REGION_NAMED_BY: Record<RegionNameSource, string> = {
+  variable: 'its <REGION>_QSTASH_TOKEN variable',
+  setting: 'the qstash_regions setting',
+  url: "the URL's host",
+  qstash_region: 'QSTASH_REGION / --qstash-region',
+  assumed:
+    'assumed: the URL names no region; learnt from the account record at start when the management API is configured',
+};
+
 /** A copy with every secret that check-config masks replaced by `***` (unset ones stay null). */
 export function maskConfig(config: ExporterConfig): ExporterConfig {
   const masked = structuredClone(config);
+  for (const region of masked.qstash.regions) {
+    region.token = MASK;
+    if (region.currentSigningKey !== null) region.currentSigningKey = MASK;
+    if (region.nextSigningKey !== null) region.nextSigningKey = MASK;
+  }
   for (const row of SETTINGS) {
     if (row.field === undefined || row.kind.render(valueAt(config, row.field), config) !== MASK) continue;
     setValueAt(masked as unknown as Record<string, unknown>, row.field, MASK);
@@ -21,27 +36,23 @@ export function maskConfig(config: ExporterConfig): ExporterConfig {
 }
 
 /**
- * Every value that must never reach a log line: the token, the API key, the Basic
+ * Every value that must never reach a log line: every region's token, the API key, the Basic
  * credentials the management client sends (base64 of `email:apiKey`), the signing keys, the
  * remediation bearer token, and the password of a proxy URL (http.proxy_url, HTTPS_PROXY,
  * HTTP_PROXY) with the Proxy-Authorization credentials made of it.
  */
 export function configSecrets(config: ExporterConfig): string[] {
-  const { token } = config.qstash;
   const { email, apiKey } = config.management;
   const secrets: string[] = [];
-  if (token !== null) secrets.push(token);
+  for (const region of config.qstash.regions) {
+    for (const secret of [region.token, region.currentSigningKey, region.nextSigningKey])
+      if (secret !== null) secrets.push(secret);
+  }
   if (apiKey !== null) {
     secrets.push(apiKey);
     if (email !== null) secrets.push(Buffer.from(`${email}:${apiKey}`).toString('base64'));
   }
-  for (const secret of [
-    config.qstash.currentSigningKey,
-    config.qstash.nextSigningKey,
-    config.remediation.bearerToken,
-  ]) {
-    if (secret !== null) secrets.push(secret);
-  }
+  if (config.remediation.bearerToken !== null) secrets.push(config.remediation.bearerToken);
   const { url, environment } = config.http.proxy;
   for (const proxy of [url, environment.httpsProxy?.value, environment.httpProxy?.value]) {
     if (proxy !== null && proxy !== undefined) secrets.push(...proxyUrlSecrets(proxy));
@@ -97,8 +108,12 @@ export function renderConfigYaml(config: ExporterConfig): string {
       ? []
       : [`  ${variable.name}=${variable === noProxy ? variable.value : redactProxyUrl(variable.value)}`],
   );
+  const regionLines = config.qstash.regions.map(
+    (region) => `  ${region.name}: ${region.url} (${REGION_NAMED_BY[region.nameFrom]})`,
+  );
   doc.commentBefore = [
     ` effective configuration${config.configFile === null ? '' : ` (file ${config.configFile})`}; secrets shown as ${MASK}`,
+    ...(regionLines.length === 0 ? [] : [' qstash regions:', ...regionLines]),
     ...(proxyLines.length === 0 ? [] : [' proxy from the environment:', ...proxyLines]),
     ' collectors:',
     ...collectorLines.map((line) => ` ${line}`),

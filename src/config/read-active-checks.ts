@@ -51,7 +51,7 @@ export function checkActiveChecks(
   const tokenHint = 'set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)';
   if (probe.enabled) {
     const origin = originOf(sources, 'probe.enabled');
-    if (qstash.token === null)
+    if (qstash.regions.length === 0)
       throw new ConfigError(
         'probe.enabled',
         `${origin} turns the probe on, but enqueueing needs the QStash token; ${tokenHint} or turn the probe off`,
@@ -62,10 +62,12 @@ export function checkActiveChecks(
         `${origin} turns the probe on without PROBE_RECEIVER_URL; set it (or --probe-receiver-url) to the public URL at which the service reaches this exporter's ${probe.receiverPath}`,
       );
     }
-    if (qstash.currentSigningKey === null && !probe.insecureReceiver) {
+    const keyless = qstash.regions.find((region) => region.currentSigningKey === null);
+    if (keyless !== undefined && !probe.insecureReceiver) {
+      const which = qstash.regions.length === 1 ? '' : ` for ${keyless.name} (<REGION>_QSTASH_CURRENT_SIGNING_KEY)`;
       throw new ConfigError(
         'qstash_current_signing_key',
-        `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`,
+        `${origin}: the probe receiver is reachable without basic auth, so it verifies the service's signature; set QSTASH_CURRENT_SIGNING_KEY and QSTASH_NEXT_SIGNING_KEY${which} (console: QStash > Signing keys), or --probe-insecure-receiver for a test setup`,
       );
     }
     if (isReservedServerPath(probe.receiverPath)) {
@@ -77,7 +79,7 @@ export function checkActiveChecks(
   }
   if (remediation.enabled) {
     const origin = originOf(sources, 'remediation.enabled');
-    if (qstash.token === null)
+    if (qstash.regions.length === 0)
       throw new ConfigError(
         'remediation.enabled',
         `${origin} turns remediation on, but pausing schedules needs the QStash token; ${tokenHint} or turn remediation off`,

@@ -38,6 +38,26 @@ export interface RemediationConfig {
   dryRun: boolean;
 }
 
+/** How a region's name was found (check-config and the start log say it). */
+export type RegionNameSource = 'variable' | 'setting' | 'url' | 'qstash_region' | 'assumed';
+
+/** One watched QStash region: its own URL, token and signing keys (docs/configuration.md#regions). */
+export interface QStashRegionConfig {
+  /** As the account records spell it (`eu-central-1`): the value of the `qstash_region` label. */
+  name: string;
+  /**
+   * `variable`/`setting`: named by `<REGION>_QSTASH_TOKEN` or the regions list; `url`: by the
+   * URL's host; `qstash_region`: by QSTASH_REGION / --qstash-region; `assumed`: the SDKs' default
+   * region, to be learnt from the account record when the management API is configured.
+   */
+  nameFrom: RegionNameSource;
+  url: string;
+  token: string;
+  /** Signing keys the probe receiver verifies this region's deliveries with; both or neither. */
+  currentSigningKey: string | null;
+  nextSigningKey: string | null;
+}
+
 export interface ExporterConfig {
   /** The YAML file read, if any. */
   configFile: string | null;
@@ -53,13 +73,10 @@ export interface ExporterConfig {
     maxConnections: number;
   };
   qstash: {
-    url: string;
-    token: string | null;
+    /** Every watched QStash region, each with its own credentials; empty without any QStash token. */
+    regions: QStashRegionConfig[];
     headerPrefix: string;
     logsPath: string;
-    /** Signing keys the probe receiver verifies deliveries with; both or neither. */
-    currentSigningKey: string | null;
-    nextSigningKey: string | null;
   };
   management: { url: string; email: string | null; apiKey: string | null; accountPath: string };
   collectors: Record<CollectorName, CollectorConfig>;

@@ -10,7 +10,8 @@ export interface Setting extends SettingSpec {
   kind: Kind<unknown>;
   /**
    * Where the value goes in ExporterConfig. Absent for poll_interval and disabled_collectors:
-   * with the credentials they make ExporterConfig.collectors (read-collectors.ts).
+   * with the credentials they make ExporterConfig.collectors (read-collectors.ts); absent for the
+   * QStash credentials, which make ExporterConfig.qstash.regions (read-regions.ts).
    */
   field?: ConfigPath;
   /** Key after which check-config writes this one in its section, when not in --help's order. */
@@ -26,5 +27,10 @@ export function setting<P extends ConfigPath>(
 
 /** A row that feeds the collectors' table instead of one field. */
 export function collectorsSetting<T>(row: SettingSpec & { kind: Kind<T> }): Setting {
+  return row;
+}
+
+/** A row that, with others, makes one assembled field (the QStash regions, read-regions.ts). */
+export function assembledSetting<T>(row: SettingSpec & { kind: Kind<T> }): Setting {
   return row;
 }

@@ -6,6 +6,7 @@ import {
   configFile,
   httpUrl,
   listenAddress,
+  MASK,
   matching,
   oneOf,
   secret,
@@ -14,7 +15,9 @@ import {
   webConfigFile,
 } from './kinds.js';
 import { disabledCollectors, pollIntervals } from './read-collectors.js';
-import { collectorsSetting, setting, type Setting } from './setting.js';
+import { KNOWN_QSTASH_REGIONS } from './qstash-regions.js';
+import { fromPlainRegion, optionalRegionName, REGION_SETTINGS } from './read-regions.js';
+import { assembledSetting, collectorsSetting, setting, type Setting } from './setting.js';
 import { LOG_FORMATS, LOG_LEVELS } from './setting-spec.js';
 
 /** What an HTTP header name allows (RFC 9110 token). */
@@ -42,39 +45,49 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     field: 'listen',
     kind: listenAddress,
   }),
-  setting({
+  assembledSetting({
     key: 'qstash_url',
     flag: 'qstash-url',
     env: 'QSTASH_URL',
     valueHint: '<url>',
     defaultText: 'https://qstash.upstash.io',
-    help: 'base URL of the QStash (delivery) API',
-    field: 'qstash.url',
-    kind: httpUrl,
+    help: 'base URL of the QStash (delivery) API of QSTASH_TOKEN; its host names the region (qstash-us-east-1.upstash.io)',
+    kind: fromPlainRegion(httpUrl, (region) => region.url),
   }),
-  setting({
+  assembledSetting({
     key: 'qstash_token',
     flag: 'qstash-token',
     env: 'QSTASH_TOKEN',
     valueHint: '<token>',
     defaultText: 'none',
-    help: `QStash token; enables the ${COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(', ')} collectors`,
+    help: `QStash token of one region; enables the ${COLLECTOR_NAMES.filter((name) => COLLECTOR_NEEDS[name] === 'qstash').join(', ')} collectors (for several regions see qstash_regions)`,
     secretFile: true,
-    field: 'qstash.token',
-    kind: secret('QStash token', { masked: true }),
+    kind: fromPlainRegion(secret('QStash token', { masked: true }), () => MASK),
   }),
-  setting({
+  assembledSetting({
+    key: 'qstash_region',
+    flag: 'qstash-region',
+    env: 'QSTASH_REGION',
+    valueHint: '<region>',
+    defaultText: 'the region QSTASH_URL names, else learnt from the account record, else eu-central-1',
+    help: `region of QSTASH_TOKEN when its URL does not name one: ${KNOWN_QSTASH_REGIONS.map((region) => region.name).join(', ')} (also written as the SDKs do, US_EAST_1)`,
+    kind: fromPlainRegion(optionalRegionName, (region) =>
+      region.nameFrom === 'qstash_region' ? region.name : undefined,
+    ),
+  }),
+  assembledSetting({
     key: 'qstash_current_signing_key',
     flag: 'qstash-current-signing-key',
     env: 'QSTASH_CURRENT_SIGNING_KEY',
     valueHint: '<key>',
     defaultText: 'none',
-    help: 'QStash current signing key; the probe receiver verifies Upstash-Signature with it (and the next key)',
+    help: "QStash current signing key of QSTASH_TOKEN's region; the probe receiver verifies Upstash-Signature with it (and the next key)",
     secretFile: true,
-    field: 'qstash.currentSigningKey',
-    kind: secret('QStash current signing key', { masked: true }),
+    kind: fromPlainRegion(secret('QStash current signing key', { masked: true }), (region) =>
+      region.currentSigningKey === null ? undefined : MASK,
+    ),
   }),
-  setting({
+  assembledSetting({
     key: 'qstash_next_signing_key',
     flag: 'qstash-next-signing-key',
     env: 'QSTASH_NEXT_SIGNING_KEY',
@@ -82,9 +95,11 @@ export const GENERAL_SETTINGS: readonly Setting[] = [
     defaultText: 'none',
     help: 'QStash next signing key (what the service signs with after a key rotation); needed with the current key',
     secretFile: true,
-    field: 'qstash.nextSigningKey',
-    kind: secret('QStash next signing key', { masked: true }),
+    kind: fromPlainRegion(secret('QStash next signing key', { masked: true }), (region) =>
+      region.nextSigningKey === null ? undefined : MASK,
+    ),
   }),
+  ...REGION_SETTINGS,
   setting({
     key: 'management_url',
     flag: 'management-url',

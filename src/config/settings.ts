@@ -37,7 +37,8 @@ export function settingByKey(key: string): Setting {
 
 /** Every key a YAML file may hold, with the `_file` variants of secrets. */
 export function yamlKeys(): string[] {
+  // A repeated secret (a region's token) names its file inside its YAML list instead.
   return SETTINGS.filter((s) => s.notInYaml !== true).flatMap((s) =>
-    s.secretFile === true ? [s.key, `${s.key}_file`] : [s.key],
+    s.secretFile === true && s.repeatable !== true ? [s.key, `${s.key}_file`] : [s.key],
   );
 }

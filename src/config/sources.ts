@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import YAML, { LineCounter } from 'yaml';
 import { ConfigError, quoteValue } from './errors.js';
+import { isRegionalRow, readRegionalEnv } from './read-regions-sources.js';
 import type { Layer } from './precedence.js';
 import { SETTINGS, YAML_SECTIONS, yamlKeys, type SettingSpec } from './settings.js';
 import { didYouMean, flatKeysOfSection } from './suggest.js';
@@ -105,6 +106,10 @@ export function readFlags(argv: readonly string[]): Layer {
 export function readEnv(env: NodeJS.ProcessEnv): Layer {
   const layer: Layer = new Map();
   for (const spec of SETTINGS) {
+    if (isRegionalRow(spec)) {
+      readRegionalEnv(spec, env, layer);
+      continue;
+    }
     const value = env[spec.env];
     if (value !== undefined) layer.set(spec.key, { value, source: 'env', origin: spec.env });
     if (spec.secretFile === true) {

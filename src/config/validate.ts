@@ -27,7 +27,16 @@ const CollectorSchema = z.strictObject({
 });
 
 /** Paths of the configuration no setting row fills by itself. */
-const ASSEMBLED = ['collectors', 'http.proxy.environment'];
+const ASSEMBLED = ['collectors', 'http.proxy.environment', 'qstash.regions'];
+
+const RegionSchema = z.strictObject({
+  name: z.string().min(1),
+  nameFrom: z.enum(['variable', 'setting', 'url', 'qstash_region', 'assumed']),
+  url: z.string().regex(/^https?:\/\/[^\s]+$/),
+  token: z.string().min(1),
+  currentSigningKey: z.string().min(1).nullable(),
+  nextSigningKey: z.string().min(1).nullable(),
+});
 
 function leafPaths(object: Record<string, unknown>, prefix = ''): string[] {
   return Object.entries(object).flatMap(([name, value]) => {
@@ -51,7 +60,7 @@ function internalError(path: string, message: string): ConfigError {
 export function validateConfig(candidate: Record<string, unknown>): ExporterConfig {
   const fields = SETTINGS.flatMap((row) => (row.field === undefined ? [] : [row.field]));
   for (const path of leafPaths(candidate)) {
-    if (!fields.includes(path as ConfigPath) && !ASSEMBLED.some((top) => path.startsWith(`${top}.`)))
+    if (!fields.includes(path as ConfigPath) && !ASSEMBLED.some((top) => path === top || path.startsWith(`${top}.`)))
       throw internalError(path, 'no setting holds it');
   }
   for (const row of SETTINGS) {
@@ -65,6 +74,11 @@ export function validateConfig(candidate: Record<string, unknown>): ExporterConf
   if (!collectors.success) {
     const issue = collectors.error.issues[0];
     throw internalError(['collectors', ...(issue?.path ?? [])].join('.'), issue?.message ?? 'invalid');
+  }
+  const regions = z.array(RegionSchema).safeParse(valueAt(candidate, 'qstash.regions'));
+  if (!regions.success) {
+    const issue = regions.error.issues[0];
+    throw internalError(['qstash', 'regions', ...(issue?.path ?? [])].join('.'), issue?.message ?? 'invalid');
   }
   return candidate as unknown as ExporterConfig;
 }

@@ -34,7 +34,10 @@ export interface DemoSettings {
 
 const FLAGS = {
   'listen-address': { type: 'string', help: `exporter HTTP server host:port (default ${DEMO_DEFAULTS.listenAddress})` },
-  'emulator-address': { type: 'string', help: `emulator host:port (default ${DEMO_DEFAULTS.emulatorAddress})` },
+  'emulator-address': {
+    type: 'string',
+    help: `emulator host:port of its eu-central-1 region; us-east-1 listens on the next port (default ${DEMO_DEFAULTS.emulatorAddress})`,
+  },
   'time-scale': {
     type: 'string',
     help: `emulator waits (retries, delays, crons) run this many times faster (default ${DEMO_DEFAULTS.timeScale})`,

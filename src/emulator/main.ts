@@ -17,12 +17,17 @@ import {
 } from './knobs.js';
 import { DEV_CREDENTIALS, type EmulatorOptions, type PlanProfile } from './options.js';
 import { DEV_SIGNING_KEYS } from './delivery/signing.js';
-import { emulatorAccessLines } from './usage-text.js';
+import { emulatorAccessLines, regionEnvironmentLines } from './usage-text.js';
+import { parseRegionsFlag, type RegionPublicity } from './region-flags.js';
 import { errorMessage } from '../common/errors.js';
 import { pasteListenAddress } from '../common/invocation.js';
 
 const FLAGS = {
   'listen-address': { type: 'string', help: `host:port to listen on (default ${DEFAULT_LISTEN_ADDRESS})` },
+  regions: {
+    type: 'string',
+    help: 'QStash regions served, each its own delivery API at its own address: eu-central-1,us-east-1 (the first on --listen-address, the others on the next ports) or eu-central-1=HOST:PORT,us-east-1=HOST:PORT; tokens and signing keys from <REGION>_QSTASH_TOKEN, <REGION>_QSTASH_CURRENT_SIGNING_KEY, <REGION>_QSTASH_NEXT_SIGNING_KEY (default: eu-central-1 only)',
+  },
   'qstash-token': { type: 'string', help: 'delivery token (env QSTASH_TOKEN, QSTASH_TOKEN_FILE)' },
   'qstash-token-file': { type: 'string', help: 'file holding the delivery token' },
   'upstash-email': { type: 'string', help: 'management user (env UPSTASH_EMAIL)' },
@@ -143,6 +148,8 @@ export interface EmulatorCliSettings {
   options: Partial<EmulatorOptions>;
   /** Which credentials are the public development defaults (printed at start). */
   defaults: { token: boolean; email: boolean; apiKey: boolean };
+  /** Per region served with --regions, which of its credentials are public (empty without). */
+  regions: RegionPublicity[];
   help: boolean;
 }
 
@@ -193,6 +200,18 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   }
   options.currentSigningKey = currentSigningKey?.trim() ?? DEV_SIGNING_KEYS.current;
   options.nextSigningKey = nextSigningKey?.trim() ?? DEV_SIGNING_KEYS.next;
+  const regionsText = text('regions');
+  let regions: RegionPublicity[] = [];
+  if (regionsText !== undefined) {
+    const parsed = parseRegionsFlag(regionsText, { host, port }, env, {
+      ...(token !== undefined ? { token: token.trim() } : {}),
+      ...(currentSigningKey !== undefined && nextSigningKey !== undefined
+        ? { currentSigningKey: currentSigningKey.trim(), nextSigningKey: nextSigningKey.trim() }
+        : {}),
+    });
+    options.regions = parsed.regions;
+    regions = parsed.publicity;
+  }
 
   const plan = text('plan');
   if (plan !== undefined) {
@@ -273,7 +292,12 @@ export function parseEmulatorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   }
   return {
     options,
-    defaults: { token: token === undefined, email: email === undefined, apiKey: apiKey === undefined },
+    defaults: {
+      token: (regions[0]?.token ?? true) && token === undefined,
+      email: email === undefined,
+      apiKey: apiKey === undefined,
+    },
+    regions,
     help: values.help === true,
   };
 }
@@ -302,6 +326,23 @@ function startBanner(handle: EmulatorHandle, settings: EmulatorCliSettings): str
   }
   if (!defaults.token || !defaults.email || !defaults.apiKey || !devKeys)
     lines.push('  credentials given by flags or environment are in use (not printed)');
+  if (handle.regions.length > 1) {
+    lines.push(
+      ...regionEnvironmentLines(
+        handle.regions.map((region, index) => ({
+          name: region.name,
+          url: region.url,
+          token: region.credentials.token,
+          signingKeys: region.signingKeys(),
+          public: {
+            token: settings.regions[index]?.token ?? false,
+            signingKeys: settings.regions[index]?.signingKeys ?? false,
+          },
+        })),
+        { email: handle.credentials.email, apiKey: handle.credentials.apiKey, public: defaults },
+      ),
+    );
+  }
   lines.push(
     `  admin (no auth): ${handle.url}/__emulator/knobs, ${handle.url}/__emulator/ground-truth, POST ${handle.url}/__emulator/reset`,
   );
@@ -322,6 +363,9 @@ export async function runEmulatorCli(argv: readonly string[], env: NodeJS.Proces
   try {
     handle = await createEmulator(settings.options, { report: (line) => process.stderr.write(`${line}\n`) });
   } catch (error) {
+    // A region list createEmulator refuses (the same token twice): one line, like a bad flag.
+    if (error instanceof TypeError && settings.regions.length > 0)
+      throw new EmulatorUsageError('--regions', error.message);
     if (isListenError(error)) {
       const code = String((error as { code: unknown }).code);
       throw new EmulatorUsageError(

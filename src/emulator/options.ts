@@ -1,8 +1,10 @@
 // Options of createEmulator(): listen address, credentials, plan, header prefix, PRNG seed,
-// delivery limits and the initial knobs. Defaults are the documented development values.
-import type { PlanProfile } from './management/index.js';
+// delivery limits, the initial knobs and the regions served. Defaults are the documented
+// development values.
+import { regionalUserToken, type PlanProfile } from './management/index.js';
 import { DEFAULT_KNOBS, mergeKnobs, parseKnobsPatch, type Knobs } from './knobs.js';
 import { DEV_SIGNING_KEYS } from './delivery/signing.js';
+import { DEFAULT_REGION, isRegionName, regionalDevSigningKeys } from './regions.js';
 
 export type { PlanProfile };
 
@@ -35,6 +37,27 @@ export interface EmulatorOptions {
   /** Key every delivery is signed with (`Upstash-Signature`); rotation makes `nextSigningKey` current. */
   currentSigningKey: string;
   nextSigningKey: string;
+  /**
+   * The QStash regions served, each its own delivery API (store, token, signing keys, knobs) at
+   * its own address; the management API (one, account-wide) is served on every one of them.
+   * Empty: one region, `eu-central-1`. The first region takes the options above for what it
+   * does not set; a later one listens on `host` at a free port, with its own public development
+   * token and signing keys (regions.ts), the same plan and a copy of the knobs.
+   */
+  regions: Array<string | RegionOptions>;
+}
+
+/** One region of a multi-region emulator; unset fields as `EmulatorOptions.regions` says. */
+export interface RegionOptions {
+  /** As the account records spell it: `eu-central-1`, `us-east-1`. */
+  name: string;
+  host?: string;
+  port?: number;
+  token?: string;
+  currentSigningKey?: string;
+  nextSigningKey?: string;
+  plan?: PlanProfile;
+  knobs?: Partial<Knobs>;
 }
 
 /** Public development credentials, used when none are given (printed by the CLI at start). */
@@ -61,6 +84,7 @@ export const DEFAULT_OPTIONS: Readonly<EmulatorOptions> = Object.freeze({
   knobs: {},
   currentSigningKey: DEV_SIGNING_KEYS.current,
   nextSigningKey: DEV_SIGNING_KEYS.next,
+  regions: [],
 });
 
 export interface PlanDefaults {
@@ -80,10 +104,47 @@ export const PLAN_DEFAULTS: Readonly<Record<PlanProfile, PlanDefaults>> = Object
 /** Retries of a workflow trigger when the request does not say. */
 export const TRIGGER_DEFAULT_RETRIES = 3;
 
-export interface ResolvedOptions extends Omit<EmulatorOptions, 'knobs'> {
+/** The options of one region's delivery API (and its share of the account). */
+export interface ResolvedOptions extends Omit<EmulatorOptions, 'knobs' | 'regions'> {
+  /** The region served with these options. */
+  region: string;
   knobs: Knobs;
 }
 
+/** One ResolvedOptions per region served, the first region first; throws TypeError on a bad one. */
+export function resolveRegionOptions(partial: Partial<EmulatorOptions>): ResolvedOptions[] {
+  const first = resolveOptions(partial);
+  const regions = (partial.regions ?? []).map((region) => (typeof region === 'string' ? { name: region } : region));
+  if (regions.length === 0) return [first];
+  const resolved = regions.map((region, index): ResolvedOptions => {
+    if (typeof region.name !== 'string' || !isRegionName(region.name))
+      throw new TypeError(`region names look like eu-central-1 or us-east-1, got ${JSON.stringify(region.name)}`);
+    const defaults: ResolvedOptions =
+      index === 0
+        ? first
+        : {
+            ...first,
+            port: 0,
+            token: regionalUserToken(first.email, region.name),
+            currentSigningKey: regionalDevSigningKeys(region.name).current,
+            nextSigningKey: regionalDevSigningKeys(region.name).next,
+          };
+    const { name, knobs, ...fields } = region;
+    const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+    const options = resolveOptions({ ...defaults, ...defined, knobs: { ...defaults.knobs, ...knobs }, regions: [] });
+    return { ...options, region: name };
+  });
+  for (const [index, region] of resolved.entries()) {
+    const other = resolved.slice(0, index).find((earlier) => earlier.region === region.region);
+    if (other) throw new TypeError(`region ${region.region} is given twice`);
+    // The same token in two regions would let one region's client into the other.
+    const sameToken = resolved.slice(0, index).find((earlier) => earlier.token === region.token);
+    if (sameToken) throw new TypeError(`regions ${sameToken.region} and ${region.region} have the same token`);
+  }
+  return resolved;
+}
+
+/** The options of a single-region emulator (the first region's, when several are given). */
 export function resolveOptions(partial: Partial<EmulatorOptions>): ResolvedOptions {
   const defined = Object.fromEntries(
     Object.entries(partial).filter(([, value]) => value !== undefined),
@@ -102,8 +163,13 @@ export function resolveOptions(partial: Partial<EmulatorOptions>): ResolvedOptio
     if (typeof merged[key] !== 'string' || merged[key].trim() === '')
       throw new TypeError(`${key} must be a non-empty string`);
   }
+  if (typeof merged.token !== 'string' || merged.token.trim() === '')
+    throw new TypeError('token must be a non-empty string');
+  const { regions, ...single } = merged;
+  const first = regions[0];
   return {
-    ...merged,
+    ...single,
+    region: (typeof first === 'string' ? first : first?.name) ?? DEFAULT_REGION,
     knobs: mergeKnobs({ ...DEFAULT_KNOBS, faultScope: [...DEFAULT_KNOBS.faultScope] }, parseKnobsPatch(merged.knobs)),
   };
 }

@@ -18,6 +18,7 @@
 // 0.0.4 has `1`. Prometheus 3 stores that form from either format; Prometheus 2 stores what it
 // reads, so there a bucket with an integral bound changes identity when the format changes.
 import type { Registry } from 'prom-client';
+import { registryLabelsOf } from './default-labels.js';
 
 /** An exemplar as prom-client shapes it: label set, observed value, unix seconds. */
 export interface OpenMetricsExemplar {
@@ -89,16 +90,25 @@ export async function renderOpenMetricsFamilies(
     sources.map(async (source) => {
       try {
         const families = await Promise.all(source.registry.getMetricsAsArray().map((metric) => familyOf(metric)));
-        let text = '';
-        for (const family of families) text += renderFamily(family, source.createdOf);
-        return text;
+        const labels = registryLabelsOf(source.registry);
+        return families.map((family) => familyParts(family, source.createdOf, labels));
       } catch (error) {
         onError(source.name, error);
-        return '';
+        return [];
       }
     }),
   );
-  return parts.join('');
+  // A family in several registries (one collector in each region) is one family: its metadata
+  // once, the samples of every registry after it.
+  const merged = new Map<string, { head: string; samples: string }>();
+  for (const part of parts.flat()) {
+    const found = merged.get(part.name);
+    if (found === undefined) merged.set(part.name, { head: part.head, samples: part.samples });
+    else found.samples += part.samples;
+  }
+  let out = '';
+  for (const { head, samples } of merged.values()) out += head + samples;
+  return out;
 }
 
 function familyOf(metric: unknown): Promise<OpenMetricsFamily> {
@@ -108,6 +118,19 @@ function familyOf(metric: unknown): Promise<OpenMetricsFamily> {
 
 /** One family: HELP, TYPE and its samples; a histogram's `_created` follows each series' `_count`. */
 export function renderFamily(family: OpenMetricsFamily, createdOf?: (family: string) => number | undefined): string {
+  const { head, samples } = familyParts(family, createdOf);
+  return head + samples;
+}
+
+/**
+ * A family's metadata and its samples, apart; `registryLabels` (the registry's default labels)
+ * go on every sample, as prom-client's text output puts them.
+ */
+function familyParts(
+  family: OpenMetricsFamily,
+  createdOf?: (family: string) => number | undefined,
+  registryLabels?: Readonly<Record<string, string>>,
+): { name: string; head: string; samples: string } {
   const fallback = createdOf?.(family.name);
   let type = family.type;
   let familyName = family.name;
@@ -124,10 +147,12 @@ export function renderFamily(family: OpenMetricsFamily, createdOf?: (family: str
   const unit = UNIT_SUFFIX.exec(familyName)?.[1];
   if (unit !== undefined) out += `# UNIT ${familyName} ${unit}\n`;
   out += `# HELP ${familyName} ${escapeText(family.help)}\n`;
+  const head = out;
+  out = '';
   const countName = `${family.name}_count`;
   for (const value of family.values) {
     const name = value.metricName ?? family.name;
-    const labels = labelsText(value.labels);
+    const labels = labelsText(registryLabels === undefined ? value.labels : { ...value.labels, ...registryLabels });
     out += `${name}${labels} ${numberText(value.value)}`;
     if (value.exemplar !== undefined && value.exemplar !== null) out += exemplarText(value.exemplar);
     out += '\n';
@@ -137,7 +162,7 @@ export function renderFamily(family: OpenMetricsFamily, createdOf?: (family: str
     else if (type === 'histogram' && name === countName)
       out += `${family.name}_created${labels} ${numberText(created)}\n`;
   }
-  return out;
+  return { name: familyName, head, samples: out };
 }
 
 function labelsText(labels: Readonly<Record<string, string | number>>): string {

@@ -35,12 +35,24 @@ export interface SelfMetricsOptions {
 
 export interface PollOutcome {
   collector: CollectorName;
+  /** The instance's QStash region; null/absent for an account-scoped collector. */
+  region?: string | null;
+  /** The poll ran past its deadline and recordOverdue counted it as failed then (not again). */
+  countedOverdue?: boolean;
   ok: boolean;
   durationSeconds: number;
   /** When the poll ended, unix milliseconds. */
   finishedAtMs: number;
-  /** The poll ran past its deadline and recordOverdue counted it as failed then (not again). */
-  countedOverdue?: boolean;
+}
+
+/**
+ * The labels of a collector instance's self metrics: no `qstash_region` for an account-scoped one.
+ */
+function collectorLabels(
+  collector: CollectorName,
+  region: string | null,
+): { collector: string; qstash_region?: string } {
+  return region === null ? { collector } : { collector, qstash_region: region };
 }
 
 /** The revision label of build_info: UPSTASH_EXPORTER_REVISION (set at image build) or 'unknown'. */
@@ -55,26 +67,32 @@ export class SelfMetrics {
   readonly processRegistry: Registry = createRegistry();
 
   readonly buildInfo: Gauge<'version' | 'revision' | 'nodejs_version'>;
-  readonly collectorSuccess: Gauge<'collector'>;
-  readonly collectorDuration: Gauge<'collector'>;
-  readonly collectorLastSuccess: Gauge<'collector'>;
-  readonly collectorPollInterval: Gauge<'collector'>;
-  readonly collectorErrors: Counter<'collector'>;
-  readonly collectorOverlaps: Counter<'collector'>;
-  readonly collectorMissedRuns: Counter<'collector'>;
-  readonly collectorPollOverdue: Gauge<'collector'>;
+  readonly collectorSuccess: Gauge<'collector' | 'qstash_region'>;
+  readonly collectorDuration: Gauge<'collector' | 'qstash_region'>;
+  readonly collectorLastSuccess: Gauge<'collector' | 'qstash_region'>;
+  readonly collectorPollInterval: Gauge<'collector' | 'qstash_region'>;
+  readonly collectorErrors: Counter<'collector' | 'qstash_region'>;
+  readonly collectorOverlaps: Counter<'collector' | 'qstash_region'>;
+  readonly collectorMissedRuns: Counter<'collector' | 'qstash_region'>;
+  readonly collectorPollOverdue: Gauge<'collector' | 'qstash_region'>;
   /** Optional endpoints by whether the service has them (src/collectors/optional-endpoint.ts). */
   readonly endpointAvailable: Gauge<'collector' | 'endpoint'>;
-  readonly apiRequests: Counter<'api' | 'endpoint' | 'code'>;
-  readonly apiRequestDuration: Histogram<'api' | 'endpoint'>;
-  readonly rateLimitRemaining: Gauge<'api'>;
-  readonly rateLimit: Gauge<'api'>;
-  readonly clockOffset: Gauge<'api'>;
-  readonly rateLimitBlockedUntil: Gauge<'api'>;
-  /** The call gates rateLimitBlockedUntil reads at each scrape. */
-  readonly #callGates = new Map<ApiName, { untilUnixMs(unixNowMs: number): number }>();
+  readonly apiRequests: Counter<'api' | 'endpoint' | 'code' | 'qstash_region'>;
+  readonly apiRequestDuration: Histogram<'api' | 'endpoint' | 'qstash_region'>;
+  readonly rateLimitRemaining: Gauge<'api' | 'qstash_region'>;
+  readonly rateLimit: Gauge<'api' | 'qstash_region'>;
+  readonly clockOffset: Gauge<'api' | 'qstash_region'>;
+  readonly rateLimitBlockedUntil: Gauge<'api' | 'qstash_region'>;
+  /** The call gates rateLimitBlockedUntil reads at each scrape, one per client (API and region). */
+  readonly #callGates = new Map<
+    string,
+    { api: ApiName; region: string | null; gate: { untilUnixMs(unixNowMs: number): number } }
+  >();
   /** The upstream clocks clockOffset reads at each scrape. */
-  readonly #upstreamClocks = new Map<ApiName, { offsetMs(): number | null }>();
+  readonly #upstreamClocks = new Map<
+    string,
+    { api: ApiName; region: string | null; clock: { offsetMs(): number | null } }
+  >();
   /** Shared by every SeriesGuard (src/metrics/cardinality.ts). */
   readonly seriesDropped: Counter<'metric'>;
   /** Label values cut to LABEL_VALUE_MAX_BYTES by a SeriesGuard. */
@@ -85,7 +103,8 @@ export class SelfMetrics {
    * checkpoint (a created time there would read as a reset).
    */
   readonly createdOf: (family: string) => number | undefined;
-  readonly #collectors = new Set<CollectorName>();
+  /** collector and region of each instance pre-set (addCollector). */
+  readonly #collectors = new Set<string>();
   #generation = 0;
 
   constructor(options: SelfMetricsOptions) {
@@ -99,49 +118,49 @@ export class SelfMetrics {
     this.collectorSuccess = new Gauge({
       name: 'upstash_exporter_collector_success',
       help: 'Whether the last poll of the collector succeeded (1) or failed (0); metrics are served from the last successful poll',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorDuration = new Gauge({
       name: 'upstash_exporter_collector_duration_seconds',
       help: 'Duration of the last poll of the collector',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorLastSuccess = new Gauge({
       name: 'upstash_exporter_collector_last_success_timestamp_seconds',
       help: 'When the last successful poll of the collector ended (0: never)',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorPollInterval = new Gauge({
       name: 'upstash_exporter_collector_poll_interval_seconds',
       help: 'The interval the collector is polled at, as scheduled (--poll-interval, rounded to what the scheduler can keep); the staleness alert reads it',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorErrors = new Counter({
       name: 'upstash_exporter_collector_errors_total',
       help: 'Polls of the collector that failed',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorOverlaps = new Counter({
       name: 'upstash_exporter_collector_overlaps_total',
       help: 'Scheduled polls skipped because the previous poll of the collector was still running',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorMissedRuns = new Counter({
       name: 'upstash_exporter_collector_missed_runs_total',
       help: 'Scheduled polls the scheduler missed (event loop blocked past the tolerance)',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.collectorPollOverdue = new Gauge({
       name: 'upstash_exporter_collector_poll_overdue',
       help: 'Whether the poll of the collector in flight runs past its deadline (1; counted as a failed poll then, success 0) or not (0)',
-      labelNames: ['collector'] as const,
+      labelNames: ['collector', 'qstash_region'] as const,
       registers,
     });
     this.endpointAvailable = new Gauge({
@@ -153,39 +172,40 @@ export class SelfMetrics {
     this.apiRequests = new Counter({
       name: 'upstash_exporter_api_requests_total',
       help: 'HTTP attempts to an upstream API by route template and status code (error/timeout when no response, daily_limit for a 429 of the daily request limit)',
-      labelNames: ['api', 'endpoint', 'code'] as const,
+      labelNames: ['api', 'endpoint', 'code', 'qstash_region'] as const,
       registers,
     });
     this.apiRequestDuration = new Histogram({
       name: 'upstash_exporter_api_request_duration_seconds',
       help: 'Duration of HTTP attempts to an upstream API by route template',
-      labelNames: ['api', 'endpoint'] as const,
+      labelNames: ['api', 'endpoint', 'qstash_region'] as const,
       buckets: API_DURATION_BUCKETS,
       registers,
     });
     this.rateLimitRemaining = new Gauge({
       name: 'upstash_exporter_rate_limit_remaining',
       help: 'Last Burst-RateLimit-Remaining header seen from the upstream API',
-      labelNames: ['api'] as const,
+      labelNames: ['api', 'qstash_region'] as const,
       registers,
     });
     this.rateLimit = new Gauge({
       name: 'upstash_exporter_rate_limit',
       help: 'Last Burst-RateLimit-Limit header seen from the upstream API (requests per second; the exporter uses http.rate_limit_share of it)',
-      labelNames: ['api'] as const,
+      labelNames: ['api', 'qstash_region'] as const,
       registers,
     });
     const clocks = this.#upstreamClocks;
     this.clockOffset = new Gauge({
       name: 'upstash_exporter_clock_offset_seconds',
       help: "This machine's clock minus the upstream API's, estimated from the Date header of its answers (positive: this machine is ahead; about half a second of uncertainty); absent before the first answer",
-      labelNames: ['api'] as const,
+      labelNames: ['api', 'qstash_region'] as const,
       registers,
       collect() {
-        for (const [api, clock] of clocks) {
+        for (const { api, region, clock } of clocks.values()) {
           const offsetMs = clock.offsetMs();
-          if (offsetMs === null) this.remove({ api });
-          else this.set({ api }, Math.round(offsetMs) / 1000);
+          const labels = region === null ? { api } : { api, qstash_region: region };
+          if (offsetMs === null) this.remove(labels);
+          else this.set(labels, Math.round(offsetMs) / 1000);
         }
       },
     });
@@ -193,10 +213,13 @@ export class SelfMetrics {
     this.rateLimitBlockedUntil = new Gauge({
       name: 'upstash_exporter_rate_limit_blocked_until_seconds',
       help: 'Until when (unix seconds) the exporter sends no request to the upstream API, as a 429 asked (Retry-After or rate-limit reset, at most http.max_retry_after when set); 0: requests may go',
-      labelNames: ['api'] as const,
+      labelNames: ['api', 'qstash_region'] as const,
       registers,
       collect() {
-        for (const [api, gate] of gates) this.set({ api }, Math.round(gate.untilUnixMs(Date.now())) / 1000);
+        for (const { api, region, gate } of gates.values()) {
+          const labels = region === null ? { api } : { api, qstash_region: region };
+          this.set(labels, Math.round(gate.untilUnixMs(Date.now())) / 1000);
+        }
       },
     });
     this.seriesDropped = new Counter({
@@ -243,10 +266,11 @@ export class SelfMetrics {
    * Pre-sets every per-collector series of an enabled collector (success 0, last success 0 =
    * never, counters 0) so dashboards and alerts see zeros rather than nothing. Idempotent.
    */
-  addCollector(collector: CollectorName): void {
-    if (this.#collectors.has(collector)) return;
-    this.#collectors.add(collector);
-    const labels = { collector };
+  addCollector(collector: CollectorName, region: string | null = null): void {
+    const labels = collectorLabels(collector, region);
+    const key = `${collector} ${region ?? ''}`;
+    if (this.#collectors.has(key)) return;
+    this.#collectors.add(key);
     this.collectorSuccess.set(labels, 0);
     this.collectorDuration.set(labels, 0);
     this.collectorLastSuccess.set(labels, 0);
@@ -257,14 +281,14 @@ export class SelfMetrics {
   }
 
   /** The interval the runner polls an enabled collector at, ms. */
-  setPollInterval(collector: CollectorName, intervalMs: number): void {
-    this.collectorPollInterval.set({ collector }, intervalMs / 1000);
+  setPollInterval(collector: CollectorName, intervalMs: number, region: string | null = null): void {
+    this.collectorPollInterval.set(collectorLabels(collector, region), intervalMs / 1000);
   }
 
   /** Records the end of one poll. */
   recordPoll(outcome: PollOutcome): void {
     this.#generation += 1;
-    const labels = { collector: outcome.collector };
+    const labels = collectorLabels(outcome.collector, outcome.region ?? null);
     this.collectorDuration.set(labels, outcome.durationSeconds);
     this.collectorPollOverdue.set(labels, 0);
     if (outcome.ok) {
@@ -277,43 +301,52 @@ export class SelfMetrics {
   }
 
   /** A poll still running past its deadline: a failed poll from now on (counted once). */
-  recordOverdue(collector: CollectorName): void {
+  recordOverdue(collector: CollectorName, region: string | null = null): void {
     this.#generation += 1;
-    const labels = { collector };
+    const labels = collectorLabels(collector, region);
     this.collectorSuccess.set(labels, 0);
     this.collectorErrors.inc(labels);
     this.collectorPollOverdue.set(labels, 1);
   }
 
-  /** Exports until when an upstream API is not called (rate_limit_blocked_until_seconds). */
-  watchCallGate(api: ApiName, gate: { untilUnixMs(unixNowMs: number): number }): void {
-    this.#callGates.set(api, gate);
+  /** Exports until when an upstream API's client sends nothing (rate_limit_blocked_until_seconds). */
+  watchCallGate(api: ApiName, gate: { untilUnixMs(unixNowMs: number): number }, region: string | null = null): void {
+    this.#callGates.set(`${api} ${region ?? ''}`, { api, region, gate });
   }
 
   /** Exports the offset of this machine's clock from an upstream API's (clock_offset_seconds). */
-  watchUpstreamClock(api: ApiName, clock: { offsetMs(): number | null }): void {
-    this.#upstreamClocks.set(api, clock);
+  watchUpstreamClock(api: ApiName, clock: { offsetMs(): number | null }, region: string | null = null): void {
+    this.#upstreamClocks.set(`${api} ${region ?? ''}`, { api, region, clock });
   }
 
-  countOverlap(collector: CollectorName): void {
+  countOverlap(collector: CollectorName, region: string | null = null): void {
     this.#generation += 1;
-    this.collectorOverlaps.inc({ collector });
+    this.collectorOverlaps.inc(collectorLabels(collector, region));
   }
 
-  countMissedRun(collector: CollectorName): void {
+  countMissedRun(collector: CollectorName, region: string | null = null): void {
     this.#generation += 1;
-    this.collectorMissedRuns.inc({ collector });
+    this.collectorMissedRuns.inc(collectorLabels(collector, region));
+  }
+
+  /** The request hook of one QStash region's client: its requests counted with `qstash_region`. */
+  onRequestIn(region: string | null): (report: RequestReport) => void {
+    return (report) => this.#countRequest(report, region);
   }
 
   /** The API clients' hook, called after every HTTP attempt. Bound, so it can be passed as is. */
-  readonly onRequest = (report: RequestReport): void => {
-    this.apiRequests.inc({ api: report.api, endpoint: report.endpoint, code: report.code });
-    this.apiRequestDuration.observe({ api: report.api, endpoint: report.endpoint }, report.durationSeconds);
+  readonly onRequest = (report: RequestReport): void => this.#countRequest(report, null);
+
+  #countRequest(report: RequestReport, region: string | null): void {
+    // The management API's requests (and a client without region) carry no qstash_region.
+    const api = region === null ? { api: report.api } : { api: report.api, qstash_region: region };
+    this.apiRequests.inc({ ...api, endpoint: report.endpoint, code: report.code });
+    this.apiRequestDuration.observe({ ...api, endpoint: report.endpoint }, report.durationSeconds);
     if (report.rateLimitRemaining !== undefined && Number.isFinite(report.rateLimitRemaining)) {
-      this.rateLimitRemaining.set({ api: report.api }, report.rateLimitRemaining);
+      this.rateLimitRemaining.set(api, report.rateLimitRemaining);
     }
     if (report.rateLimitLimit !== undefined && Number.isFinite(report.rateLimitLimit)) {
-      this.rateLimit.set({ api: report.api }, report.rateLimitLimit);
+      this.rateLimit.set(api, report.rateLimitLimit);
     }
-  };
+  }
 }

@@ -3,7 +3,9 @@
 import type { Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { DeliveryClient } from '../api/delivery.js';
-import type { ExporterConfig } from '../config/index.js';
+import type { ExporterConfig, QStashRegionConfig } from '../config/index.js';
+
+import { setRegistryLabels } from '../metrics/default-labels.js';
 import type { Logger } from '../logging/index.js';
 import type { ProbeKind } from './body.js';
 import { ProbeMetrics } from './metrics.js';
@@ -28,6 +30,13 @@ export interface ProbeHandle {
 
 export interface ProbeDeps {
   delivery: Pick<DeliveryClient, 'enqueue' | 'triggerWorkflow'>;
+  /** The region probed, with its signing keys (its series carry `qstash_region`). */
+  region: Pick<QStashRegionConfig, 'name' | 'currentSigningKey' | 'nextSigningKey'>;
+  /**
+   * Several regions are probed: each gets its own receiver, `<receiver path>/<region>`, and the
+   * service delivers to `<receiver URL>/<region>` (one URL for all would not say whose keys to check).
+   */
+  routePerRegion?: boolean;
   logger: Logger;
   now?: () => number;
 }
@@ -35,16 +44,21 @@ export interface ProbeDeps {
 /** The probe of an enabled configuration (config checks guarantee the receiver URL and keys). */
 export function createProbe(config: ExporterConfig, deps: ProbeDeps): ProbeHandle {
   const { probe: settings, qstash } = config;
+  const { region } = deps;
   if (settings.receiverUrl === null) throw new Error('createProbe needs probe.receiverUrl');
-  const targets: ProbeTarget[] = [{ kind: 'message', url: settings.receiverUrl }];
-  if (settings.workflowUrl !== null) targets.push({ kind: 'workflow', url: settings.workflowUrl });
+  const own = (url: string): string =>
+    deps.routePerRegion === true ? `${url.replace(/\/+$/, '')}/${region.name}` : url;
+  const receiverPath = own(settings.receiverPath);
+  const targets: ProbeTarget[] = [{ kind: 'message', url: own(settings.receiverUrl) }];
+  if (settings.workflowUrl !== null) targets.push({ kind: 'workflow', url: own(settings.workflowUrl) });
   const kinds: ProbeKind[] = targets.map((target) => target.kind);
   const metrics = new ProbeMetrics(kinds);
+  setRegistryLabels(metrics.registry, { qstash_region: region.name });
   const pending = new PendingProbes();
-  const logger = deps.logger.child({ component: 'probe' });
+  const logger = deps.logger.child({ component: 'probe', qstash_region: region.name });
   const keys =
-    qstash.currentSigningKey !== null && qstash.nextSigningKey !== null
-      ? { current: qstash.currentSigningKey, next: qstash.nextSigningKey }
+    region.currentSigningKey !== null && region.nextSigningKey !== null
+      ? { current: region.currentSigningKey, next: region.nextSigningKey }
       : null;
   if (keys === null)
     logger.warn(
@@ -63,7 +77,7 @@ export function createProbe(config: ExporterConfig, deps: ProbeDeps): ProbeHandl
     ...(deps.now ? { now: deps.now } : {}),
   });
   const router = probeReceiverRouter({
-    path: settings.receiverPath,
+    path: receiverPath,
     headerPrefix: qstash.headerPrefix,
     keys,
     allowedSubjects: targets.map((target) => target.url),
@@ -85,7 +99,7 @@ export function createProbe(config: ExporterConfig, deps: ProbeDeps): ProbeHandl
           kinds,
           intervalMs: settings.intervalMs,
           timeoutMs: settings.timeoutMs,
-          receiverPath: settings.receiverPath,
+          receiverPath,
         },
         'canary probe started',
       );

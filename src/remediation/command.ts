@@ -14,21 +14,49 @@ export interface CommandResult {
   stream: 'stdout' | 'stderr';
 }
 
-const USAGE = 'usage: upstash-exporter pause-schedule <schedule-id> [flags]';
+const USAGE = 'usage: upstash-exporter pause-schedule <schedule-id> [--region <region>] [flags]';
+
+/** `--region <name>` (the command's own flag, needed when several regions are watched) and the rest. */
+function takeRegionFlag(argv: readonly string[]): { region: string | null; rest: string[] } {
+  const rest: string[] = [];
+  let region: string | null = null;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--region' || arg.startsWith('--region=')) {
+      const value = arg === '--region' ? argv[++i] : arg.slice('--region='.length);
+      if (value === undefined || value === '') throw new ConfigError('argv', `--region needs a region name; ${USAGE}`);
+      region = value;
+    } else rest.push(arg);
+  }
+  return { region, rest };
+}
 
 export async function pauseScheduleCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<CommandResult> {
   const [scheduleId, ...flags] = argv;
   if (scheduleId === undefined || scheduleId.startsWith('-') || scheduleId.trim() === '') {
     throw new ConfigError('argv', `pause-schedule needs the id of the schedule to pause; ${USAGE}`);
   }
-  const config = loadConfig(flags, env);
-  const delivery = createDeliveryClient(config);
-  if (delivery === null) {
+  const { region: asked, rest } = takeRegionFlag(flags);
+  const config = loadConfig(rest, env);
+  const { regions } = config.qstash;
+  if (regions.length === 0) {
     throw new ConfigError(
       'qstash_token',
       'pause-schedule needs the QStash token: set QSTASH_TOKEN (or QSTASH_TOKEN_FILE, --qstash-token)',
     );
   }
+  const names = regions.map((region) => region.name).join(', ');
+  const region =
+    asked === null ? (regions.length === 1 ? regions[0] : undefined) : regions.find((r) => r.name === asked);
+  if (region === undefined) {
+    throw new ConfigError(
+      'argv',
+      asked === null
+        ? `pause-schedule: several regions are watched (${names}); name the schedule's with --region`
+        : `pause-schedule: --region ${asked} is not a watched region (${names})`,
+    );
+  }
+  const delivery = createDeliveryClient(config, region);
   try {
     const [outcome] = await pauseSchedules(delivery, [scheduleId]);
     switch (outcome?.result) {

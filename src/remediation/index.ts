@@ -20,7 +20,8 @@ export interface RemediationHandle {
 }
 
 export interface RemediationDeps {
-  delivery: Pick<DeliveryClient, 'listSchedules' | 'pauseSchedule'>;
+  /** Each watched region's QStash client, by region name. */
+  deliveries: ReadonlyMap<string, Pick<DeliveryClient, 'listSchedules' | 'pauseSchedule'>>;
   logger: Logger;
 }
 
@@ -34,6 +35,6 @@ export function createRemediation(config: ExporterConfig, deps: RemediationDeps)
   return {
     name: 'remediation',
     registry: metrics.registry,
-    router: remediationRouter({ delivery: deps.delivery, bearerToken, alerts, dryRun, metrics, logger }),
+    router: remediationRouter({ deliveries: deps.deliveries, bearerToken, alerts, dryRun, metrics, logger }),
   };
 }

@@ -5,7 +5,7 @@ import { PAUSE_RESULTS } from './pauser.js';
 
 export const REMEDIATION_ACTIONS = ['pause_schedule'] as const;
 export const WEBHOOK_RESULTS = ['accepted', 'unauthorized', 'throttled', 'invalid'] as const;
-export const IGNORED_REASONS = ['resolved', 'not_allowed', 'no_schedule_id'] as const;
+export const IGNORED_REASONS = ['resolved', 'not_allowed', 'no_schedule_id', 'no_region'] as const;
 
 export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
 export type IgnoredReason = (typeof IGNORED_REASONS)[number];
@@ -32,7 +32,7 @@ export class RemediationMetrics {
     });
     this.ignored = new Counter({
       name: 'upstash_remediation_alerts_ignored_total',
-      help: 'Alerts of accepted notifications that caused no action: resolved (or ended), not_allowed (name not on the allowlist), no_schedule_id',
+      help: 'Alerts of accepted notifications that caused no action: resolved (or ended), not_allowed (name not on the allowlist), no_schedule_id, no_region (no qstash_region label while several regions are watched, or a region not watched)',
       labelNames: ['reason'] as const,
       registers,
     });

@@ -38,7 +38,11 @@ const MAX_ADDRESSES = 10_000;
 export const LEAVE_RESUMED_MS = 24 * 60 * 60_000;
 
 export interface WebhookOptions {
-  delivery: Pick<DeliveryClient, 'listSchedules' | 'pauseSchedule'>;
+  /**
+   * Each watched region's QStash client, by region name: an alert's schedule is paused in the
+   * region its `qstash_region` label names (with one region, an alert without it means that one).
+   */
+  deliveries: ReadonlyMap<string, Pick<DeliveryClient, 'listSchedules' | 'pauseSchedule'>>;
   bearerToken: string;
   /** Alert names acted on. */
   alerts: readonly string[];
@@ -51,7 +55,12 @@ export interface WebhookOptions {
 interface Target {
   scheduleId: string;
   alertname: string;
+  /** The alert's `qstash_region` label, '' when it has none. */
+  region: string;
 }
+
+/** The alert label naming the region of the schedule to pause. */
+export const REGION_LABEL = 'qstash_region';
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
@@ -137,10 +146,12 @@ export function selectTargets(
   for (const alert of alerts) {
     const alertname = alert.labels.alertname ?? '';
     const scheduleId = alert.labels[SCHEDULE_LABEL]?.trim() ?? '';
+    const region = alert.labels[REGION_LABEL]?.trim() ?? '';
     if (alert.status !== 'firing' || ended(alert, now)) ignored.push('resolved');
     else if (!allowlist.has(alertname)) ignored.push('not_allowed');
     else if (scheduleId === '') ignored.push('no_schedule_id');
-    else if (!targets.some((target) => target.scheduleId === scheduleId)) targets.push({ scheduleId, alertname });
+    else if (!targets.some((target) => target.scheduleId === scheduleId && target.region === region))
+      targets.push({ scheduleId, alertname, region });
   }
   return { targets, ignored };
 }
@@ -169,10 +180,11 @@ export function remediationRouter(options: WebhookOptions): Router {
     res.status(status).json({ error: `not an Alertmanager webhook notification (version 4): ${problem}` });
   };
 
-  /** When the webhook paused each schedule (ms), to leave one a person resumed since alone. */
+  /** When the webhook paused each schedule of each region (ms), to leave one a person resumed since alone. */
   const pausedAt = new Map<string, number>();
-  const leaveAlone = (schedule: Schedule): LeftAloneResult | undefined => {
-    const at = pausedAt.get(schedule.scheduleId);
+  const pausedKey = (region: string, scheduleId: string): string => `${region} ${scheduleId}`;
+  const leaveAlone = (region: string, schedule: Schedule): LeftAloneResult | undefined => {
+    const at = pausedAt.get(pausedKey(region, schedule.scheduleId));
     // Running now though the webhook paused it: a person resumed it.
     if (at !== undefined && now() - at < LEAVE_RESUMED_MS) return 'resumed_by_person';
     if (lastRunSucceeded(schedule)) return 'not_failing';
@@ -218,24 +230,44 @@ export function remediationRouter(options: WebhookOptions): Router {
         return;
       }
       metrics.webhooks.inc({ result: 'accepted' });
-      const { targets, ignored } = selectTargets(parsed.payload.alerts, allowlist, now());
+      const selected = selectTargets(parsed.payload.alerts, allowlist, now());
+      const { ignored } = selected;
+      // Each target to its region's client; one whose region is not watched (or, with several
+      // regions, not named) is refused: pausing a schedule of the same id elsewhere would be wrong.
+      const byRegion = new Map<string, Target[]>();
+      for (const target of selected.targets) {
+        const region =
+          target.region === '' && options.deliveries.size === 1 ? [...options.deliveries.keys()][0]! : target.region;
+        if (!options.deliveries.has(region)) {
+          ignored.push('no_region');
+          continue;
+        }
+        byRegion.set(region, [...(byRegion.get(region) ?? []), target]);
+      }
       for (const reason of ignored) metrics.ignored.inc({ reason });
-      const outcomes =
-        targets.length === 0
-          ? []
-          : await pauseSchedules(
-              options.delivery,
-              targets.map((t) => t.scheduleId),
-              { dryRun: options.dryRun, leaveAlone },
-            );
-      for (const outcome of outcomes) if (outcome.result === 'paused') pausedAt.set(outcome.scheduleId, now());
-      const actions = outcomes.map((outcome) => {
-        const alertname = targets.find((t) => t.scheduleId === outcome.scheduleId)?.alertname ?? '';
-        record(outcome, alertname);
-        return { action: 'pause_schedule', scheduleId: outcome.scheduleId, alertname, result: outcome.result };
-      });
+      const actions: { action: string; scheduleId: string; region: string; alertname: string; result: string }[] = [];
+      let failed = false;
+      for (const [region, targets] of byRegion) {
+        const outcomes = await pauseSchedules(
+          options.deliveries.get(region)!,
+          targets.map((t) => t.scheduleId),
+          { dryRun: options.dryRun, leaveAlone: (schedule) => leaveAlone(region, schedule) },
+        );
+        for (const outcome of outcomes) {
+          if (outcome.result === 'paused') pausedAt.set(pausedKey(region, outcome.scheduleId), now());
+          const alertname = targets.find((t) => t.scheduleId === outcome.scheduleId)?.alertname ?? '';
+          record(outcome, alertname);
+          failed ||= outcome.result === 'error';
+          actions.push({
+            action: 'pause_schedule',
+            scheduleId: outcome.scheduleId,
+            region,
+            alertname,
+            result: outcome.result,
+          });
+        }
+      }
       // Pausing is idempotent: a failed call answers 503 so Alertmanager sends the notification again.
-      const failed = outcomes.some((outcome) => outcome.result === 'error');
       res.status(failed ? 503 : 200).json({ dryRun: options.dryRun, actions, ignored: ignored.length });
     },
   );

@@ -1,10 +1,10 @@
 // The express application: routes, security headers, client certificates and basic auth.
 // Everything here reads state kept elsewhere (snapshots, runner status); nothing calls upstream.
 
+import { instanceName } from '../collectors/runner.js';
 import type { TLSSocket } from 'node:tls';
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../logging/index.js';
-import type { CollectorName } from '../collectors/collector.js';
 import type { CollectorRunner, CollectorStatus } from '../collectors/runner.js';
 import type { SelfMetrics } from '../metrics/self.js';
 import { LANDING_CSP, renderLanding } from './landing.js';
@@ -26,7 +26,8 @@ export interface ExporterView {
   generation?(): number;
   status(): CollectorStatus[];
   ready(): boolean;
-  waitingFor(): CollectorName[];
+  /** The enabled collectors not yet succeeded, a region's as `name (region)`. */
+  waitingFor(): string[];
   /** Samples of the last hour for the landing page's windows and plots; absent: counts since start, no plots. */
   history?: OverviewHistory;
 }
@@ -156,9 +157,9 @@ export function createApp(options: AppOptions): Express {
 }
 
 /** Seconds a probe should wait: the shortest interval of a collector still waiting, bounded. */
-function retryAfterSeconds(statuses: readonly CollectorStatus[], waiting: readonly CollectorName[]): number {
+function retryAfterSeconds(statuses: readonly CollectorStatus[], waiting: readonly string[]): number {
   const intervals = statuses
-    .filter((s) => waiting.includes(s.name) && s.intervalMs !== null)
+    .filter((s) => waiting.includes(instanceName(s.name, s.region)) && s.intervalMs !== null)
     .map((s) => Math.ceil((s.intervalMs ?? 0) / 1000));
   const shortest = intervals.length === 0 ? 5 : Math.min(...intervals);
   return Math.min(Math.max(shortest, 1), READY_RETRY_AFTER_MAX_S);

@@ -4,12 +4,14 @@
 // of the overview says instead of figures its collector never measured.
 
 import type { CollectorName } from '../collectors/collector.js';
-import type { CollectorStatus } from '../collectors/runner.js';
+import { instanceName, type CollectorStatus } from '../collectors/runner.js';
 import { COLLECTOR_NEEDS } from '../config/collector-catalogue.js';
 import { escapeHtml, formatDuration } from './html.js';
 
 export interface CollectorProblem {
   name: CollectorName;
+  /** The collector and its QStash region as the collectors table names them: `logs (us-east-1)`. */
+  instance: string;
   /** `failing since …` or `never succeeded`. */
   state: string;
   /** The last error (`CODE: message`, sanitized by the runner). */
@@ -22,7 +24,7 @@ export interface CollectorProblem {
 function credentialOf(name: CollectorName): { what: string; settings: string } {
   return COLLECTOR_NEEDS[name] === 'management'
     ? { what: 'the management API email and API key', settings: 'UPSTASH_EMAIL and UPSTASH_API_KEY' }
-    : { what: 'the QStash token', settings: 'QSTASH_TOKEN' };
+    : { what: 'the QStash token', settings: "QSTASH_TOKEN (or the region's <REGION>_QSTASH_TOKEN)" };
 }
 
 /** What to do about the error a collector last reported, from its code (and status). */
@@ -58,6 +60,7 @@ export function collectorProblems(statuses: readonly CollectorStatus[], now: num
     .sort((a, b) => Number(a.everSucceeded) - Number(b.everSucceeded) || a.name.localeCompare(b.name))
     .map((s) => ({
       name: s.name,
+      instance: instanceName(s.name, s.region),
       state: s.everSucceeded
         ? `failing; last success ${formatDuration((now - (s.lastSuccess ?? now)) / 1000)} ago`
         : 'has never succeeded',
@@ -85,7 +88,7 @@ export function renderProblems(problems: readonly CollectorProblem[]): string {
   if (problems.length === 0) return '';
   const items = problems.map(
     (p) =>
-      `<li data-problem="${escapeHtml(p.name)}"><strong>${escapeHtml(p.name)}</strong> ${escapeHtml(p.state)}: <code>${escapeHtml(p.reason)}</code><br>Fix: ${escapeHtml(p.fix)}</li>`,
+      `<li data-problem="${escapeHtml(p.name)}"><strong>${escapeHtml(p.instance)}</strong> ${escapeHtml(p.state)}: <code>${escapeHtml(p.reason)}</code><br>Fix: ${escapeHtml(p.fix)}</li>`,
   );
   return `<section class="problems" aria-labelledby="problems-heading">
 <h2 id="problems-heading">${problems.length === 1 ? 'A collector is failing' : `${problems.length} collectors are failing`}</h2>

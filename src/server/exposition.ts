@@ -188,10 +188,38 @@ export async function renderText(sources: readonly NamedRegistry[], logger: Logg
       }
     }),
   );
-  return parts
-    .filter((part) => part.trim() !== '')
-    .map((part) => (part.endsWith('\n') ? part : `${part}\n`))
-    .join('');
+  return mergeTextFamilies(parts.filter((part) => part.trim() !== ''));
+}
+
+/**
+ * Registries' text 0.0.4 as one exposition: a family found in several registries (a collector
+ * in each region) is one family, its HELP and TYPE once and the samples of each registry after.
+ */
+export function mergeTextFamilies(parts: readonly string[]): string {
+  const families = new Map<string, string[]>();
+  let current: string[] = [];
+  for (const part of parts) {
+    for (const line of part.split('\n')) {
+      if (line === '') continue;
+      if (line.startsWith('# HELP ') || line.startsWith('# TYPE ')) {
+        const name = line.slice(7, line.indexOf(' ', 7) === -1 ? undefined : line.indexOf(' ', 7));
+        const found = families.get(name);
+        if (found === undefined) {
+          current = [line];
+          families.set(name, current);
+        } else {
+          current = found;
+          if (!found.includes(line) && !found.some((kept) => kept.startsWith(line.slice(0, 7 + name.length + 1))))
+            found.splice(1, 0, line);
+        }
+        continue;
+      }
+      current.push(line);
+    }
+  }
+  let out = '';
+  for (const lines of families.values()) out += `${lines.join('\n')}\n`;
+  return out;
 }
 
 async function gzipPrefix(text: Buffer): Promise<GzipPiece> {

@@ -5,6 +5,7 @@
 // no script and loads nothing but itself again (a meta refresh): its one stylesheet is inline
 // and allowed by its hash in LANDING_CSP, which forbids everything else.
 
+import { instanceName } from '../collectors/runner.js';
 import { createHash } from 'node:crypto';
 import type { CollectorStatus } from '../collectors/runner.js';
 import { escapeHtml } from './html.js';
@@ -104,7 +105,7 @@ export function renderLanding(input: LandingInput): string {
   const rows = input.statuses
     .map((s) => {
       const cells = [
-        s.name,
+        instanceName(s.name, s.region),
         stateOf(s),
         interval(s),
         s.enabled ? when(s.lastSuccess, input.now) : '',

@@ -1,7 +1,9 @@
-// The families the landing page's overview reads (overview.ts), and their reading: each from the
-// first registry /metrics renders that has it, so each figure is a value /metrics also shows.
+// The families the landing page's overview reads (overview.ts), and their reading: each from every
+// registry /metrics renders that has it (one per QStash region for a region-scoped collector,
+// with the registry's own labels, qstash_region), so each figure is a value /metrics also shows.
 
 import type { Registry } from 'prom-client';
+import { registryLabelsOf } from '../metrics/default-labels.js';
 import { REDIS_FAMILIES, REDIS_TOTALS } from '../collectors/redis/families.js';
 
 const redisFamily = (field: string): string => REDIS_TOTALS.find((spec) => spec.field === field)!.name;
@@ -41,15 +43,18 @@ export interface Sample {
   value: number;
 }
 
-/** The series of one family, from the first registry that has it; null when none does. */
+/** The series of one family from every registry that has it, in /metrics order; null when none does. */
 async function read(sources: readonly RegistrySource[], name: string): Promise<Sample[] | null> {
+  let samples: Sample[] | null = null;
   for (const { registry } of sources) {
     const metric = registry.getSingleMetric(name);
     if (metric === undefined) continue;
     const family = await metric.get();
-    return family.values.map((v) => ({ labels: v.labels, value: v.value }));
+    const own = registryLabelsOf(registry) ?? {};
+    samples ??= [];
+    for (const v of family.values) samples.push({ labels: { ...v.labels, ...own }, value: v.value });
   }
-  return null;
+  return samples;
 }
 
 export function sum(samples: readonly Sample[], match: (labels: Sample['labels']) => boolean = () => true): number {
@@ -58,7 +63,17 @@ export function sum(samples: readonly Sample[], match: (labels: Sample['labels']
   return total;
 }
 
-/** The single value of an unlabelled family, or null. */
+/** The sum of a family's series over every region, or null without series. */
+export function total(samples: readonly Sample[] | null): number | null {
+  return samples === null || samples.length === 0 ? null : sum(samples);
+}
+
+/** The largest value of a family's series over every region, or null without series. */
+export function largest(samples: readonly Sample[] | null): number | null {
+  return samples === null || samples.length === 0 ? null : Math.max(...samples.map((s) => s.value));
+}
+
+/** The value of an unlabelled family in the first region that has it (the daily card's), or null. */
 export function single(samples: readonly Sample[] | null): number | null {
   return samples === null || samples.length === 0 ? null : samples[0]!.value;
 }

@@ -10,7 +10,9 @@ import { SampleRing } from '../metrics/ring-buffer.js';
 import {
   OVERVIEW_METRICS,
   readFamilies,
+  largest,
   single,
+  total,
   sum,
   type Families,
   type RegistrySource,
@@ -47,7 +49,7 @@ function movingOf(got: Families): HistoryValues {
     values.cancelled = sum(events, (l) => l.state === 'CANCELLED');
   }
   if (runs !== null) values.workflowFailed = sum(runs, (l) => l.state === 'failed');
-  const lagSeconds = single(got[m.logLag] ?? null);
+  const lagSeconds = largest(got[m.logLag] ?? null);
   if (lagSeconds !== null) values.logLag = lagSeconds;
   const requests = single(got[m.usageDailyRequests] ?? null) ?? single(got[m.dailyMessages] ?? null);
   if (requests !== null) values.dailyRequests = requests;
@@ -250,7 +252,7 @@ export async function readOverview(
   const logWalk =
     lag === null && late === null && missed === null
       ? null
-      : { lagSeconds: single(lag), lateEvents: single(late), missedLateEvents: single(missed) };
+      : { lagSeconds: largest(lag), lateEvents: total(late), missedLateEvents: total(missed) };
 
   const usage = single(got[m.usageDailyRequests] ?? null);
   const logged = single(got[m.dailyMessages] ?? null);
@@ -266,7 +268,7 @@ export async function readOverview(
           region: region === undefined ? null : String(region),
         };
 
-  const dlqSize = single(got[m.dlqSize] ?? null);
+  const dlqSize = total(got[m.dlqSize] ?? null);
   const oldest = (got[m.dlqOldest] ?? []).map((s) => s.value).filter((v) => Number.isFinite(v) && v > 0);
   const dlq =
     dlqSize === null
@@ -292,13 +294,13 @@ export async function readOverview(
         };
 
   const runs = got[m.workflowRuns] ?? null;
-  const inProgress = single(got[m.workflowsInProgress] ?? null);
+  const inProgress = total(got[m.workflowsInProgress] ?? null);
   const workflows =
     runs === null && inProgress === null
       ? null
       : {
           inProgress,
-          oldestRunAgeSeconds: single(got[m.workflowOldestRunAge] ?? null),
+          oldestRunAgeSeconds: largest(got[m.workflowOldestRunAge] ?? null),
           failedTotal: runs === null ? null : sum(runs, (l) => l.state === 'failed'),
           failed: windowed(points, 'workflowFailed', now),
         };

@@ -54,6 +54,16 @@ export function upstreamIdentity(baseUrl: string, token: string): string {
   return `sha256:${digest.slice(0, 32)}`;
 }
 
+/** The upstream identity a state file was written for (its envelope's), undefined when unreadable. */
+export function writtenFor(path: string): string | undefined {
+  try {
+    const envelope = JSON.parse(readTextSync(path)) as { upstream?: unknown } | null;
+    return typeof envelope?.upstream === 'string' ? envelope.upstream : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const envelopeSchema = z.object({
   format: z.literal(STATE_FORMAT),
   version: z.number().int(),

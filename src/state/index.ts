@@ -4,6 +4,7 @@ export {
   STATE_FORMAT,
   STATE_VERSION,
   upstreamIdentity,
+  writtenFor,
   type CheckpointFileOptions,
   type LoadResult,
   type SetAsideReason,

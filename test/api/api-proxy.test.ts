@@ -359,7 +359,8 @@ describe.skipIf(tools.skip)(`the exporter behind an egress proxy${tools.needs}`,
     expect(new Set(afterPause)).toEqual(new Set([upstream.target]));
 
     // The probe's publishing: the same client createApiClients builds for it.
-    const delivery = createDeliveryClient(loadConfig(flags, env))!;
+    const config = loadConfig(flags, env);
+    const delivery = createDeliveryClient(config, config.qstash.regions[0]!);
     try {
       const results = await delivery.enqueue({
         queueName: 'probe',

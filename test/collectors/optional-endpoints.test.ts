@@ -18,6 +18,7 @@ import {
   startStack,
   valueOf,
   type Stack,
+  collectorValue,
 } from '../support/exporter-e2e-helpers.js';
 
 let stack: Stack | undefined;
@@ -53,10 +54,12 @@ describe('a service without the optional endpoints', () => {
     for (const labels of ENDPOINTS)
       expect(valueOf(families, 'upstash_exporter_endpoint_available', labels), JSON.stringify(labels)).toBe(0);
     for (const collector of ['queues', 'flow_control', 'usage', 'workflows', 'account']) {
-      expect(valueOf(families, 'upstash_exporter_collector_success', { collector }), collector).toBe(1);
-      expect(valueOf(families, 'upstash_exporter_collector_errors_total', { collector }), collector).toBe(0);
+      expect(collectorValue(families, 'upstash_exporter_collector_success', collector), collector).toBe(1);
+      expect(collectorValue(families, 'upstash_exporter_collector_errors_total', collector), collector).toBe(0);
     }
-    expect(valueOf(families, 'upstash_qstash_queue_parallelism', { queue: 'kept' })).toBe(2);
+    expect(
+      valueOf(families, 'upstash_qstash_queue_parallelism', { queue: 'kept', qstash_region: 'eu-central-1' }),
+    ).toBe(2);
     expect(families.has('upstash_qstash_global_parallelism_max')).toBe(false);
     // Asked once each in 4 s (again only after 10 minutes).
     expect(
@@ -64,6 +67,7 @@ describe('a service without the optional endpoints', () => {
         api: 'qstash',
         endpoint: '/v2/globalParallelism',
         code: '404',
+        qstash_region: 'eu-central-1',
       }),
     ).toBe(1);
     expect(
@@ -71,15 +75,18 @@ describe('a service without the optional endpoints', () => {
         api: 'qstash',
         endpoint: '/v2/flowControl',
         code: '404',
+        qstash_region: 'eu-central-1',
       }),
     ).toBe(1);
 
     const ready = await stack.get('/-/ready');
     expect(ready.status, ready.text).toBe(200);
     const landing = (await stack.get('/')).text;
-    expect(landing).toMatch(/usage<\/td>.*unsupported: the service has no GET \/v2\/qstash\/stats/);
-    expect(landing).toMatch(/workflows<\/td>.*unsupported: the service has no GET \/v2\/workflows\/events\|logs/);
-    expect(landing).not.toMatch(/queues<\/td>.*unsupported/);
+    expect(landing).toMatch(/usage \(eu-central-1\)<\/td>.*unsupported: the service has no GET \/v2\/qstash\/stats/);
+    expect(landing).toMatch(
+      /workflows \(eu-central-1\)<\/td>.*unsupported: the service has no GET \/v2\/workflows\/events\|logs/,
+    );
+    expect(landing).not.toMatch(/queues \(eu-central-1\)<\/td>.*unsupported/);
 
     const warnings = stack.log.lines().filter((line) => line.level === 'warn' || line.level === 'error');
     const absences = warnings.filter((line) => String(line.msg).includes('does not have this endpoint'));

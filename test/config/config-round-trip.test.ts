@@ -54,6 +54,8 @@ function everySettingChanged(): string[] {
       '127.0.0.1:9911',
       '--qstash-url',
       'http://127.0.0.1:7001/q',
+      '--qstash-region',
+      'us-east-1',
       '--management-url',
       'http://127.0.0.1:7002/m',
     ],
@@ -171,7 +173,9 @@ describe('check-config output loads back as the same configuration', () => {
       string,
       unknown
     >;
-    const keys = SETTINGS.filter((spec) => spec.notInYaml !== true).flatMap((spec) =>
+    // One region given by QSTASH_TOKEN prints as qstash_token again; the list of regions is
+    // the other form (the test below).
+    const keys = SETTINGS.filter((spec) => spec.notInYaml !== true && spec.key !== 'qstash_regions').flatMap((spec) =>
       spec.key === 'poll_interval' ? COLLECTOR_NAMES.map((name) => `poll_interval.${name}`) : [spec.key],
     );
     for (const key of keys) {
@@ -190,5 +194,35 @@ describe('check-config output loads back as the same configuration', () => {
     const again = loadConfig(['--config', path], SECRETS);
     expect(withoutOrigins(again)).toEqual(withoutOrigins(config));
     expect(again.collectors.search.disabledReason).toBe(`switched off by disabled_collectors in ${path}`);
+  });
+});
+
+describe('check-config prints several regions as the list qstash_regions', () => {
+  it('loads back equal, each token given again by its region variable', () => {
+    const regional = {
+      EU_CENTRAL_1_QSTASH_TOKEN: 'tok_eu_round_trip',
+      EU_CENTRAL_1_QSTASH_URL: 'http://127.0.0.1:7101',
+      EU_CENTRAL_1_QSTASH_CURRENT_SIGNING_KEY: 'sig_eu_current',
+      EU_CENTRAL_1_QSTASH_NEXT_SIGNING_KEY: 'sig_eu_next',
+      US_EAST_1_QSTASH_TOKEN: 'tok_us_round_trip',
+    };
+    const config = loadConfig(['--state-file', 'none'], regional);
+    const rendered = renderConfigYaml(config);
+    expect(YAML.parse(rendered)).toMatchObject({
+      qstash_regions: [
+        { name: 'eu-central-1', url: 'http://127.0.0.1:7101', token: MASK, current_signing_key: MASK },
+        { name: 'us-east-1', url: 'https://qstash-us-east-1.upstash.io', token: MASK },
+      ],
+    });
+    expect(YAML.parse(rendered)).not.toHaveProperty('qstash_token');
+    const path = join(dir, 'regions.yaml');
+    writeFileSync(path, rendered);
+    const tokensOnly = {
+      EU_CENTRAL_1_QSTASH_TOKEN: regional.EU_CENTRAL_1_QSTASH_TOKEN,
+      EU_CENTRAL_1_QSTASH_CURRENT_SIGNING_KEY: regional.EU_CENTRAL_1_QSTASH_CURRENT_SIGNING_KEY,
+      EU_CENTRAL_1_QSTASH_NEXT_SIGNING_KEY: regional.EU_CENTRAL_1_QSTASH_NEXT_SIGNING_KEY,
+      US_EAST_1_QSTASH_TOKEN: regional.US_EAST_1_QSTASH_TOKEN,
+    };
+    expect(withoutOrigins(loadConfig(['--config', path], tokensOnly)).qstash).toEqual(withoutOrigins(config).qstash);
   });
 });

@@ -54,12 +54,18 @@ describe('defaults', () => {
       stateFile: resolve('upstash-exporter-state.json'),
       log: { level: 'info', format: 'json' },
       qstash: {
-        url: 'https://qstash.upstash.io',
-        token: 'tok_test_123',
+        regions: [
+          {
+            name: 'eu-central-1',
+            nameFrom: 'url',
+            url: 'https://qstash.upstash.io',
+            token: 'tok_test_123',
+            currentSigningKey: null,
+            nextSigningKey: null,
+          },
+        ],
         headerPrefix: 'Upstash-',
         logsPath: '/v2/events',
-        currentSigningKey: null,
-        nextSigningKey: null,
       },
       management: { url: 'https://api.upstash.com', email: null, apiKey: null, accountPath: '/v2/qstash/user' },
       collectors: {
@@ -202,7 +208,7 @@ describe('precedence: flags > environment > YAML > defaults', () => {
     expect({
       port: config.listen.port,
       level: config.log.level,
-      url: config.qstash.url,
+      url: config.qstash.regions[0]!.url,
       retries: config.http.retry.maxRetries,
       ids: config.vector.indexIds,
     }).toEqual(expected);
@@ -324,7 +330,7 @@ describe('secrets', () => {
     const email = file('file@example.com\r\n');
     const key = file('key_from_file\n\n');
     const config = loadConfig([], { QSTASH_TOKEN_FILE: token, UPSTASH_EMAIL_FILE: email, UPSTASH_API_KEY_FILE: key });
-    expect(config.qstash.token).toBe('tok_from_file');
+    expect(config.qstash.regions[0]!.token).toBe('tok_from_file');
     expect(config.management.email).toBe('file@example.com');
     expect(config.management.apiKey).toBe('key_from_file');
   });
@@ -337,14 +343,18 @@ describe('secrets', () => {
     const yaml = join(sub, 'config.yaml');
     writeFileSync(yaml, 'qstash_token_file: token\nupstash_email: y@example.com\n');
     const config = loadConfig(['--config', yaml, '--upstash-api-key-file', join(sub, 'api-key')], {});
-    expect(config.qstash.token).toBe('tok_yaml_file');
+    expect(config.qstash.regions[0]!.token).toBe('tok_yaml_file');
     expect(config.management.apiKey).toBe('key_flag_file');
   });
 
   it('a file at a higher precedence beats a value at a lower one', () => {
     const token = file('tok_flag_file');
-    expect(loadConfig(['--qstash-token-file', token], { QSTASH_TOKEN: 'tok_env' }).qstash.token).toBe('tok_flag_file');
-    expect(loadConfig(['--qstash-token', 'tok_flag'], { QSTASH_TOKEN_FILE: token }).qstash.token).toBe('tok_flag');
+    expect(loadConfig(['--qstash-token-file', token], { QSTASH_TOKEN: 'tok_env' }).qstash.regions[0]!.token).toBe(
+      'tok_flag_file',
+    );
+    expect(loadConfig(['--qstash-token', 'tok_flag'], { QSTASH_TOKEN_FILE: token }).qstash.regions[0]!.token).toBe(
+      'tok_flag',
+    );
   });
 
   it('refuses a value and a file in the same source', () => {
@@ -403,9 +413,9 @@ describe('secrets', () => {
   it('maskConfig and renderConfigYaml hide secrets; configSecrets lists them with the Basic credentials', () => {
     const config = loadConfig([], { ...TOKEN, ...MANAGEMENT });
     const masked = maskConfig(config);
-    expect(masked.qstash.token).toBe('***');
+    expect(masked.qstash.regions[0]!.token).toBe('***');
     expect(masked.management.apiKey).toBe('***');
-    expect(config.qstash.token).toBe('tok_test_123'); // the original is untouched
+    expect(config.qstash.regions[0]!.token).toBe('tok_test_123'); // the original is untouched
     const basic = Buffer.from('ops@example.com:key_test_456').toString('base64');
     expect(configSecrets(config)).toEqual(['tok_test_123', 'key_test_456', basic]);
     const yaml = renderConfigYaml(config);

@@ -45,7 +45,7 @@ describe('defaults', () => {
       alerts: ['UpstashScheduleRunsFailing'],
       dryRun: false,
     });
-    expect(config.qstash).toMatchObject({ currentSigningKey: null, nextSigningKey: null });
+    expect(config.qstash.regions[0]).toMatchObject({ currentSigningKey: null, nextSigningKey: null });
   });
 });
 
@@ -62,7 +62,7 @@ describe('probe', () => {
       queue: 'canary.q',
       receiverUrl: 'https://exporter.example.com/probe/receive?from=qstash',
     });
-    expect(config.qstash).toMatchObject({
+    expect(config.qstash.regions[0]).toMatchObject({
       currentSigningKey: KEYS.QSTASH_CURRENT_SIGNING_KEY,
       nextSigningKey: KEYS.QSTASH_NEXT_SIGNING_KEY,
     });
@@ -117,7 +117,7 @@ describe('probe', () => {
       }),
     );
     const config = loadConfig(['--config', yaml], {});
-    expect(config.qstash).toMatchObject({
+    expect(config.qstash.regions[0]).toMatchObject({
       currentSigningKey: 'sig_from_file_current',
       nextSigningKey: 'sig_inline_next',
     });

@@ -131,6 +131,95 @@ describe('flags', () => {
   });
 });
 
+describe('--regions', () => {
+  it("reads each region's address and the SDKs' <REGION>_QSTASH_* variables", () => {
+    const settings = parseEmulatorArgs(['--listen-address', '127.0.0.1:8700', '--regions', 'eu-central-1,us-east-1'], {
+      US_EAST_1_QSTASH_TOKEN: 'us-token',
+      US_EAST_1_QSTASH_CURRENT_SIGNING_KEY: 'sig_us_current',
+      US_EAST_1_QSTASH_NEXT_SIGNING_KEY: 'sig_us_next',
+    });
+    expect(settings.options.regions).toEqual([
+      { name: 'eu-central-1', host: '127.0.0.1', port: 8700 },
+      {
+        name: 'us-east-1',
+        host: '127.0.0.1',
+        port: 8701,
+        token: 'us-token',
+        currentSigningKey: 'sig_us_current',
+        nextSigningKey: 'sig_us_next',
+      },
+    ]);
+    expect(settings.regions).toEqual([
+      { name: 'eu-central-1', token: true, signingKeys: true },
+      { name: 'us-east-1', token: false, signingKeys: false },
+    ]);
+    const explicit = parseEmulatorArgs(['--regions', 'us-east-1=127.0.0.1:0,ap-southeast-1=[::1]:9000'], {
+      QSTASH_TOKEN: 'first-token',
+    });
+    expect(explicit.options.regions).toEqual([
+      { name: 'us-east-1', host: '127.0.0.1', port: 0, token: 'first-token' },
+      { name: 'ap-southeast-1', host: '::1', port: 9000 },
+    ]);
+    expect(explicit.defaults.token).toBe(false);
+  });
+
+  it('refuses bad region lists with one line naming the flag or variable', () => {
+    const refused = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+      try {
+        parseEmulatorArgs(argv, env);
+      } catch (error) {
+        return error as { code: string; flag: string; message: string };
+      }
+      throw new Error('accepted');
+    };
+    expect(refused(['--regions', 'eu-central-1,mars'])).toMatchObject({ code: 'ERR_CONFIG', flag: '--regions' });
+    expect(refused(['--regions', 'eu-central-1,eu-central-1']).message).toContain('given twice');
+    expect(refused(['--regions', 'eu-central-1,']).flag).toBe('--regions');
+    expect(refused(['--regions', 'us-east-1=nowhere']).message).toContain('host:port');
+    expect(refused(['--regions', 'us-east-1'], { US_EAST_1_QSTASH_CURRENT_SIGNING_KEY: 'sig_x' }).flag).toBe(
+      'US_EAST_1_QSTASH_NEXT_SIGNING_KEY',
+    );
+  });
+
+  it('serves every region, prints the migration-mode environment, and refuses one token for two regions', async () => {
+    const output: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      output.push(String(chunk));
+      return true;
+    });
+    const before = process.listeners('SIGINT');
+    await runEmulatorCli(['--listen-address', '127.0.0.1:0', '--regions', 'eu-central-1,us-east-1'], {
+      US_EAST_1_QSTASH_TOKEN: 'us-secret-token',
+    });
+    const banner = output.join('');
+    const euUrl = /EU_CENTRAL_1_QSTASH_URL=(\S+)/.exec(banner)?.[1];
+    const usUrl = /US_EAST_1_QSTASH_URL=(\S+)/.exec(banner)?.[1];
+    expect(euUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(usUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(usUrl).not.toBe(euUrl);
+    expect(banner).toContain('QSTASH_REGION=EU_CENTRAL_1');
+    expect(banner).toContain(`EU_CENTRAL_1_QSTASH_TOKEN=${DEV_CREDENTIALS.token}`);
+    expect(banner).toMatch(/US_EAST_1_QSTASH_CURRENT_SIGNING_KEY=sig_\S{28}\n/);
+    expect(banner).toContain(`UPSTASH_API_KEY=${DEV_CREDENTIALS.apiKey}`);
+    // A token given in the environment is used, never printed.
+    expect(banner).not.toContain('us-secret-token');
+    const status = (url: string, token: string) =>
+      fetch(`${url}/v2/logs`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    expect(await status(usUrl!, 'us-secret-token')).toBe(200);
+    expect(await status(euUrl!, 'us-secret-token')).toBe(401);
+    const added = process.listeners('SIGINT').filter((listener) => !before.includes(listener));
+    (added[0] as (signal: NodeJS.Signals) => void)('SIGINT');
+    await vi.waitFor(() => expect(output.join('')).toContain('stopped'));
+
+    await expect(
+      runEmulatorCli(['--listen-address', '127.0.0.1:0', '--regions', 'eu-central-1,us-east-1'], {
+        QSTASH_TOKEN: 'shared',
+        US_EAST_1_QSTASH_TOKEN: 'shared',
+      }),
+    ).rejects.toMatchObject({ code: 'ERR_CONFIG', flag: '--regions', message: expect.stringContaining('same token') });
+  });
+});
+
 describe('running', () => {
   it('prints the URL and development credentials, serves, and stops on SIGTERM', async () => {
     const output: string[] = [];

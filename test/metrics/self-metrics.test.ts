@@ -95,9 +95,18 @@ describe('SelfMetrics', () => {
     });
     onRequest({ api: 'qstash', endpoint: '/v2/logs', method: 'GET', code: '429', durationSeconds: 0.02 });
     onRequest({ api: 'management', endpoint: '/v2/search', method: 'GET', code: 'timeout', durationSeconds: 10 });
+    // A region's client: its requests carry qstash_region.
+    self.onRequestIn('us-east-1')({
+      api: 'qstash',
+      endpoint: '/v2/logs',
+      method: 'GET',
+      code: '200',
+      durationSeconds: 1,
+    });
     const requests = await samples(self.registry, 'upstash_exporter_api_requests_total');
     expect(requests).toEqual(
       expect.arrayContaining([
+        { labels: { api: 'qstash', endpoint: '/v2/logs', code: '200', qstash_region: 'us-east-1' }, value: 1 },
         { labels: { api: 'qstash', endpoint: '/v2/logs', code: '200' }, value: 1 },
         { labels: { api: 'qstash', endpoint: '/v2/logs', code: '429' }, value: 1 },
         { labels: { api: 'management', endpoint: '/v2/search', code: 'timeout' }, value: 1 },

@@ -169,7 +169,7 @@ async function startProbeStack(
   const config = configFor(emulator, ingress, options.args?.(ingress.url));
   const log = captureLogger('debug');
   const delivery = new DeliveryClient({ baseUrl: emulator.url, token: TOKEN, retry: { maxRetries: 0 } });
-  const probe = createProbe(config, { delivery, logger: log.logger });
+  const probe = createProbe(config, { delivery, region: config.qstash.regions[0]!, logger: log.logger });
   const server = await startServer({
     listen: { host: '127.0.0.1', port: 0 },
     webConfigFile: null,
@@ -197,8 +197,9 @@ async function startProbeStack(
   return stack;
 }
 
+/** A probe series carries its region (the one region of these tests, eu-central-1). */
 const value = (families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined =>
-  valueOf(families, name, labels);
+  valueOf(families, name, name.startsWith('upstash_probe_') ? { ...labels, qstash_region: 'eu-central-1' } : labels);
 
 // ---- tests -----------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import {
   type CapturedLogger,
   type Family,
 } from '../support/exporter-e2e-helpers.js';
-import { startDestination, type Destination } from '../support/emulator-helpers.js';
+import { startDestination, startRegions, type Destination } from '../support/emulator-helpers.js';
 
 const TOKEN = 'remediation-test-qstash-token-93ab';
 const BEARER = 'remediation-bearer-canary-4f1d-0123456789';
@@ -183,7 +183,9 @@ describe('remediation webhook', () => {
     expect(first.json).toEqual({
       dryRun: false,
       ignored: 0,
-      actions: [{ action: 'pause_schedule', scheduleId: failing, alertname: ALERT, result: 'paused' }],
+      actions: [
+        { action: 'pause_schedule', scheduleId: failing, region: 'eu-central-1', alertname: ALERT, result: 'paused' },
+      ],
     });
     expect(await stack.isPaused(failing)).toBe(true);
     expect(await stack.isPaused(healthy)).toBe(false);
@@ -191,7 +193,13 @@ describe('remediation webhook', () => {
     // Alertmanager repeats notifications: the second one changes nothing.
     const again = await stack.notify(notification([alert({ alertname: ALERT, schedule_id: failing })]));
     expect(again.json.actions).toEqual([
-      { action: 'pause_schedule', scheduleId: failing, alertname: ALERT, result: 'already_paused' },
+      {
+        action: 'pause_schedule',
+        scheduleId: failing,
+        region: 'eu-central-1',
+        alertname: ALERT,
+        result: 'already_paused',
+      },
     ]);
 
     const families = await stack.scrape();
@@ -386,7 +394,13 @@ describe('remediation webhook', () => {
     const failed = await stack.notify(body);
     expect(failed.status).toBe(503);
     expect(failed.json.actions).toEqual([
-      { action: 'pause_schedule', scheduleId: id, alertname: 'CustomScheduleAlert', result: 'error' },
+      {
+        action: 'pause_schedule',
+        scheduleId: id,
+        region: 'eu-central-1',
+        alertname: 'CustomScheduleAlert',
+        result: 'error',
+      },
     ]);
     expect(await stack.isPaused(id)).toBe(false);
     expect((await stack.notify(body)).status).toBe(200);
@@ -536,5 +550,55 @@ describe('upstash-exporter pause-schedule', () => {
     });
     expect(noToken.status).toBe(2);
     expect(noToken.stderr).toMatch(/^pause-schedule needs the QStash token/);
+  });
+});
+
+describe('remediation with two regions', () => {
+  it("pauses the schedule in the region its alert's qstash_region names; refuses an alert without one", async () => {
+    const multi = await startRegions(['eu-central-1', 'us-east-1']);
+    const config = loadConfig(
+      [
+        ...['--listen-address', '127.0.0.1:0', '--state-file', 'none', '--disable-collector', 'logs,workflows'],
+        ...['--remediation-enabled', '--remediation-bearer-token', BEARER],
+      ],
+      multi.migrationEnvironment('us-east-1'),
+    );
+    const exporter = await startExporter(config, captureLogger('info').logger);
+    try {
+      const sdkOf = (name: string): Client =>
+        new Client({ baseUrl: multi.regions[name]!.url, token: multi.regions[name]!.token, retry: false });
+      const create = async (name: string): Promise<string> =>
+        (
+          await sdkOf(name).schedules.create({
+            scheduleId: 'scd-same-id',
+            destination: `${destination.url}/job`,
+            cron: '0 0 1 1 *',
+          })
+        ).scheduleId;
+      const id = await create('eu-central-1');
+      expect(await create('us-east-1')).toBe(id);
+      const paused = async (name: string): Promise<boolean> => (await sdkOf(name).schedules.get(id)).isPaused === true;
+      const notify = async (labels: Record<string, string>) =>
+        (
+          await fetch(new URL(WEBHOOK, exporter.url), {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${BEARER}` },
+            body: JSON.stringify(notification([alert(labels)])),
+          })
+        ).json() as Promise<{ actions: unknown[]; ignored: number }>;
+
+      // Without qstash_region the schedule of which region is meant is unknown: nothing paused.
+      expect(await notify({ alertname: ALERT, schedule_id: id })).toMatchObject({ actions: [], ignored: 1 });
+      expect([await paused('eu-central-1'), await paused('us-east-1')]).toEqual([false, false]);
+      // Named: only that region's schedule is paused.
+      const answer = await notify({ alertname: ALERT, schedule_id: id, qstash_region: 'us-east-1' });
+      expect(answer.actions).toEqual([
+        { action: 'pause_schedule', scheduleId: id, region: 'us-east-1', alertname: ALERT, result: 'paused' },
+      ]);
+      expect([await paused('eu-central-1'), await paused('us-east-1')]).toEqual([false, true]);
+    } finally {
+      await exporter.close();
+      await multi.emulator.close();
+    }
   });
 });

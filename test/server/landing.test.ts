@@ -180,6 +180,7 @@ describe('readOverview', () => {
 function status(name: CollectorName, state: Partial<CollectorStatus> = {}): CollectorStatus {
   return {
     name,
+    region: null,
     enabled: true,
     disabledReason: null,
     running: false,

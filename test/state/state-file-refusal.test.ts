@@ -270,8 +270,10 @@ describe('a checkpoint that fails while the exporter runs', () => {
     const text = await (await fetch(`${child.url}/metrics`)).text();
     const value = (result: string): number =>
       Number(
-        new RegExp(`^upstash_exporter_state_checkpoints_total\\{result="${result}"\\} (\\S+)$`, 'm').exec(text)?.[1] ??
-          Number.NaN,
+        new RegExp(
+          `^upstash_exporter_state_checkpoints_total\\{result="${result}",qstash_region="eu-central-1"\\} (\\S+)$`,
+          'm',
+        ).exec(text)?.[1] ?? Number.NaN,
       );
     return { success: value('success'), error: value('error') };
   }

@@ -14,6 +14,8 @@ export interface DemoProcess {
   /** Exporter base URL without trailing slash. */
   exporterUrl: string;
   emulatorUrl: string;
+  /** The migration-mode environment the banner prints (QSTASH_REGION, <REGION>_QSTASH_URL, ...). */
+  regionEnvironment: Record<string, string>;
   /** The state file the banner names, or null for none. */
   stateFile: string | null;
   stdout(): string;
@@ -83,6 +85,11 @@ export async function startDemoProcess(
     metricsUrl,
     exporterUrl: metricsUrl.replace(/\/metrics$/, ''),
     emulatorUrl: find(out, /emulator:\s+(\S+)/, 'the emulator URL'),
+    regionEnvironment: Object.fromEntries(
+      [...out.matchAll(/^\s+((?:QSTASH_REGION|[A-Z0-9_]+_QSTASH_[A-Z_]+|UPSTASH_EMAIL|UPSTASH_API_KEY))=(\S+)$/gm)]
+        .filter((match) => match[1] !== 'QSTASH_TOKEN')
+        .map((match) => [match[1]!, match[2]!]),
+    ),
     stateFile: stateText === 'none' ? null : stateText,
     stdout: () => out,
     stderr: () => err,

@@ -1,9 +1,17 @@
 // Shared helpers of the emulator tests: recording destinations (real node:http servers on
-// 127.0.0.1), polling, and an official SDK client pointed at an emulator.
+// 127.0.0.1), polling, an official SDK client pointed at an emulator (or one of its regions), and
+// a multi-region emulator with each region's URL, token and signing keys.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@upstash/qstash';
-import type { EmulatorHandle } from '../../src/emulator/index.js';
+import {
+  createEmulator,
+  regionEnvPrefix,
+  type EmulatorHandle,
+  type EmulatorOptions,
+  type RegionHandle,
+  type SigningKeyPair,
+} from '../../src/emulator/index.js';
 
 // The SDK switches to its own dev server or other regions when these are set.
 for (const name of ['QSTASH_DEV', 'QSTASH_URL', 'QSTASH_TOKEN', 'QSTASH_REGION', 'UPSTASH_DISABLE_TELEMETRY'])
@@ -114,13 +122,69 @@ export async function waitFor(
   }
 }
 
-export function sdkClient(emulator: EmulatorHandle): Client {
+/** Where a client reaches one region: the emulator's handle (its first region) or a region's. */
+export type RegionEndpoint = Pick<RegionHandle, 'url' | 'credentials'>;
+
+export function sdkClient(emulator: RegionEndpoint): Client {
   return new Client({ baseUrl: emulator.url, token: emulator.credentials.token, retry: false });
+}
+
+/** One region of startRegions(): what an app of that region is configured with. */
+export interface RegionCredentials extends RegionEndpoint {
+  name: string;
+  token: string;
+  signingKeys: SigningKeyPair;
+  handle: RegionHandle;
+}
+
+export interface MultiRegionEmulator {
+  emulator: EmulatorHandle;
+  /** By name, e.g. regions['us-east-1']. */
+  regions: Record<string, RegionCredentials>;
+  /**
+   * The official SDKs' migration-mode environment (QSTASH_REGION=<publishTo>, every region's
+   * <REGION>_QSTASH_URL, _TOKEN, _CURRENT_SIGNING_KEY, _NEXT_SIGNING_KEY), as an app's .env has it.
+   */
+  migrationEnvironment(publishTo: string): Record<string, string>;
+}
+
+/** An emulator serving `names` (each region at its own free port); close it with `emulator.close()`. */
+export async function startRegions(
+  names: readonly string[] = ['eu-central-1', 'us-east-1'],
+  options: Partial<EmulatorOptions> = {},
+): Promise<MultiRegionEmulator> {
+  const emulator = await createEmulator({ ...options, regions: [...names] });
+  const regions: Record<string, RegionCredentials> = {};
+  for (const handle of emulator.regions) {
+    regions[handle.name] = {
+      name: handle.name,
+      url: handle.url,
+      credentials: handle.credentials,
+      token: handle.credentials.token,
+      signingKeys: handle.signingKeys(),
+      handle,
+    };
+  }
+  return {
+    emulator,
+    regions,
+    migrationEnvironment: (publishTo) => {
+      const env: Record<string, string> = { QSTASH_REGION: regionEnvPrefix(publishTo) };
+      for (const region of Object.values(regions)) {
+        const prefix = regionEnvPrefix(region.name);
+        env[`${prefix}_QSTASH_URL`] = region.url;
+        env[`${prefix}_QSTASH_TOKEN`] = region.token;
+        env[`${prefix}_QSTASH_CURRENT_SIGNING_KEY`] = region.signingKeys.current;
+        env[`${prefix}_QSTASH_NEXT_SIGNING_KEY`] = region.signingKeys.next;
+      }
+      return env;
+    },
+  };
 }
 
 /** Raw log entries from /v2/logs (all pages). */
 export async function allLogs(
-  emulator: EmulatorHandle,
+  emulator: RegionEndpoint,
   query: Record<string, string> = {},
 ): Promise<Array<Record<string, unknown>>> {
   const entries: Array<Record<string, unknown>> = [];
@@ -140,7 +204,7 @@ export async function allLogs(
 }
 
 /** States of one message, oldest first. */
-export async function statesOf(emulator: EmulatorHandle, messageId: string): Promise<string[]> {
+export async function statesOf(emulator: RegionEndpoint, messageId: string): Promise<string[]> {
   const entries = await allLogs(emulator, { messageId });
   return entries.map((entry) => String(entry.state)).reverse();
 }

@@ -105,6 +105,14 @@ export function valueOf(
   return families.get(name)?.samples.find((s) => labelKey(s.labels) === key)?.value;
 }
 
+/**
+ * The value of a collector's self metric (`upstash_exporter_collector_*`), whatever its
+ * `qstash_region` (a region-scoped collector carries its region; the tests run one region).
+ */
+export function collectorValue(families: Map<string, Family>, name: string, collector: string): number | undefined {
+  return families.get(name)?.samples.find((s) => s.labels.collector === collector)?.value;
+}
+
 /** Families of a collector registry, parsed from its own rendering (no HTTP). */
 export async function familiesOf(registry: Registry): Promise<Map<string, Family>> {
   return parseExposition(await registry.metrics());
@@ -358,9 +366,9 @@ export async function waitForPollAfter(
 ): Promise<void> {
   await eventually(async () => {
     const families = await stack.scrape();
-    const end = valueOf(families, 'upstash_exporter_collector_last_success_timestamp_seconds', { collector }) ?? 0;
-    const duration = valueOf(families, 'upstash_exporter_collector_duration_seconds', { collector }) ?? 0;
-    const success = valueOf(families, 'upstash_exporter_collector_success', { collector });
+    const end = collectorValue(families, 'upstash_exporter_collector_last_success_timestamp_seconds', collector) ?? 0;
+    const duration = collectorValue(families, 'upstash_exporter_collector_duration_seconds', collector) ?? 0;
+    const success = collectorValue(families, 'upstash_exporter_collector_success', collector);
     const started = (end - duration) * 1000;
     return success === 1 && started > afterMs
       ? []

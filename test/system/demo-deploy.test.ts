@@ -450,7 +450,7 @@ describe('Kubernetes manifests', () => {
         Object.entries(env).map(([name, value]) => [name, value.startsWith('/') ? local(value) : value]),
       );
       const config = loadConfig([], localEnv);
-      expect(config.qstash.token).toBe(secretExample.stringData['qstash-token']);
+      expect(config.qstash.regions[0]?.token).toBe(secretExample.stringData['qstash-token']);
       expect(config.management.apiKey).toBe(secretExample.stringData['upstash-api-key']);
       expect(config.stateFile).toBe(local(env.STATE_FILE!));
       expect(config.listen).toEqual({ host: '0.0.0.0', port: 9824 });

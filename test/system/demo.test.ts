@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
+import { Client } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExposition } from '../support/exporter-e2e-helpers.js';
 import { DEV_CREDENTIALS } from '../../src/emulator/options.js';
@@ -113,6 +114,62 @@ describe('npm run demo: every documented family within 30 s', () => {
     } finally {
       for (const child of children) child.kill('SIGKILL');
     }
+  });
+
+  it("runs traffic in EU and US, and prints each region's migration-mode environment that the official SDK and the management API accept", async () => {
+    const env = demo.regionEnvironment;
+    expect(Object.keys(env).sort()).toEqual(
+      [
+        'QSTASH_REGION',
+        ...['EU_CENTRAL_1', 'US_EAST_1'].flatMap((prefix) =>
+          ['QSTASH_URL', 'QSTASH_TOKEN', 'QSTASH_CURRENT_SIGNING_KEY', 'QSTASH_NEXT_SIGNING_KEY'].map(
+            (name) => `${prefix}_${name}`,
+          ),
+        ),
+        'UPSTASH_EMAIL',
+        'UPSTASH_API_KEY',
+      ].sort(),
+    );
+    expect(env.EU_CENTRAL_1_QSTASH_URL).toBe(demo.emulatorUrl);
+    expect(env.US_EAST_1_QSTASH_URL).not.toBe(env.EU_CENTRAL_1_QSTASH_URL);
+    expect(env.US_EAST_1_QSTASH_TOKEN).not.toBe(env.EU_CENTRAL_1_QSTASH_TOKEN);
+    // Traffic in both regions: each region's own log fills.
+    for (const prefix of ['EU_CENTRAL_1', 'US_EAST_1']) {
+      const url = env[`${prefix}_QSTASH_URL`]!;
+      let total = 0;
+      for (let i = 0; i < 100 && total === 0; i++) {
+        total = ((await (await fetch(`${url}/__emulator/ground-truth`)).json()) as { total: number }).total;
+        if (total === 0) await sleep(100);
+      }
+      expect(total, `${prefix} traffic`).toBeGreaterThan(0);
+    }
+    // The official SDK in migration mode, configured by the printed lines alone, reads the US region.
+    const saved = { ...process.env };
+    Object.assign(process.env, env, { QSTASH_REGION: 'US_EAST_1' });
+    let schedules: { scheduleId: string }[];
+    try {
+      schedules = await new Client({ retry: false }).schedules.list();
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+    expect(schedules.map((schedule) => schedule.scheduleId).sort()).toEqual([
+      'demo-digest',
+      'demo-heartbeat',
+      'demo-partner-sync',
+    ]);
+    const logsWith = (url: string, token: string) =>
+      fetch(`${url}/v2/logs`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    expect(await logsWith(env.EU_CENTRAL_1_QSTASH_URL!, env.US_EAST_1_QSTASH_TOKEN!)).toBe(401);
+    // The management API lists both regions' users, with the tokens printed for them.
+    const auth = `Basic ${Buffer.from(`${env.UPSTASH_EMAIL}:${env.UPSTASH_API_KEY}`).toString('base64')}`;
+    const users = (await (
+      await fetch(`${demo.emulatorUrl}/v2/qstash/users`, { headers: { authorization: auth } })
+    ).json()) as { region: string; token: string }[];
+    expect(users.map(({ region, token }) => ({ region, token }))).toEqual([
+      { region: 'eu-central-1', token: env.EU_CENTRAL_1_QSTASH_TOKEN },
+      { region: 'us-east-1', token: env.US_EAST_1_QSTASH_TOKEN },
+    ]);
   });
 
   it('SIGINT stops everything with status 0 promptly and removes the temporary state file', async () => {

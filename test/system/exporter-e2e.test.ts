@@ -16,6 +16,7 @@ import {
   type Family,
   type FixtureServer,
   type Stack,
+  collectorValue,
 } from '../support/exporter-e2e-helpers.js';
 import { documentedFamilies } from '../support/exporter-e2e-docs.js';
 
@@ -240,7 +241,15 @@ function compare(scraped: Map<string, Family>, expected: Expected): string[] {
       continue;
     }
     if (family.type !== 'gauge') problems.push(`${name}: type ${family.type}`);
-    const got = new Map(family.samples.map((s) => [labelKey(s.labels), s.value]));
+    // Every QStash series carries its region (one region here), checked and then set aside.
+    const got = new Map(
+      family.samples.map((s) => {
+        const { qstash_region: region, ...labels } = s.labels;
+        if (name.startsWith('upstash_qstash_') && region !== 'eu-central-1')
+          problems.push(`${name}${labelKey(s.labels)}: qstash_region ${region}, want eu-central-1`);
+        return [labelKey(labels), s.value];
+      }),
+    );
     for (const [key, { value }] of series) {
       if (!got.has(key)) problems.push(`${name}${key}: missing, want ${value}`);
       else if (!Object.is(got.get(key), value)) problems.push(`${name}${key}: got ${got.get(key)}, want ${value}`);
@@ -332,7 +341,7 @@ describe('exporter end to end against the emulator', () => {
         .map((s) => s.value)
         .sort(),
     ).toEqual([0, 0, 1, 2]);
-    expect(valueOf(scraped, 'upstash_qstash_schedules', { paused: 'true' })).toBe(2);
+    expect(valueOf(scraped, 'upstash_qstash_schedules', { paused: 'true', qstash_region: 'eu-central-1' })).toBe(2);
     const destinations = scraped
       .get('upstash_qstash_schedule_info')!
       .samples.map((s) => s.labels.destination)
@@ -367,6 +376,7 @@ describe('exporter end to end against the emulator', () => {
         cron: '0 12 * * *',
         destination: new URL(destination.url).host,
         method: 'POST',
+        qstash_region: 'eu-central-1',
       }),
     ).toBe(1);
     // info, paused, next run, created, and the three run states; no last run before the first one.
@@ -424,12 +434,11 @@ describe('exporter end to end against the emulator', () => {
   });
 
   it('a management outage fails only account, search and vector; schedules stay fresh; recovery flips them back', async () => {
-    const errorsBefore =
-      valueOf(await stack.scrape(), 'upstash_exporter_collector_errors_total', { collector: 'vector' }) ?? 0;
+    const errorsBefore = collectorValue(await stack.scrape(), 'upstash_exporter_collector_errors_total', 'vector') ?? 0;
     stack.emulator.setKnobs({ errorRatio: 1, faultScope: ['management'] });
     const outageFrom = Date.now();
     const success = (families: Map<string, Family>, collector: string) =>
-      valueOf(families, 'upstash_exporter_collector_success', { collector });
+      collectorValue(families, 'upstash_exporter_collector_success', collector);
     await eventually(async () => {
       const scraped = await stack.scrape();
       return ['account', 'search', 'vector']
@@ -440,13 +449,11 @@ describe('exporter end to end against the emulator', () => {
     await waitForPollAfter(stack, 'schedules', outageFrom);
     const during = await stack.scrape();
     expect(success(during, 'schedules')).toBe(1);
-    expect(valueOf(during, 'upstash_exporter_collector_errors_total', { collector: 'vector' })).toBeGreaterThan(
-      errorsBefore,
-    );
-    expect(valueOf(during, 'upstash_exporter_collector_errors_total', { collector: 'schedules' })).toBe(0);
+    expect(collectorValue(during, 'upstash_exporter_collector_errors_total', 'vector')).toBeGreaterThan(errorsBefore);
+    expect(collectorValue(during, 'upstash_exporter_collector_errors_total', 'schedules')).toBe(0);
     // The last good management snapshot is still served, flagged by collector_success 0.
     expect(during.get('upstash_vector_index_info')!.samples.length).toBe(2);
-    expect(valueOf(during, 'upstash_qstash_plan_max_queues')).toBeGreaterThan(0);
+    expect(valueOf(during, 'upstash_qstash_plan_max_queues', { qstash_region: 'eu-central-1' })).toBeGreaterThan(0);
     const landing = await stack.get('/');
     expect(landing.text).toContain('ERR_API_UPSTREAM');
     expect((await stack.get('/-/ready')).status).toBe(200); // ready once every collector succeeded once
@@ -533,19 +540,19 @@ describe('readiness', () => {
     await waitForPollAfter(outage, 'schedules', startedAt);
     await eventually(async () => {
       const scraped = await outage.scrape();
-      return valueOf(scraped, 'upstash_exporter_collector_errors_total', { collector: 'account' })! >= 2
+      return collectorValue(scraped, 'upstash_exporter_collector_errors_total', 'account')! >= 2
         ? []
         : ['account has not failed twice yet'];
     });
     for (const path of ['/-/ready', '/readyz']) expect((await outage.get(path)).status, path).toBe(503);
     expect((await outage.get('/-/healthy')).status).toBe(200);
-    expect(valueOf(await outage.scrape(), 'upstash_exporter_collector_success', { collector: 'schedules' })).toBe(1);
+    expect(collectorValue(await outage.scrape(), 'upstash_exporter_collector_success', 'schedules')).toBe(1);
 
     outage.emulator.setKnobs({ errorRatio: 0 });
     await eventually(async () => ((await outage.get('/-/ready')).status === 200 ? [] : ['not ready yet']));
     const scraped = await outage.scrape();
     for (const collector of ['schedules', 'account', 'search', 'vector']) {
-      expect(valueOf(scraped, 'upstash_exporter_collector_success', { collector }), collector).toBe(1);
+      expect(collectorValue(scraped, 'upstash_exporter_collector_success', collector), collector).toBe(1);
     }
   });
 });

@@ -15,6 +15,7 @@ import type { CallbackSpec } from './message-options.js';
 import type { QueueStore } from './queues.js';
 import { nextRetryDelayMs, retryHintFromHeaders } from './retry-policy.js';
 import { errorMessage } from '../../common/errors.js';
+import { regionHeaderValue } from '../regions.js';
 
 export const NOT_ALLOWED_ERROR = 'destination not allowed by emulator';
 
@@ -27,6 +28,8 @@ export interface DispatcherDeps {
   dlq: DlqStore;
   http: HttpDelivery;
   headerPrefix: string;
+  /** The region delivering (`eu-central-1`): every delivery says it in `<prefix>Region`, as the service does. */
+  region: string;
   concurrency: number;
   allowRemoteDestinations: boolean;
   planTimeoutMs: () => number;
@@ -265,6 +268,8 @@ export class Dispatcher {
     set('User-Agent', 'Upstash-QStash');
     set(`${prefix}Message-Id`, message.id);
     set(`${prefix}Retried`, String(message.retried));
+    // The SDK's Receiver picks the region's signing keys by this header in migration mode.
+    set(`${prefix}Region`, regionHeaderValue(this.deps.region));
     if (message.scheduleId !== undefined) set(`${prefix}Schedule-Id`, message.scheduleId);
     if (message.topicName !== undefined) set(`${prefix}Topic-Name`, message.topicName);
     if (message.callerIP !== undefined) set(`${prefix}Caller-Ip`, message.callerIP);

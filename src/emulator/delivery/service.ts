@@ -99,6 +99,7 @@ export class DeliveryService {
       dlq: this.dlq,
       http: this.http,
       headerPrefix: options.headerPrefix,
+      region: options.region,
       concurrency: options.concurrency,
       allowRemoteDestinations: options.allowRemoteDestinations,
       planTimeoutMs: () => this.plan.timeoutMs,

@@ -28,7 +28,9 @@ export function adminRouter(state: ManagementState, resources: readonly Manageme
   router.patch(
     '/account',
     handle((req, res) => {
-      res.json(state.patchAccount(req.body as AccountPatch));
+      // ?region=us-east-1 changes that region's user; the primary one without.
+      const region = typeof req.query.region === 'string' ? req.query.region : undefined;
+      res.json(state.patchAccount(req.body as AccountPatch, region));
     }),
   );
   router.post(

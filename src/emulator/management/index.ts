@@ -8,14 +8,15 @@ import type { ManagementApiVersion, TrafficReader } from './qstash-users.js';
 import type { ManagementResource } from './resource.js';
 import { MANAGEMENT_RESOURCES } from './resources.js';
 import { managementRouter } from './routes.js';
-import { ManagementState } from './state.js';
+import { ManagementState, type ServedRegion } from './state.js';
 
 export type { PlanProfile } from './plans.js';
 export type { ManagementResource } from './resource.js';
 export type { RedisSnapshot } from './redis/index.js';
 export { PLAN_PROFILES } from './plans.js';
 export { ManagementError, type ManagementErrorCode } from './errors.js';
-export { ManagementState, type ManagementSnapshot } from './state.js';
+export { ManagementState, type ManagementSnapshot, type ServedRegion } from './state.js';
+export { regionalUserToken } from './records.js';
 export {
   STATS_PERIODS,
   type AccountPatch,
@@ -45,10 +46,15 @@ export interface ManagementOptions {
   now: () => number;
   /** Service names under which the account record is served: /v2/<name>/user. */
   serviceNames: string[];
-  /** What the delivery side billed: the primary user's official usage. */
+  /** What the delivery side billed: the primary user's official usage (without `regions`). */
   traffic?: TrafficReader;
   /** Which version of the API is served (the `managementApi` knob). */
   apiVersion?: () => ManagementApiVersion;
+  /**
+   * The regions whose delivery APIs are served, each with its token, plan and traffic; the first
+   * is the primary user. Default: eu-central-1 with `deliveryToken`, `plan` and `traffic`.
+   */
+  regions?: ServedRegion[];
 }
 
 export interface Management {

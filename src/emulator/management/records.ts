@@ -105,32 +105,43 @@ function definedOnly<T extends object>(value: T): Partial<T> {
 
 export interface Owner {
   email: string;
-  deliveryToken: string;
 }
 
-/** The region of the primary user: the one the delivery token belongs to (the legacy path's user). */
+/** The region whose user keeps the seeds of the single-user emulator (ids unchanged since then). */
 export const PRIMARY_REGION = 'eu-central-1';
-/** The second regional user: its own token and plan, no traffic on this emulator. */
-export const SECONDARY_REGION = 'us-east-1';
-export const SECONDARY_PLAN: PlanProfile = 'free';
+/** Plan of a regional user the emulator does not serve a delivery API for. */
+export const UNSERVED_REGION_PLAN: PlanProfile = 'free';
 
 /** Bytes per second a plan may move (the record's max_bandwidth_per_second; no documented figures). */
 const BANDWIDTH_PER_SECOND: Record<PlanProfile, number> = { free: 10_485_760, payg: 104_857_600, fixed: 524_288_000 };
 
+function userSeed(email: string, region: string): string {
+  return region === PRIMARY_REGION ? email : `${email}:${region}`;
+}
+
+/**
+ * The token of a regional user when none is given: deterministic, so a region's client and the
+ * record listing it agree on every start (a region's delivery token in a multi-region emulator).
+ */
+export function regionalUserToken(email: string, region: string): string {
+  return deterministicSecret(email, `qstash-token:${email}:${region}`);
+}
+
+/** One regional QStash user; `token` is its region's delivery token. */
 export function buildAccount(
   owner: Owner,
   plan: PlanProfile,
   createdMs: number,
-  region: string = PRIMARY_REGION,
+  region: string,
+  token: string,
 ): AccountRecord {
   const created = unixSeconds(createdMs);
-  // The primary user keeps the seeds of the single-user emulator, so its id is unchanged.
-  const seed = region === PRIMARY_REGION ? owner.email : `${owner.email}:${region}`;
+  const seed = userSeed(owner.email, region);
   return {
     customer_id: owner.email,
     id: deterministicUuid(`account:${seed}`),
     password: deterministicSecret(owner.email, `account-password:${seed}`),
-    token: region === PRIMARY_REGION ? owner.deliveryToken : deterministicSecret(owner.email, `qstash-token:${seed}`),
+    token,
     read_only_token: deterministicSecret(owner.email, `qstash-read-only-token:${seed}`),
     active: true,
     state: 'active',

@@ -22,15 +22,16 @@ import {
   type ServedAccount,
   type TrafficReader,
 } from './qstash-users.js';
+import { KNOWN_REGIONS } from '../regions.js';
 import {
   ACCOUNT_AGE_MS,
-  SECONDARY_PLAN,
-  SECONDARY_REGION,
+  UNSERVED_REGION_PLAN,
   INITIAL_SEARCH_INDEXES,
   INITIAL_VECTOR_INDEXES,
   buildAccount,
   buildSearchIndex,
   buildVectorIndex,
+  regionalUserToken,
   type AccountRecord,
   type Owner,
   type SearchIndexEntry,
@@ -48,15 +49,40 @@ import {
   type VectorStatsScalars,
 } from './vector-stats.js';
 
+/** A region whose delivery API the emulator serves, and so whose QStash user it knows. */
+export interface ServedRegion {
+  /** As the records spell it: `eu-central-1`, `us-east-1`. */
+  region: string;
+  /** The region's delivery token: the user's `token`. */
+  token: string;
+  plan: PlanProfile;
+  /** What that region's delivery API billed: the user's official usage. None by default. */
+  traffic?: TrafficReader;
+}
+
 export interface ManagementStateOptions {
   email: string;
+  /** Token, plan and traffic of the first (or only) region when `regions` is not given. */
   deliveryToken: string;
   plan: PlanProfile;
   now: () => number;
-  /** What the delivery side billed: the primary user's official usage. None by default. */
   traffic?: TrafficReader;
   /** Which version of the API is served (the `managementApi` knob); current by default. */
   apiVersion?: () => ManagementApiVersion;
+  /**
+   * The regions served, in order; the first one's user is the primary (the legacy path's).
+   * Default: one, eu-central-1, with `deliveryToken`, `plan` and `traffic`. The account also
+   * lists a user in each known region not served (free plan, no traffic), as before regions.
+   */
+  regions?: ServedRegion[];
+}
+
+/** One regional user: its record, the plan it was built from, and what it billed. */
+interface RegionalUser {
+  region: string;
+  plan: PlanProfile;
+  record: AccountRecord;
+  traffic: TrafficReader;
 }
 
 /** Everything the management API would serve right now, for tests to compare an exporter with. */
@@ -77,27 +103,55 @@ export interface ManagementSnapshot {
 export class ManagementState {
   private readonly owner: Owner;
   private readonly startMs: number;
-  // Assigned by reset(), which the constructor calls.
-  private plan!: PlanProfile;
-  private accountRecord!: AccountRecord;
-  /** The user of the other region (its own token and plan, no traffic here). */
-  private secondaryRecord!: AccountRecord;
+  private readonly served: ServedRegion[];
+  /** Assigned by reset(), which the constructor calls: the served regions first, in order. */
+  private users!: RegionalUser[];
   private search = new Map<string, SearchIndexEntry>();
   private vector = new Map<string, VectorIndexEntry>();
   /** Counts indexes added after start, so their ids stay deterministic (and unique per name). */
   private additions = 0;
 
   constructor(private readonly options: ManagementStateOptions) {
-    this.owner = { email: options.email, deliveryToken: options.deliveryToken };
+    this.owner = { email: options.email };
+    this.served =
+      options.regions && options.regions.length > 0
+        ? options.regions
+        : [
+            {
+              region: 'eu-central-1',
+              token: options.deliveryToken,
+              plan: options.plan,
+              ...(options.traffic ? { traffic: options.traffic } : {}),
+            },
+          ];
     this.startMs = Math.floor(options.now() / 1000) * 1000;
     this.reset();
   }
 
-  /** Back to the starting data: the configured plan, the two search and two vector indexes. */
+  /** Back to the starting data: the configured plans, the two search and two vector indexes. */
   reset(): void {
-    this.plan = this.options.plan;
-    this.accountRecord = buildAccount(this.owner, this.plan, this.startMs - ACCOUNT_AGE_MS);
-    this.secondaryRecord = buildAccount(this.owner, SECONDARY_PLAN, this.startMs - ACCOUNT_AGE_MS, SECONDARY_REGION);
+    const created = this.startMs - ACCOUNT_AGE_MS;
+    const unserved = KNOWN_REGIONS.filter((region) => !this.served.some((served) => served.region === region));
+    this.users = [
+      ...this.served.map(({ region, token, plan, traffic }) => ({
+        region,
+        plan,
+        record: buildAccount(this.owner, plan, created, region, token),
+        traffic: traffic ?? NO_TRAFFIC,
+      })),
+      ...unserved.map((region) => ({
+        region,
+        plan: UNSERVED_REGION_PLAN,
+        record: buildAccount(
+          this.owner,
+          UNSERVED_REGION_PLAN,
+          created,
+          region,
+          regionalUserToken(this.owner.email, region),
+        ),
+        traffic: NO_TRAFFIC,
+      })),
+    ];
     this.additions = 0;
     this.search = new Map();
     for (const { input, ageMs } of INITIAL_SEARCH_INDEXES) {
@@ -111,8 +165,21 @@ export class ManagementState {
     }
   }
 
-  currentPlan(): PlanProfile {
-    return this.plan;
+  /** The plan in force of a region's user (the primary's without a region). */
+  currentPlan(region?: string): PlanProfile {
+    return this.user(region).plan;
+  }
+
+  /** The regions whose users the account lists, primary first. */
+  regions(): string[] {
+    return this.users.map((user) => user.region);
+  }
+
+  /** A region's user; the primary without a region; throws ERR_EMULATOR_NOT_FOUND for an unknown one. */
+  private user(region?: string): RegionalUser {
+    const user = region === undefined ? this.users[0] : this.users.find((candidate) => candidate.region === region);
+    if (!user) throw new ManagementError('ERR_EMULATOR_NOT_FOUND', `no QStash user in region ${String(region)}`);
+    return user;
   }
 
   /** The primary user as the legacy path serves it. */
@@ -126,14 +193,12 @@ export class ManagementState {
 
   /** The primary user as served under the legacy path /v2/<serviceName>/user. */
   accountFor(serviceName: string): ServedAccount {
-    return serveAccount(this.accountRecord, this.apiVersion(), serviceName);
+    return serveAccount(this.user().record, this.apiVersion(), serviceName);
   }
 
   /** Every regional user as GET /v2/<serviceName>/users serves them. */
   usersFor(serviceName: string): ServedAccount[] {
-    return [this.accountRecord, this.secondaryRecord].map((record) =>
-      serveAccount(record, this.apiVersion(), serviceName),
-    );
+    return this.users.map(({ record }) => serveAccount(record, this.apiVersion(), serviceName));
   }
 
   /** One user by id, as GET /v2/<serviceName>/user/{id} serves it. */
@@ -145,37 +210,35 @@ export class ManagementState {
 
   /**
    * Official usage of a user (GET /v2/qstash/stats/{id}); without an id, of the primary user
-   * (the older GET /v2/qstash/stats). The primary user's usage is the emulator's real traffic.
+   * (the older GET /v2/qstash/stats). A served region's usage is its delivery API's real traffic.
    */
   qstashStats(id: string | undefined, period: StatsPeriod = '1h'): QStashStatsRecord {
-    const now = this.options.now();
-    if (id === undefined || id === this.accountRecord.id) {
-      return qstashStats(this.accountRecord, this.plan, this.options.traffic ?? NO_TRAFFIC, now, period);
-    }
-    if (id === this.secondaryRecord.id)
-      return qstashStats(this.secondaryRecord, SECONDARY_PLAN, NO_TRAFFIC, now, period);
-    throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'user not found');
+    const user = id === undefined ? this.user() : this.users.find((candidate) => candidate.record.id === id);
+    if (!user) throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'user not found');
+    return qstashStats(user.record, user.plan, user.traffic, this.options.now(), period);
   }
 
   /**
    * Changes the account. `plan` first resets every limit to that profile and stamps
    * `last_plan_upgrade_time`; the other fields then override. Setting only one of `state` and
-   * `active` keeps the other consistent (`passive` <-> `active: false`).
+   * `active` keeps the other consistent (`passive` <-> `active: false`). Without a region, the
+   * primary user changes.
    */
-  patchAccount(patch: AccountPatch): ServedAccount {
+  patchAccount(patch: AccountPatch, region?: string): ServedAccount {
+    const user = this.user(region);
     const { plan, ...fields } = parseInput(accountPatchSchema, patch, 'account patch');
-    let next: AccountRecord = { ...this.accountRecord };
+    let next: AccountRecord = { ...user.record };
     if (plan !== undefined) {
       next = { ...next, ...ACCOUNT_LIMITS[plan], last_plan_upgrade_time: unixSeconds(this.options.now()) };
-      this.plan = plan;
+      user.plan = plan;
     }
     for (const [key, value] of Object.entries(fields)) {
       if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
     }
     if (fields.state !== undefined && fields.active === undefined) next.active = fields.state === 'active';
     if (fields.active !== undefined && fields.state === undefined) next.state = fields.active ? 'active' : 'passive';
-    this.accountRecord = next;
-    return this.account();
+    user.record = next;
+    return serveAccount(next, this.apiVersion(), 'qstash');
   }
 
   searchIndexes(): ServedSearchIndex[] {
@@ -251,7 +314,7 @@ export class ManagementState {
     }
     return {
       now,
-      plan: this.plan,
+      plan: this.currentPlan(),
       account: this.account(),
       users: this.apiVersion() === 'legacy' ? [] : this.usersFor('qstash'),
       searchIndexes: this.searchIndexes(),

@@ -7,7 +7,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDestination, type Destination } from '../../support/emulator-helpers.js';
-import { parseExposition, sleep, valueOf, type Family } from '../../support/exporter-e2e-helpers.js';
+import { parseExposition, sleep, valueOf as valueWithLabels, type Family } from '../../support/exporter-e2e-helpers.js';
+
+/** The walks' series carry their region: the exporter's one region here (its URL names none, so eu-central-1). */
+const valueOf = (
+  families: Parameters<typeof valueWithLabels>[0],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined => valueWithLabels(families, name, { ...labels, qstash_region: 'eu-central-1' });
 import {
   differences,
   EVENTS,
