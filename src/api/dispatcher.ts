@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import { Pool, ProxyAgent, type Dispatcher } from 'undici';
 import type { ApiName } from './errors.js';
+import { NETWORK_CODES_BEFORE_SEND } from './failures.js';
 import type { ApiLogger, TimeoutOptions } from './http-types.js';
 import { redactProxyUrl, routeFor, type ProxyRoute, type UpstreamConnection } from './proxy-choice.js';
 
@@ -79,15 +80,6 @@ function trustedCas(pem: string): string[] {
 }
 
 const PROXY_REFUSAL = /^Proxy response \((\d+)\) !== 200/;
-/** Connect-phase codes: with a proxy, the connection that failed is the one to the proxy. */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
 
 /** A proxy that answered the CONNECT with another status than 200. */
 export class ProxyRefusedError extends Error {
@@ -192,7 +184,8 @@ class ConnectionWatch {
       };
     }
     const code = typeof error.code === 'string' ? error.code : '';
-    if (UNREACHABLE.has(code)) {
+    // Connect-phase codes: with a proxy, the connection that failed is the one to the proxy.
+    if (NETWORK_CODES_BEFORE_SEND.has(code)) {
       return {
         key: `unreachable:${code}`,
         fields: { host, proxy: this.#proxy, code },

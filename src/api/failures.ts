@@ -32,7 +32,8 @@ export interface AttemptFailure {
 
 type Details = (extra?: Partial<ApiErrorDetails>) => ApiErrorDetails;
 
-const NETWORK_CODES_BEFORE_SEND = new Set([
+/** Connect-phase codes: the request was never sent (with a proxy, the connection to the proxy failed). */
+export const NETWORK_CODES_BEFORE_SEND: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
