@@ -379,6 +379,8 @@ export function table(spec: TableSpec): TablePanelBuilder {
   const renameByName: Record<string, string> = {};
   const indexByName: Record<string, number> = {};
   const excludeByName: Record<string, boolean> = { Time: true, job: true, instance: true, __name__: true };
+  // Rows of QStash resources are per region (a queue of one name can live in both).
+  renameByName['qstash_region'] = 'Region';
   let position = 0;
   for (const [label, header] of Object.entries(spec.labels)) {
     renameByName[label] = header;

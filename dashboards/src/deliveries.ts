@@ -62,7 +62,8 @@ function groupingPanels(label: 'destination' | 'queue' | 'url_group', title: str
 }
 
 /** One value per route (queue, URL group, destination) without __name__, so the table's merge joins the rows. */
-const perRoute = (expr: string): string => `max by (job, instance, queue, url_group, destination) (${expr})`;
+const perRoute = (expr: string): string =>
+  `max by (job, instance, qstash_region, queue, url_group, destination) (${expr})`;
 
 function ratioColumn(title: string): TableColumn {
   return {

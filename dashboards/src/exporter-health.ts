@@ -1,6 +1,9 @@
 // Upstash / Exporter health: collectors, upstream API calls, log reading and the process itself.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { RATE, ZERO_IS_BAD, ZERO_IS_GOOD, row, sel, stat, timeseries, upstashDashboard } from './common.js';
+import { RATE, ZERO_IS_BAD, ZERO_IS_GOOD, accountSel, row, sel, stat, timeseries, upstashDashboard } from './common.js';
+
+// The scrape, the process, the state file and the cardinality guard are the exporter's, not a
+// QStash region's: their series have no qstash_region, so the region variable does not filter them.
 
 export const EXPORTER_HEALTH_UID = 'upstash-exporter-health';
 
@@ -15,7 +18,9 @@ export function exporterHealthDashboard(): Dashboard {
       stat({
         title: 'Version',
         description: 'Exporter version and Node.js version of each instance.',
-        queries: [{ expr: `upstash_exporter_build_info${sel()}`, legend: '{{version}} (Node.js {{nodejs_version}})' }],
+        queries: [
+          { expr: `upstash_exporter_build_info${accountSel()}`, legend: '{{version}} (Node.js {{nodejs_version}})' },
+        ],
         showName: true,
         span: 6,
       }),
@@ -24,7 +29,7 @@ export function exporterHealthDashboard(): Dashboard {
       stat({
         title: 'Targets up',
         description: 'Exporter targets Prometheus scrapes successfully (`up`).',
-        queries: [{ expr: `sum(up${sel()})` }],
+        queries: [{ expr: `sum(up${accountSel()})` }],
         thresholds: ZERO_IS_BAD,
         span: 6,
       }),
@@ -43,7 +48,7 @@ export function exporterHealthDashboard(): Dashboard {
         title: 'Series dropped (1h)',
         description:
           'Increments folded into overflow series by the series cap in the last hour. Not zero: raise --logs-series-limit or drop opt-in labels.',
-        queries: [{ expr: `sum(increase(upstash_exporter_series_dropped_total${sel()}[1h])) or vector(0)` }],
+        queries: [{ expr: `sum(increase(upstash_exporter_series_dropped_total${accountSel()}[1h])) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 6,
       }),
@@ -53,7 +58,12 @@ export function exporterHealthDashboard(): Dashboard {
       timeseries({
         title: 'Collector success',
         description: "1 when the collector's last poll succeeded, 0 when it failed.",
-        queries: [{ expr: `upstash_exporter_collector_success${sel()}`, legend: '{{instance}} {{collector}}' }],
+        queries: [
+          {
+            expr: `upstash_exporter_collector_success${sel()}`,
+            legend: '{{instance}} {{collector}} {{qstash_region}}',
+          },
+        ],
         unit: 'short',
         min: 0,
         max: 1,
@@ -65,7 +75,10 @@ export function exporterHealthDashboard(): Dashboard {
         title: 'Poll duration',
         description: "Duration of each collector's last poll. Close to the poll interval means polls start to overlap.",
         queries: [
-          { expr: `upstash_exporter_collector_duration_seconds${sel()}`, legend: '{{instance}} {{collector}}' },
+          {
+            expr: `upstash_exporter_collector_duration_seconds${sel()}`,
+            legend: '{{instance}} {{collector}} {{qstash_region}}',
+          },
         ],
         unit: 's',
         span: 8,
@@ -78,7 +91,7 @@ export function exporterHealthDashboard(): Dashboard {
         queries: [
           {
             expr: `time() - upstash_exporter_collector_last_success_timestamp_seconds${sel()}`,
-            legend: '{{instance}} {{collector}}',
+            legend: '{{instance}} {{collector}} {{qstash_region}}',
           },
         ],
         unit: 's',
@@ -92,16 +105,16 @@ export function exporterHealthDashboard(): Dashboard {
           'Per second: failed polls, ticks skipped because the previous poll was still running, ticks missed because the event loop was blocked.',
         queries: [
           {
-            expr: `sum by (collector) (rate(upstash_exporter_collector_errors_total${sel()}[${RATE}]))`,
-            legend: '{{collector}} errors',
+            expr: `sum by (collector, qstash_region) (rate(upstash_exporter_collector_errors_total${sel()}[${RATE}]))`,
+            legend: '{{collector}} {{qstash_region}} errors',
           },
           {
-            expr: `sum by (collector) (rate(upstash_exporter_collector_overlaps_total${sel()}[${RATE}]))`,
-            legend: '{{collector}} overlaps',
+            expr: `sum by (collector, qstash_region) (rate(upstash_exporter_collector_overlaps_total${sel()}[${RATE}]))`,
+            legend: '{{collector}} {{qstash_region}} overlaps',
           },
           {
-            expr: `sum by (collector) (rate(upstash_exporter_collector_missed_runs_total${sel()}[${RATE}]))`,
-            legend: '{{collector}} missed',
+            expr: `sum by (collector, qstash_region) (rate(upstash_exporter_collector_missed_runs_total${sel()}[${RATE}]))`,
+            legend: '{{collector}} {{qstash_region}} missed',
           },
         ],
         unit: 'ops',
@@ -156,7 +169,7 @@ export function exporterHealthDashboard(): Dashboard {
         title: 'Log lag',
         description:
           'Now minus the logs watermark. Normal: ingestion delay plus one poll interval; UpstashLogLagHigh fires above 5 minutes.',
-        queries: [{ expr: `upstash_exporter_log_lag_seconds${sel()}`, legend: '{{instance}}' }],
+        queries: [{ expr: `upstash_exporter_log_lag_seconds${sel()}`, legend: '{{instance}} {{qstash_region}}' }],
         unit: 's',
         thresholds: [
           { value: null, color: 'green' },
@@ -173,8 +186,8 @@ export function exporterHealthDashboard(): Dashboard {
           'Log events the service dropped before the exporter read them (estimate), per interval. Any is an undercount (UpstashLogGapsDetected).',
         queries: [
           {
-            expr: `sum by (instance) (increase(upstash_exporter_log_gaps_total${sel()}[${RATE}]))`,
-            legend: '{{instance}}',
+            expr: `sum by (instance, qstash_region) (increase(upstash_exporter_log_gaps_total${sel()}[${RATE}]))`,
+            legend: '{{instance}} {{qstash_region}}',
           },
         ],
         unit: 'short',
@@ -203,7 +216,7 @@ export function exporterHealthDashboard(): Dashboard {
         description: 'Increments folded into overflow series per second, by metric.',
         queries: [
           {
-            expr: `sum by (metric) (rate(upstash_exporter_series_dropped_total${sel()}[${RATE}]))`,
+            expr: `sum by (metric) (rate(upstash_exporter_series_dropped_total${accountSel()}[${RATE}]))`,
             legend: '{{metric}}',
           },
         ],
@@ -217,7 +230,7 @@ export function exporterHealthDashboard(): Dashboard {
         description: 'State file writes per second by result; errors mean a restart would re-read or lose counts.',
         queries: [
           {
-            expr: `sum by (result) (rate(upstash_exporter_state_checkpoints_total${sel()}[${RATE}]))`,
+            expr: `sum by (result) (rate(upstash_exporter_state_checkpoints_total${accountSel()}[${RATE}]))`,
             legend: '{{result}}',
           },
         ],
@@ -242,7 +255,7 @@ export function exporterHealthDashboard(): Dashboard {
       timeseries({
         title: 'CPU',
         description: 'CPU time used per second by the exporter process.',
-        queries: [{ expr: `rate(process_cpu_seconds_total${sel()}[${RATE}])`, legend: '{{instance}}' }],
+        queries: [{ expr: `rate(process_cpu_seconds_total${accountSel()}[${RATE}])`, legend: '{{instance}}' }],
         unit: 'percentunit',
         span: 8,
       }),
@@ -252,8 +265,8 @@ export function exporterHealthDashboard(): Dashboard {
         title: 'Memory',
         description: 'Resident memory and V8 heap used.',
         queries: [
-          { expr: `process_resident_memory_bytes${sel()}`, legend: '{{instance}} resident' },
-          { expr: `sum by (instance) (nodejs_heap_size_used_bytes${sel()})`, legend: '{{instance}} heap used' },
+          { expr: `process_resident_memory_bytes${accountSel()}`, legend: '{{instance}} resident' },
+          { expr: `sum by (instance) (nodejs_heap_size_used_bytes${accountSel()})`, legend: '{{instance}} heap used' },
         ],
         unit: 'bytes',
         span: 8,
@@ -264,7 +277,7 @@ export function exporterHealthDashboard(): Dashboard {
         title: 'Event loop lag p99',
         description:
           'Event loop delay, sampled every 100 ms (the values include the interval: 0.1 s is an idle loop); higher values delay polls and scrapes alike.',
-        queries: [{ expr: `nodejs_eventloop_lag_p99_seconds${sel()}`, legend: '{{instance}}' }],
+        queries: [{ expr: `nodejs_eventloop_lag_p99_seconds${accountSel()}`, legend: '{{instance}}' }],
         unit: 's',
         span: 8,
       }),

@@ -8,6 +8,7 @@ import {
   bargauge,
   quotaUsage,
   row,
+  accountSel,
   sel,
   stat,
   timeseries,
@@ -27,7 +28,7 @@ export function overviewDashboard(): Dashboard {
       stat({
         title: 'Exporters up',
         description: 'Exporter targets Prometheus scrapes successfully (`up`).',
-        queries: [{ expr: `sum(up${sel()})` }],
+        queries: [{ expr: `sum(up${accountSel()})` }],
         thresholds: ZERO_IS_BAD,
       }),
     )

@@ -18,9 +18,9 @@ import {
 
 export const QUEUES_UID = 'upstash-qstash-queues';
 
-const perQueue = (expr: string): string => `max by (job, instance, queue) (${expr})`;
-const perKey = (expr: string): string => `max by (job, instance, flow_control_key) (${expr})`;
-const perTarget = (expr: string): string => `max by (job, instance) (${expr})`;
+const perQueue = (expr: string): string => `max by (job, instance, qstash_region, queue) (${expr})`;
+const perKey = (expr: string): string => `max by (job, instance, qstash_region, flow_control_key) (${expr})`;
+const perTarget = (expr: string): string => `max by (job, instance, qstash_region) (${expr})`;
 
 export function queuesDashboard(): Dashboard {
   return upstashDashboard(
@@ -262,11 +262,11 @@ export function queuesDashboard(): Dashboard {
         labels: { url_group: 'URL Group' },
         columns: [
           {
-            expr: `max by (job, instance, url_group) (upstash_qstash_url_group_endpoints${sel()})`,
+            expr: `max by (job, instance, qstash_region, url_group) (upstash_qstash_url_group_endpoints${sel()})`,
             column: { title: 'Endpoints', unit: 'short' },
           },
           {
-            expr: `max by (job, instance, url_group) (upstash_qstash_url_group_endpoints${sel()} / ignoring (url_group) group_left () (upstash_qstash_plan_max_endpoints_per_url_group${sel()} > 0))`,
+            expr: `max by (job, instance, qstash_region, url_group) (upstash_qstash_url_group_endpoints${sel()} / ignoring (url_group) group_left () (upstash_qstash_plan_max_endpoints_per_url_group${sel()} > 0))`,
             column: { title: 'Of plan max', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
           },
         ],

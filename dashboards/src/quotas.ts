@@ -17,9 +17,12 @@ import {
 
 export const QUOTAS_UID = 'upstash-plan-quotas';
 
-/** `expr` labelled with the region of the exporter's QStash user (upstash_qstash_account_info). */
+/**
+ * `expr` labelled with the region of the exporter's QStash user (upstash_qstash_account_info).
+ * Matched on qstash_region too: an exporter watching two regions has two account_info series.
+ */
 function byRegion(expr: string): string {
-  return `${expr} * on (job, instance) group_left (region) group by (job, instance, region) (upstash_qstash_account_info${sel()})`;
+  return `${expr} * on (job, instance, qstash_region) group_left (region) group by (job, instance, qstash_region, region) (upstash_qstash_account_info${sel()})`;
 }
 
 /** The quotas of one kind of index (quota label `<kind>_*`) over time, one series per index and quota. */

@@ -1,12 +1,15 @@
 // Upstash / Redis: every Redis database at a glance, its usage against each limit of its plan,
 // latency, hit ratio, connections and billing (collector redis, deploy/rules/upstash-redis.rules.yml).
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { QUOTA_THRESHOLDS, labelVariable, row, sel, table, timeseries, upstashDashboard } from './common.js';
+import { QUOTA_THRESHOLDS, accountSel, labelVariable, row, table, timeseries, upstashDashboard } from './common.js';
 
 export const REDIS_UID = 'upstash-redis';
 
-/** Selector of the Redis metrics: job, instance and the database variable. */
-const DB = (...matchers: string[]): string => sel('database_id=~"$database"', ...matchers);
+/**
+ * Selector of the Redis metrics: job, instance and the database variable. Redis databases belong
+ * to the account, not to a QStash region: the region variable cannot filter them.
+ */
+const DB = (...matchers: string[]): string => accountSel('database_id=~"$database"', ...matchers);
 
 /** One value per database with only the identifying labels, so that the table's merge joins the rows. */
 const perDatabase = (expr: string): string => `max by (job, instance, database_id) (${expr})`;
@@ -18,7 +21,7 @@ export function redisDashboard(): Dashboard {
     REDIS_UID,
     'Upstash / Redis',
     'Upstash Redis databases on every plan (state, usage against the plan limits, latency, hit ratio, connections, billing), from the developer API.',
-    [labelVariable('database', 'Database', `label_values(upstash_redis_database_info${sel()}, database_id)`)],
+    [labelVariable('database', 'Database', `label_values(upstash_redis_database_info${accountSel()}, database_id)`)],
   )
     .withRow(row('Databases at a glance'))
     .withPanel(

@@ -18,10 +18,10 @@ export const SCHEDULES_UID = 'upstash-qstash-schedules';
  * One value per schedule with only the identifying labels, so that the table's merge joins the
  * rows (a __name__ or state column would keep them apart).
  */
-const perSchedule = (expr: string): string => `max by (job, instance, schedule_id) (${expr})`;
+const perSchedule = (expr: string): string => `max by (job, instance, qstash_region, schedule_id) (${expr})`;
 
 /** Not paused and due more than the alert's grace (5 minutes) ago. */
-const OVERDUE = `(time() - upstash_qstash_schedule_next_run_timestamp_seconds${sel()} > 300) unless on (job, instance, schedule_id) upstash_qstash_schedule_paused${sel()} == 1`;
+const OVERDUE = `(time() - upstash_qstash_schedule_next_run_timestamp_seconds${sel()} > 300) unless on (job, instance, qstash_region, schedule_id) upstash_qstash_schedule_paused${sel()} == 1`;
 
 export function schedulesDashboard(): Dashboard {
   return upstashDashboard(
@@ -76,7 +76,7 @@ export function schedulesDashboard(): Dashboard {
         labels: { schedule_id: 'Schedule', cron: 'Cron', destination: 'Destination', method: 'Method' },
         columns: [
           {
-            expr: `max by (job, instance, schedule_id, cron, destination, method) (upstash_qstash_schedule_info${sel()})`,
+            expr: `max by (job, instance, qstash_region, schedule_id, cron, destination, method) (upstash_qstash_schedule_info${sel()})`,
             column: null,
           },
           {

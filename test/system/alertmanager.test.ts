@@ -219,7 +219,7 @@ describe.skipIf(binaries.skip)(`the shipped Alertmanager configuration${binaries
 
   it('the hard daily limit inhibits the soft one; the critical quota alert the warning of the same quota', async () => {
     const url = await startAlertmanager();
-    const region = { region: 'eu-central-1', source: 'official' };
+    const region = { qstash_region: 'eu-central-1', source: 'official' };
     const sent = await notify(url, [
       firing('UpstashDailyRequestHardLimitNear', region),
       firing('UpstashDailyRequestSoftLimitReached', region),
@@ -234,5 +234,18 @@ describe.skipIf(binaries.skip)(`the shipped Alertmanager configuration${binaries
     expect(names(sent, 'tickets')).toEqual(['UpstashQuotaUsageHigh/warning']);
     const ticket = sent.find((n) => n.receiver === 'tickets')!;
     expect(ticket.alerts.map((a) => a.labels.quota)).toEqual(['qstash_schedules']);
+  });
+
+  it("one region's hard daily limit does not inhibit the other region's soft limit", async () => {
+    const url = await startAlertmanager();
+    const sent = await notify(url, [
+      firing('UpstashDailyRequestHardLimitNear', { qstash_region: 'eu-central-1', source: 'official' }),
+      firing('UpstashDailyRequestSoftLimitReached', { qstash_region: 'eu-central-1', source: 'official' }),
+      firing('UpstashDailyRequestSoftLimitReached', { qstash_region: 'us-east-1', source: 'official' }),
+    ]);
+    expect(names(sent, 'pager')).toEqual(['UpstashDailyRequestHardLimitNear/critical']);
+    expect(names(sent, 'tickets')).toEqual(['UpstashDailyRequestSoftLimitReached/warning']);
+    const ticket = sent.find((n) => n.receiver === 'tickets')!;
+    expect(ticket.alerts.map((a) => a.labels.qstash_region)).toEqual(['us-east-1']);
   });
 });

@@ -314,4 +314,28 @@ describe('the QStash region variable', () => {
             );
     }
   });
+
+  it('does not filter series that have no region (Redis, the process, the scrape, the state file)', () => {
+    // With one region chosen, a region matcher on these would empty their panels.
+    const regionless =
+      /\b(upstash_redis_[a-z_]*|process_[a-z_]*|nodejs_[a-z_0-9]*|up|upstash_exporter_build_info|upstash_exporter_state_checkpoints_total|upstash_exporter_series_dropped_total)\{([^}]*)\}/g;
+    for (const { dashboard } of dashboards)
+      for (const panel of allPanels(dashboard))
+        for (const target of panelTargets(panel))
+          for (const selector of target.expr.matchAll(regionless))
+            expect(selector[2], `${dashboard.uid} ${panel.title ?? ''}: ${selector[1]}`).not.toContain('qstash_region');
+  });
+
+  it('is kept by every match or aggregation by instance of a query over QStash series (two regions stay two)', () => {
+    // An on (job, instance) over series of two regions mixes them or, with group_left, fails
+    // with many-to-many matching (the quotas dashboard's join of upstash_qstash_account_info did).
+    for (const { dashboard } of dashboards)
+      for (const panel of allPanels(dashboard))
+        for (const target of panelTargets(panel)) {
+          if (!target.expr.includes('qstash_region=~"$qstash_region"')) continue;
+          for (const [clause, labels] of target.expr.matchAll(/\b(?:on|by|ignoring|without)\s*\(([^)]*)\)/g))
+            if (/\binstance\b/.test(labels ?? ''))
+              expect(labels, `${dashboard.uid} ${panel.title ?? ''}: ${clause}`).toContain('qstash_region');
+        }
+  });
 });

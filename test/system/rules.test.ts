@@ -241,6 +241,19 @@ describe('alerts', () => {
     }
   });
 
+  it('name the QStash region in their summary, except those about the exporter as a whole or an account-scoped product', () => {
+    // The scrape, the one state file, the one remediation webhook and vector indexes have no region.
+    const regionless = [
+      'UpstashExporterDown',
+      'UpstashExporterAbsent',
+      'UpstashExporterCheckpointFailing',
+      'UpstashRemediationWebhookUnauthorized',
+      'UpstashVectorIndexFillingUp',
+    ];
+    for (const alert of alerts.filter((a) => !regionless.includes(a.alert ?? '')))
+      expect(alert.annotations?.summary, alert.alert).toContain('$labels.qstash_region');
+  });
+
   it('select the exporter job only where they must (up), with the documented selector', () => {
     const onUp = alerts.filter((a) => /\bup\{/.test(a.expr));
     expect(onUp.map((a) => a.alert).sort()).toEqual(['UpstashExporterAbsent', 'UpstashExporterDown']);
@@ -259,6 +272,20 @@ describe('recording rules', () => {
       .flatMap((t) => (t.promql_expr_test ?? []).map((e) => e.expr))
       .join('\n');
     for (const rule of records) expect(tested, rule.record).toContain(rule.record ?? '');
+  });
+
+  it('keep qstash_region wherever they match or aggregate region-scoped series by instance', () => {
+    // Region-scoped: every QStash and workflow series, the logs and collector self metrics. The
+    // freshness rule also reads up{}, which has no region; its two-region unit test covers it.
+    const regionScoped = /upstash_qstash|upstash_workflow|upstash:quota_usage|upstash_exporter_(?:log|collector)_/;
+    const checked = rules.filter(
+      (r) => regionScoped.test(r.expr) && r.record !== 'upstash_exporter:log_freshness:bool',
+    );
+    expect(checked.length).toBeGreaterThan(40);
+    for (const rule of checked)
+      for (const [clause, labels] of rule.expr.matchAll(/\b(?:on|by|ignoring|without)\s*\(([^)]*)\)/g))
+        if (/\binstance\b/.test(labels ?? ''))
+          expect(labels, `${rule.record ?? rule.alert}: ${clause}`).toContain('qstash_region');
   });
 
   it('come before the alerts of their group, so alerts read values of the same evaluation', () => {
