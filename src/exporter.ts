@@ -54,26 +54,34 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     logger: region === null ? apiLogger : apiLogger.child({ qstash_region: region }),
     signal: clientsShutdown.signal,
   });
-  // The management API's requests carry no qstash_region: it is the account's API.
-  const management = createManagementClient(config, null, hooks(null));
+  // The management API's requests carry no qstash_region: it is the account's API. Each region
+  // reads its QStash user through a client of its own (chosen by its token); the first region's
+  // is also the account's client (search, vector, Redis), so one region means one client (one
+  // pool, one report of a proxy or certificate problem). Every management client keeps the one
+  // wait a 429 asks for.
   const regions: CollectorRegion[] = [];
+  let management: ManagementClient | null = null;
   for (const region of config.qstash.regions) {
-    // Every management client of the account keeps one wait a 429 asks for.
-    const regionManagement = createManagementClient(config, region, { ...hooks(null), callGate: management?.callGate });
+    const regionManagement = createManagementClient(config, region, {
+      ...hooks(null),
+      callGate: management?.callGate,
+    });
+    management ??= regionManagement;
     const name = await regionName(region, regionManagement, logger, configSecrets(config));
     const delivery = createDeliveryClient(config, region, hooks(name));
     selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock, name);
     selfMetrics.watchCallGate('qstash', delivery.callGate, name);
     regions.push({ name, url: region.url, token: region.token, delivery, management: regionManagement });
   }
+  management ??= createManagementClient(config, null, hooks(null));
   const delivery = regions[0]?.delivery ?? null;
   if (management !== null) selfMetrics.watchUpstreamClock('management', management.upstreamClock);
   if (management !== null) selfMetrics.watchCallGate('management', management.callGate);
   const closeClients = async (): Promise<void> => {
     clientsShutdown.abort(new Error('exporter is stopping'));
     await Promise.allSettled([
-      management?.close(),
       ...regions.flatMap((region) => [region.delivery?.close(), region.management?.close()]),
+      regions.some((region) => region.management === management) ? undefined : management?.close(),
     ]);
   };
 
@@ -200,7 +208,8 @@ async function regionName(
       );
     }
   }
-  logger.warn(
+  // Said once at start, at info: a local or proxied URL is a normal setup, not a fault.
+  logger.info(
     { qstash_region: region.name, qstashUrl: region.url },
     `the QStash URL names no region: its series are labelled qstash_region="${region.name}" (the SDKs' default region); set QSTASH_REGION (or --qstash-region) to the token's region if it is another`,
   );

@@ -24,7 +24,10 @@ export interface CollectorProblem {
 function credentialOf(name: CollectorName): { what: string; settings: string } {
   return COLLECTOR_NEEDS[name] === 'management'
     ? { what: 'the management API email and API key', settings: 'UPSTASH_EMAIL and UPSTASH_API_KEY' }
-    : { what: 'the QStash token', settings: "QSTASH_TOKEN (or the region's <REGION>_QSTASH_TOKEN)" };
+    : {
+        what: 'the QStash token',
+        settings: 'QSTASH_TOKEN (or per region EU_CENTRAL_1_QSTASH_TOKEN, US_EAST_1_QSTASH_TOKEN)',
+      };
 }
 
 /** What to do about the error a collector last reported, from its code (and status). */

@@ -98,11 +98,11 @@ describe('a 429 with Retry-After: 3600 to every path', () => {
     const startedAt = Date.now();
     const child = await start(upstream.url);
     await until('the gate on /metrics', async () =>
-      /^upstash_exporter_rate_limit_blocked_until_seconds\{api="qstash"\} [1-9]/m.test(await metrics(child)),
+      /^upstash_exporter_rate_limit_blocked_until_seconds\{api="qstash"[^}]*\} [1-9]/m.test(await metrics(child)),
     );
     const text = await metrics(child);
     const blockedUntil = Number(
-      /^upstash_exporter_rate_limit_blocked_until_seconds\{api="qstash"\} (\S+)$/m.exec(text)?.[1],
+      /^upstash_exporter_rate_limit_blocked_until_seconds\{api="qstash"[^}]*\} (\S+)$/m.exec(text)?.[1],
     );
     expect(blockedUntil).toBeGreaterThan(startedAt / 1000 + 3590);
     expect(blockedUntil).toBeLessThan(Date.now() / 1000 + 3601);
@@ -137,7 +137,7 @@ describe('a 429 with Retry-After: 3600 to every path', () => {
     await until('the gate on /metrics', async () => {
       const text = await metrics(child);
       blockedUntil = Number(
-        /^upstash_exporter_rate_limit_blocked_until_seconds\{api="qstash"\} (\S+)$/m.exec(text)?.[1],
+        /^upstash_exporter_rate_limit_blocked_until_seconds\{api="qstash"[^}]*\} (\S+)$/m.exec(text)?.[1],
       );
       return blockedUntil > 0;
     });

@@ -62,7 +62,7 @@ function everySettingChanged(): string[] {
     ...['--upstash-email', 'ops@example.com', '--disable-collector', 'search', '--state-file', join(dir, 'state.json')],
     ...[
       '--poll-interval',
-      'logs=10s,schedules=2m,queues=20s,url_groups=10m,dlq=2m,flow_control=1m,account=15m,search=10m,vector=2m,usage=2m,workflows=1m',
+      'logs=10s,schedules=2m,queues=20s,url_groups=10m,dlq=2m,flow_control=1m,account=15m,search=10m,vector=2m,usage=2m,workflows=1m,redis=5m',
     ],
     ...['--web-config-file', webConfig, '--no-openmetrics', '--log-level', 'debug', '--log-format', 'pretty'],
     ...['--header-prefix', 'Svc-', '--account-path', '/v2/svc/user', '--web-max-connections', '64'],
@@ -126,6 +126,9 @@ function everySettingChanged(): string[] {
       '--vector-index',
       'idx-b',
       '--no-vector-discovery',
+      '--redis-database',
+      'db-round-trip',
+      '--no-redis-discovery',
       '--vector-stats-period',
       '7d',
       '--dlq-max-pages',

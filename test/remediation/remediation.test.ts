@@ -327,8 +327,20 @@ describe('remediation webhook', () => {
       );
       expect(first.status).toBe(200);
       expect(first.json.actions).toEqual([
-        { action: 'pause_schedule', scheduleId: transient, alertname: ALERT, result: 'not_failing' },
-        { action: 'pause_schedule', scheduleId: persistent, alertname: ALERT, result: 'paused' },
+        {
+          action: 'pause_schedule',
+          scheduleId: transient,
+          region: 'eu-central-1',
+          alertname: ALERT,
+          result: 'not_failing',
+        },
+        {
+          action: 'pause_schedule',
+          scheduleId: persistent,
+          region: 'eu-central-1',
+          alertname: ALERT,
+          result: 'paused',
+        },
       ]);
       expect(await stack.isPaused(transient)).toBe(false);
       expect(await stack.isPaused(persistent)).toBe(true);
@@ -338,7 +350,13 @@ describe('remediation webhook', () => {
       await every(persistent, 'FAIL');
       const again = await stack.notify(notification([alert({ alertname: ALERT, schedule_id: persistent })]));
       expect(again.json.actions).toEqual([
-        { action: 'pause_schedule', scheduleId: persistent, alertname: ALERT, result: 'resumed_by_person' },
+        {
+          action: 'pause_schedule',
+          scheduleId: persistent,
+          region: 'eu-central-1',
+          alertname: ALERT,
+          result: 'resumed_by_person',
+        },
       ]);
       expect(await stack.isPaused(persistent)).toBe(false);
 

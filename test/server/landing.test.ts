@@ -219,7 +219,7 @@ function zeroOverview(): Overview {
     queues: { count: 0, largest: [] },
     workflows: { inProgress: 0, oldestRunAgeSeconds: null, failedTotal: 0, failed: zero },
     probe: null,
-    redis: { databases: 0, notActive: 0, monthlyBillingUsd: 0 },
+    redis: null,
     plots: [],
   };
 }
@@ -257,7 +257,7 @@ describe('the landing page when collectors fail', () => {
       /<li data-problem="logs"><strong>logs<\/strong> has never succeeded: <code>ERR_API_AUTH: qstash GET \/v2\/events: authentication failed \(401\): invalid token<\/code>/,
     );
     expect(html).toContain(
-      'Fix: the QStash token is wrong or lacks the right: set QSTASH_TOKEN to the values of the Upstash console',
+      'Fix: the QStash token is wrong or lacks the right: set QSTASH_TOKEN (or per region EU_CENTRAL_1_QSTASH_TOKEN, US_EAST_1_QSTASH_TOKEN) to the values of the Upstash console',
     );
     expect(html).toContain(
       'Fix: the management API email and API key is wrong or lacks the right: set UPSTASH_EMAIL and UPSTASH_API_KEY',

@@ -62,7 +62,7 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
     const result = await cli(['check-config']);
     expectConfigFailure(
       result,
-      'no credentials: set QSTASH_TOKEN (logs, schedules, queues, url_groups, dlq, flow_control and workflows collectors) or UPSTASH_EMAIL + UPSTASH_API_KEY (account, search, vector and usage collectors), as variables, *_FILE variables or flags; to try the exporter without an account run: upstash-exporter demo',
+      'no credentials: set QSTASH_TOKEN (logs, schedules, queues, url_groups, dlq, flow_control and workflows collectors) or UPSTASH_EMAIL + UPSTASH_API_KEY (account, search, vector, usage and redis collectors), as variables, *_FILE variables or flags; to try the exporter without an account run: upstash-exporter demo',
     );
   });
 
@@ -138,7 +138,7 @@ describe('check-config error contract: one line on stderr, exit 2', () => {
   it('unknown collector name', async () => {
     expectConfigFailure(
       await cli(['check-config', '--disable-collector', 'shedules'], { QSTASH_TOKEN: 'tok' }),
-      '--disable-collector: "shedules" is not a known collector; did you mean schedules? (one of logs, schedules, queues, url_groups, dlq, flow_control, account, search, vector, usage, workflows)',
+      '--disable-collector: "shedules" is not a known collector; did you mean schedules? (one of logs, schedules, queues, url_groups, dlq, flow_control, account, search, vector, usage, workflows, redis)',
     );
   });
 

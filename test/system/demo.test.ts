@@ -105,7 +105,12 @@ describe('npm run demo: every documented family within 30 s', () => {
       let families = new Map<string, { samples: { value: number }[] }>();
       for (let i = 0; i < 50; i++) {
         families = parseExposition(await (await fetch(`${second.url}/metrics`)).text());
-        if (families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length) break;
+        // Both first polls: the account collector's and the schedules collector's.
+        if (
+          families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length &&
+          families.get('upstash_qstash_schedules')?.samples.length
+        )
+          break;
         await sleep(200);
       }
       // Management (account) and QStash (schedules) both read with the printed credentials.
@@ -195,6 +200,7 @@ describe('the banner of a demo listening on 9825', () => {
       exporterUrl: 'http://127.0.0.1:9825/',
       emulatorUrl: 'http://127.0.0.1:8787',
       emulatorCredentials: DEV_CREDENTIALS,
+      regions: [],
       destinations: { healthy: 'h', flaky: 'f', slow: 's', failing: 'x' },
       stateFile: null,
       temporaryState: false,

@@ -116,6 +116,10 @@ function configFor(server: HostileServer, caller: string, extra: string[] = []):
       '2ms',
       '--http-max-rate-limit-wait',
       '5ms',
+      // A hostile 429 may ask for an hour: honoured, it would close the API to every later
+      // request, and the fuzz would send nothing more (the wait itself: retry-after-gate.test.ts).
+      '--http-max-retry-after',
+      '1s',
       '--http-headers-timeout',
       '5s',
       '--http-body-timeout',
