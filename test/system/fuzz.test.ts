@@ -27,7 +27,10 @@ import { parseExposition } from '../support/exporter-e2e-helpers.js';
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);
 const TARGET_RESPONSES = 10_000;
 const DEADLINE_MS = 100_000;
-const RETRY = { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2, maxRateLimitWaitMs: 5 };
+// maxRetryAfterMs: a hostile 429 asks for an hour half the time; honoured whole, it would close
+// the client to every later request and the fuzz would send nothing more (the wait itself is
+// retry-after-gate.test.ts's).
+const RETRY = { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2, maxRateLimitWaitMs: 5, maxRetryAfterMs: 5 };
 const TIMEOUTS = { connectTimeoutMs: 2_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000 };
 const API_CODES = new Set([
   'ERR_API_AUTH',
@@ -116,8 +119,6 @@ function configFor(server: HostileServer, caller: string, extra: string[] = []):
       '2ms',
       '--http-max-rate-limit-wait',
       '5ms',
-      // A hostile 429 may ask for an hour: honoured, it would close the API to every later
-      // request, and the fuzz would send nothing more (the wait itself: retry-after-gate.test.ts).
       '--http-max-retry-after',
       '1s',
       '--http-headers-timeout',
