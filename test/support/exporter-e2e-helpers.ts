@@ -106,6 +106,20 @@ export function valueOf(
 }
 
 /**
+ * The value of the series with exactly these labels apart from `qstash_region` (the tests that
+ * use it run one region, whose name is not what they check), or undefined.
+ */
+export function regionValueOf(
+  families: Map<string, Family>,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  const key = labelKey(labels);
+  return families.get(name)?.samples.find(({ labels: { qstash_region: _region, ...rest } }) => labelKey(rest) === key)
+    ?.value;
+}
+
+/**
  * The value of a collector's self metric (`upstash_exporter_collector_*`), whatever its
  * `qstash_region` (a region-scoped collector carries its region; the tests run one region).
  */

@@ -20,7 +20,7 @@ import {
   truthEventSeries,
   type World,
 } from '../support/logs-helpers.js';
-import { parseExposition, sleep, valueOf, type Family } from '../support/exporter-e2e-helpers.js';
+import { parseExposition, regionValueOf, sleep, type Family } from '../support/exporter-e2e-helpers.js';
 import { spawnExporter, type ExporterChild } from '../support/exporter-child.js';
 import { requireBinaries } from '../support/prometheus.js';
 
@@ -166,7 +166,7 @@ async function expectExactCounts(child: ExporterChild): Promise<Map<string, Fami
   const settledAt = Date.now();
   const deadline = Date.now() + 15_000;
   let families = await scrape(child);
-  while ((valueOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') ?? 0) * 1000 < settledAt) {
+  while ((regionValueOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') ?? 0) * 1000 < settledAt) {
     if (Date.now() > deadline) break;
     await sleep(200);
     families = await scrape(child);
@@ -175,26 +175,26 @@ async function expectExactCounts(child: ExporterChild): Promise<Map<string, Fami
   // here as counts that differ from the truth; one more poll after they match shows a count
   // that goes on past it.
   families = await countsReach(child, truth);
-  const pages = valueOf(families, 'upstash_exporter_log_pages_total') ?? 0;
+  const pages = regionValueOf(families, 'upstash_exporter_log_pages_total') ?? 0;
   for (const until = Date.now() + 10_000; Date.now() < until; await sleep(100)) {
     families = await scrape(child);
-    if ((valueOf(families, 'upstash_exporter_log_pages_total') ?? 0) > pages) break;
+    if ((regionValueOf(families, 'upstash_exporter_log_pages_total') ?? 0) > pages) break;
   }
   expect(differences(exportedEventSeries(families), truthEventSeries(truth))).toEqual([]);
   expect(sumOf(families, EVENTS)).toBe(truth.total);
-  expect(valueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
+  expect(regionValueOf(families, 'upstash_exporter_log_gaps_total')).toBe(0);
   // The watermark is a time on the service's clock: never ahead of it.
-  expect((valueOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') ?? 0) * 1000).toBeLessThanOrEqual(
+  expect((regionValueOf(families, 'upstash_exporter_log_watermark_timestamp_seconds') ?? 0) * 1000).toBeLessThanOrEqual(
     Date.now(),
   );
-  const lag = valueOf(families, 'upstash_exporter_log_lag_seconds') ?? Number.NaN;
+  const lag = regionValueOf(families, 'upstash_exporter_log_lag_seconds') ?? Number.NaN;
   expect(lag).toBeGreaterThan(0);
   expect(lag).toBeLessThan(10);
   return families;
 }
 
 function offsetOf(families: ReturnType<typeof parseExposition>): number | undefined {
-  return valueOf(families, 'upstash_exporter_clock_offset_seconds', { api: 'qstash' });
+  return regionValueOf(families, 'upstash_exporter_clock_offset_seconds', { api: 'qstash' });
 }
 
 /** The slots (unix ms) of the exporter's "scheduled poll missed" warnings. */
@@ -227,7 +227,7 @@ describe.skipIf(faketime.skip)(`the exporter's clock jumps while it runs${faketi
     const families = await expectExactCounts(child);
     // No entry was late: the exporter's clock was. (A walk that ran an hour ahead of the service
     // would find every new entry behind its watermark and count it as late.)
-    expect(valueOf(families, 'upstash_exporter_log_late_events_total')).toBe(0);
+    expect(regionValueOf(families, 'upstash_exporter_log_late_events_total')).toBe(0);
     // The hour of cron slots the jump went over is not reported as missed runs. (A loaded
     // machine can still make a 1 s poll run past its next slot: a real missed run, outside the hour.)
     expect(
@@ -235,7 +235,7 @@ describe.skipIf(faketime.skip)(`the exporter's clock jumps while it runs${faketi
     ).toEqual([]);
     expect(Math.abs(offsetBefore ?? Number.NaN)).toBeLessThan(1.5);
     expect(Math.abs((offsetOf(families) ?? Number.NaN) - 3600)).toBeLessThan(1.5);
-    expect(valueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
+    expect(regionValueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
     expect(child.stderr()).toContain('the wall clock jumped');
   }, 60_000);
 
@@ -250,7 +250,7 @@ describe.skipIf(faketime.skip)(`the exporter's clock jumps while it runs${faketi
     await trafficAround(world, 4, () => setOffset(offsetFile, '-1h'));
     const families = await expectExactCounts(child);
     expect(Math.abs((offsetOf(families) ?? Number.NaN) + 3600)).toBeLessThan(1.5);
-    expect(valueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
+    expect(regionValueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
     expect(child.stderr()).toContain('the wall clock jumped');
   }, 60_000);
 });
@@ -294,7 +294,7 @@ describe.skipIf(faketime.skip)(`a clock that disagrees with the upstream's${fake
     const families = await expectExactCounts(child);
     expect(child.stderr()).toContain('state restored');
     expect(occurrences(child.stderr(), "log watermark ahead of the upstream's now")).toBe(1);
-    expect(valueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(1);
+    expect(regionValueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(1);
   }, 60_000);
 
   it('started ten minutes ahead of the upstream, the exporter exports the offset within a second or two and counts every event exactly once', async () => {
@@ -318,6 +318,6 @@ describe.skipIf(faketime.skip)(`a clock that disagrees with the upstream's${fake
     expect(Math.abs((offset ?? Number.NaN) - 600)).toBeLessThan(1.5);
     expect(Math.abs((offsetOf(families) ?? Number.NaN) - 600)).toBeLessThan(1.5);
     // A fresh start whose own clock is ahead is not a watermark to move back: nothing was counted.
-    expect(valueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
+    expect(regionValueOf(families, 'upstash_exporter_log_watermark_resets_total')).toBe(0);
   }, 60_000);
 });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { loadConfig, SETTINGS } from '../../src/config/index.js';
+import { KNOWN_QSTASH_REGIONS, loadConfig, SETTINGS } from '../../src/config/index.js';
 import { parseDemoArgs } from '../../src/demo.js';
 import {
   PROMETHEUS_RULE_FILE,
@@ -512,9 +512,13 @@ describe('compose files', () => {
   it('the exporter env file example names only known settings', () => {
     const envFile = (services.exporter!.env_file as { path: string }[])[0]!.path;
     const example = readFileSync(resolve(COMPOSE, `${envFile}.example`), 'utf8');
-    const known = new Set(
-      SETTINGS.flatMap((spec) => (spec.secretFile === true ? [spec.env, `${spec.env}_FILE`] : [spec.env])),
-    );
+    const known = new Set([
+      ...SETTINGS.flatMap((spec) => (spec.secretFile === true ? [spec.env, `${spec.env}_FILE`] : [spec.env])),
+      // The SDKs' per-region variables (EU_CENTRAL_1_QSTASH_TOKEN, ...), read for every known region.
+      ...KNOWN_QSTASH_REGIONS.flatMap((region) =>
+        ['QSTASH_TOKEN', 'QSTASH_URL'].map((variable) => `${region.envPrefix}_${variable}`),
+      ),
+    ]);
     const names = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
     expect(names).toEqual(expect.arrayContaining(['QSTASH_TOKEN', 'UPSTASH_EMAIL', 'UPSTASH_API_KEY']));
     for (const name of names) expect(known.has(name), name).toBe(true);
