@@ -1,6 +1,8 @@
 // `upstash-exporter demo`: the emulator with two QStash regions (EU and US, each its own address,
 // token and signing keys), four destinations, generated traffic in both regions and the exporter
-// in one process, talking real HTTP to each other. The only module that joins emulator and exporter.
+// in one process, talking real HTTP to each other; the exporter watches both regions, configured
+// by the SDKs' migration-mode environment the banner prints. The only module that joins emulator
+// and exporter.
 // Prints the URLs, runs until SIGINT/SIGTERM, then stops traffic, exporter, emulator and
 // destinations in that order and exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { ConfigError, configSecrets, loadConfig } from './config/index.js';
 import { demoHelpText, parseDemoArgs, type DemoSettings } from './demo/flags.js';
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
-import { createEmulator, type EmulatorHandle } from './emulator/index.js';
+import { createEmulator, regionEnvPrefix, type EmulatorHandle } from './emulator/index.js';
 import { emulatorAccessLines, regionEnvironmentLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
 import { cannotListenText, isListenError } from './common/listen.js';
@@ -81,29 +83,45 @@ export interface DemoHandle {
   close(): Promise<void>;
 }
 
-/** The exporter's flags in the demo: every collector and both active checks on, pointed at the emulator. */
+/**
+ * The environment the demo's exporter reads its QStash regions and management credentials from:
+ * the official SDKs' migration-mode variables the banner prints (QSTASH_REGION and every region's
+ * <REGION>_QSTASH_URL, _TOKEN, _CURRENT_SIGNING_KEY, _NEXT_SIGNING_KEY), plus UPSTASH_EMAIL and
+ * UPSTASH_API_KEY, as a user pastes an app's `.env`. Nothing of the user's own environment.
+ */
+function exporterEnvironment(emulator: EmulatorHandle): Record<string, string> {
+  const env: Record<string, string> = {
+    QSTASH_REGION: regionEnvPrefix(emulator.regions[0]!.name),
+    UPSTASH_EMAIL: emulator.credentials.email,
+    UPSTASH_API_KEY: emulator.credentials.apiKey,
+  };
+  for (const region of emulator.regions) {
+    const prefix = regionEnvPrefix(region.name);
+    const keys = region.signingKeys();
+    env[`${prefix}_QSTASH_URL`] = region.url;
+    env[`${prefix}_QSTASH_TOKEN`] = region.credentials.token;
+    env[`${prefix}_QSTASH_CURRENT_SIGNING_KEY`] = keys.current;
+    env[`${prefix}_QSTASH_NEXT_SIGNING_KEY`] = keys.next;
+  }
+  return env;
+}
+
+/**
+ * The exporter's flags in the demo: every collector and both active checks on, the management
+ * API at the emulator; the regions come from exporterEnvironment().
+ */
 function exporterArgs(
   listen: Listen,
   emulator: EmulatorHandle,
   stateFile: string | null,
   settings: DemoSettings,
 ): string[] {
-  const { credentials } = emulator;
-  const keys = emulator.signingKeys();
   const receiverUrl = probeReceiverUrl(listen);
   return [
     '--listen-address',
     listenText(listen),
-    '--qstash-url',
-    emulator.url,
     '--management-url',
     emulator.url,
-    '--qstash-token',
-    credentials.token,
-    '--upstash-email',
-    credentials.email,
-    '--upstash-api-key',
-    credentials.apiKey,
     '--poll-interval',
     DEMO_POLL_INTERVALS,
     '--flow-control-key',
@@ -116,7 +134,7 @@ function exporterArgs(
     'label',
     '--state-file',
     stateFile ?? 'none',
-    // The canary probe: the emulator delivers it, signed, back to this exporter's receiver.
+    // The canary probe: each region delivers it, signed with its own keys, back to this exporter's receiver.
     '--probe-enabled',
     '--probe-interval',
     DEMO_PROBE_INTERVAL,
@@ -124,10 +142,6 @@ function exporterArgs(
     receiverUrl,
     '--probe-workflow-url',
     receiverUrl,
-    '--qstash-current-signing-key',
-    keys.current,
-    '--qstash-next-signing-key',
-    keys.next,
     // Remediation: the Alertmanager webhook that pauses failing schedules.
     '--remediation-enabled',
     '--remediation-bearer-token',
@@ -243,8 +257,8 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       stateFile = settings.stateFile.toLowerCase() === 'none' ? null : settings.stateFile;
     }
 
-    // An empty environment: the user's own QSTASH_TOKEN or CONFIG_FILE must not reach the demo.
-    const config = loadConfig(exporterArgs(listen, emulator, stateFile, settings), {});
+    // Only the demo's own environment: the user's QSTASH_TOKEN or CONFIG_FILE must not reach it.
+    const config = loadConfig(exporterArgs(listen, emulator, stateFile, settings), exporterEnvironment(emulator));
     const logger: Logger = createLogger({
       level: config.log.level,
       format: config.log.format,
