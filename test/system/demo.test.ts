@@ -205,6 +205,10 @@ describe('npm run demo: every documented family within 30 s', () => {
       ])
         expect(eu).toContain(name);
       expect([...byRegion.get('us-east-1')!].sort()).toEqual(eu);
+      // The landing page lists each region's collectors.
+      const landing = await (await fetch(`${demo.exporterUrl}/`)).text();
+      expect(landing).toContain('eu-central-1');
+      expect(landing).toContain('us-east-1');
     },
   );
 
