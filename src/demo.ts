@@ -1,6 +1,8 @@
 // `upstash-exporter demo`: the emulator with two QStash regions (EU and US, each its own address,
 // token and signing keys), four destinations, generated traffic in both regions and the exporter
-// in one process, talking real HTTP to each other. The only module that joins emulator and exporter.
+// in one process, talking real HTTP to each other; the exporter watches both regions, configured
+// by the SDKs' migration-mode environment the banner prints. The only module that joins emulator
+// and exporter.
 // Prints the URLs, runs until SIGINT/SIGTERM, then stops traffic, exporter, emulator and
 // destinations in that order and exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { demoHelpText, parseDemoArgs, type DemoSettings } from './demo/flags.js'
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { leaveOutIndexesNearTheirLimits } from './demo/healthy-scenario.js';
+import { exporterEnvironment } from './demo/exporter-environment.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
 import { emulatorAccessLines, regionEnvironmentLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
@@ -83,29 +86,22 @@ export interface DemoHandle {
   close(): Promise<void>;
 }
 
-/** The exporter's flags in the demo: every collector and both active checks on, pointed at the emulator. */
+/**
+ * The exporter's flags in the demo: every collector and both active checks on, the management
+ * API at the emulator; the regions come from exporterEnvironment().
+ */
 function exporterArgs(
   listen: Listen,
   emulator: EmulatorHandle,
   stateFile: string | null,
   settings: DemoSettings,
 ): string[] {
-  const { credentials } = emulator;
-  const keys = emulator.signingKeys();
   const receiverUrl = probeReceiverUrl(listen);
   return [
     '--listen-address',
     listenText(listen),
-    '--qstash-url',
-    emulator.url,
     '--management-url',
     emulator.url,
-    '--qstash-token',
-    credentials.token,
-    '--upstash-email',
-    credentials.email,
-    '--upstash-api-key',
-    credentials.apiKey,
     '--poll-interval',
     DEMO_POLL_INTERVALS,
     '--flow-control-key',
@@ -120,7 +116,7 @@ function exporterArgs(
     'label',
     '--state-file',
     stateFile ?? 'none',
-    // The canary probe: the emulator delivers it, signed, back to this exporter's receiver.
+    // The canary probe: each region delivers it, signed with its own keys, back to this exporter's receiver.
     '--probe-enabled',
     '--probe-interval',
     DEMO_PROBE_INTERVAL,
@@ -128,10 +124,6 @@ function exporterArgs(
     receiverUrl,
     '--probe-workflow-url',
     receiverUrl,
-    '--qstash-current-signing-key',
-    keys.current,
-    '--qstash-next-signing-key',
-    keys.next,
     // Remediation: the Alertmanager webhook that pauses failing schedules.
     '--remediation-enabled',
     '--remediation-bearer-token',
@@ -252,8 +244,8 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       stateFile = settings.stateFile.toLowerCase() === 'none' ? null : settings.stateFile;
     }
 
-    // An empty environment: the user's own QSTASH_TOKEN or CONFIG_FILE must not reach the demo.
-    const config = loadConfig(exporterArgs(listen, emulator, stateFile, settings), {});
+    // Only the demo's own environment: the user's QSTASH_TOKEN or CONFIG_FILE must not reach it.
+    const config = loadConfig(exporterArgs(listen, emulator, stateFile, settings), exporterEnvironment(emulator));
     const logger: Logger = createLogger({
       level: config.log.level,
       format: config.log.format,

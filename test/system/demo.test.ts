@@ -105,7 +105,7 @@ describe('npm run demo: every documented family within 30 s', () => {
       let families = new Map<string, { samples: { value: number }[] }>();
       for (let i = 0; i < 50; i++) {
         families = parseExposition(await (await fetch(`${second.url}/metrics`)).text());
-        // Both first polls: the account collector's and the schedules collector's.
+        // Both collectors' first polls: the account's and the schedules' (they finish in either order).
         if (
           families.get('upstash_qstash_plan_max_requests_per_day')?.samples.length &&
           families.get('upstash_qstash_schedules')?.samples.length
@@ -176,6 +176,50 @@ describe('npm run demo: every documented family within 30 s', () => {
       { region: 'us-east-1', token: env.US_EAST_1_QSTASH_TOKEN },
     ]);
   });
+
+  it(
+    'watches both regions from that environment: every region-scoped family has series of EU and US on /metrics',
+    { timeout: 45_000 },
+    async () => {
+      const regionsOf = (families: ReturnType<typeof parseExposition>) => {
+        const byRegion = new Map<string, Set<string>>();
+        for (const [name, family] of families) {
+          for (const sample of family.samples) {
+            const region = sample.labels.qstash_region;
+            if (region === undefined) continue;
+            if (!byRegion.has(region)) byRegion.set(region, new Set());
+            byRegion.get(region)!.add(name);
+          }
+        }
+        return byRegion;
+      };
+      let byRegion = new Map<string, Set<string>>();
+      for (let i = 0; i < 100; i++) {
+        byRegion = regionsOf(parseExposition(await (await fetch(demo.metricsUrl)).text()));
+        const eu = [...(byRegion.get('eu-central-1') ?? [])].sort().join();
+        const us = [...(byRegion.get('us-east-1') ?? [])].sort().join();
+        if (eu !== '' && eu === us) break;
+        await sleep(200);
+      }
+      expect([...byRegion.keys()].sort()).toEqual(['eu-central-1', 'us-east-1']);
+      const eu = [...byRegion.get('eu-central-1')!].sort();
+      // Logs, schedules, queues, URL groups, DLQ, flow control, workflows, plan and usage, self metrics.
+      expect(eu.length).toBeGreaterThanOrEqual(40);
+      for (const name of [
+        'upstash_qstash_message_events_total',
+        'upstash_qstash_schedules',
+        'upstash_qstash_plan_max_requests_per_day',
+        'upstash_qstash_usage_daily_requests',
+        'upstash_exporter_collector_success',
+      ])
+        expect(eu).toContain(name);
+      expect([...byRegion.get('us-east-1')!].sort()).toEqual(eu);
+      // The landing page lists each region's collectors.
+      const landing = await (await fetch(`${demo.exporterUrl}/`)).text();
+      expect(landing).toContain('eu-central-1');
+      expect(landing).toContain('us-east-1');
+    },
+  );
 
   it('SIGINT stops everything with status 0 promptly and removes the temporary state file', async () => {
     expect(demo.stateFile).not.toBeNull();
