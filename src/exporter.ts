@@ -59,6 +59,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
   // is also the account's client (search, vector, Redis), so one region means one client (one
   // pool, one report of a proxy or certificate problem). Every management client keeps the one
   // wait a 429 asks for.
+  const secrets = configSecrets(config);
   const regions: CollectorRegion[] = [];
   let management: ManagementClient | null = null;
   for (const region of config.qstash.regions) {
@@ -67,7 +68,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
       callGate: management?.callGate,
     });
     management ??= regionManagement;
-    const name = await regionName(region, regionManagement, logger, configSecrets(config));
+    const name = await regionName(region, regionManagement, logger, secrets);
     const delivery = createDeliveryClient(config, region, hooks(name));
     selfMetrics.watchUpstreamClock('qstash', delivery.upstreamClock, name);
     selfMetrics.watchCallGate('qstash', delivery.callGate, name);
@@ -100,7 +101,7 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     schedule,
     selfMetrics,
     logger: logger.child({ component: 'runner' }),
-    secrets: configSecrets(config),
+    secrets,
   });
   // Active checks (off by default): their registries follow the collectors' on /metrics, their
   // routes sit ahead of basic auth and authenticate themselves (docs/active-checks.md).
