@@ -1,7 +1,6 @@
 // The API clients as the configuration asks for them. The one place that turns the exporter's
 // http settings (timeouts, retries) and credentials into client options, for the daemon and for
 // the one-shot commands alike.
-import { readFileSync } from 'node:fs';
 import { VERSION } from '../version.js';
 import { DeliveryClient } from './delivery.js';
 import type { CommonClientOptions } from './http.js';
@@ -27,8 +26,11 @@ export interface ApiClientSettings {
       rateLimitShare: number;
     };
     proxy: ProxySettings;
-    /** PEM bundle of extra CAs for the upstream (checked by the configuration); null: Node's own. */
-    caFile: string | null;
+    /**
+     * Extra CAs for the upstream, the PEM text the configuration read (once, at start: every
+     * client trusts that same text); null: Node's own.
+     */
+    caFile: { pem: string } | null;
   };
   logs: { maxPageBytes: number };
 }
@@ -55,7 +57,7 @@ function commonOptions(config: ApiClientSettings, hooks: ApiClientHooks): Omit<C
     rateLimitShare: config.http.retry.rateLimitShare,
     connection: {
       proxy: config.http.proxy,
-      caPem: config.http.caFile === null ? null : readFileSync(config.http.caFile, 'utf8'),
+      caPem: config.http.caFile?.pem ?? null,
     },
     ...hooks,
     userAgent: `upstash-exporter/${VERSION}`,

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { parseProxyUrl, redactProxyUrl } from '../api/proxy-choice.js';
 import { formatDuration } from '../common/duration.js';
 import { hostForUrl } from '../common/url.js';
-import type { ExporterConfig } from './schema.js';
+import type { ExporterConfig, PemBundle } from './schema.js';
 import { ConfigError, quoteValue } from './errors.js';
 import { resolvePath, type RawValue, type Sources } from './precedence.js';
 import { readSecret } from './read-secrets.js';
@@ -276,27 +276,34 @@ function certificateCount(pem: string): number {
   return count;
 }
 
-/** A readable PEM bundle of CA certificates (relative to the YAML file's directory when given there); null when not given. */
-export const pemFile: Kind<string | null> = optional(z.string(), (key, raw) => {
-  const text = asText(key, raw, 'a file path').trim();
-  if (text === '') throw new ConfigError(key, `${raw.origin} is empty; give the CA bundle's path or unset it`);
-  const path = resolvePath(raw, text);
-  let pem: string;
-  try {
-    if (!statSync(path).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
-    pem = readFileSync(path, 'utf8');
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError(
-      key,
-      `${raw.origin}: cannot read ${path} (${reason}); check the path and that the exporter may read it`,
-    );
-  }
-  if (certificateCount(pem) === 0) {
-    throw new ConfigError(
-      key,
-      `${raw.origin}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the CA's certificate in PEM`,
-    );
-  }
-  return path;
-});
+/**
+ * A readable PEM bundle of CA certificates (relative to the YAML file's directory when given
+ * there), read once here: the clients trust the text checked at start, not a second reading of
+ * a file that may have changed since. null when not given; rendered as its path.
+ */
+export const pemFile: Kind<PemBundle | null> = {
+  ...optional(z.strictObject({ path: z.string(), pem: z.string() }), (key, raw) => {
+    const text = asText(key, raw, 'a file path').trim();
+    if (text === '') throw new ConfigError(key, `${raw.origin} is empty; give the CA bundle's path or unset it`);
+    const path = resolvePath(raw, text);
+    let pem: string;
+    try {
+      if (!statSync(path).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      pem = readFileSync(path, 'utf8');
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      throw new ConfigError(
+        key,
+        `${raw.origin}: cannot read ${path} (${reason}); check the path and that the exporter may read it`,
+      );
+    }
+    if (certificateCount(pem) === 0) {
+      throw new ConfigError(
+        key,
+        `${raw.origin}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); give the CA's certificate in PEM`,
+      );
+    }
+    return { path, pem };
+  }),
+  render: (value) => value?.path,
+};

@@ -58,6 +58,12 @@ export interface QStashRegionConfig {
   nextSigningKey: string | null;
 }
 
+/** A PEM file of CA certificates: its path (what check-config prints) and the text read at start. */
+export interface PemBundle {
+  path: string;
+  pem: string;
+}
+
 export interface ExporterConfig {
   /** The YAML file read, if any. */
   configFile: string | null;
@@ -93,8 +99,8 @@ export interface ExporterConfig {
     };
     /** The egress proxy (api/proxy-choice.ts); `environment` is read by loadConfig, not a setting. */
     proxy: ProxySettings;
-    /** PEM bundle of extra CAs for the upstream; null when not given. */
-    caFile: string | null;
+    /** PEM bundle of extra CAs for the upstream, as read once at start; null when not given. */
+    caFile: PemBundle | null;
   };
   logs: {
     ingestionDelayMs: number;
