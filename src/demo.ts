@@ -16,6 +16,7 @@ import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/de
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
 import { leaveOutIndexesNearTheirLimits } from './demo/healthy-scenario.js';
 import { exporterEnvironment } from './demo/exporter-environment.js';
+import { demoPollIntervalFlag } from './demo/poll-intervals.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
 import { emulatorAccessLines, regionEnvironmentLines } from './emulator/usage-text.js';
 import { hostForUrl } from './common/url.js';
@@ -29,9 +30,8 @@ import { errorMessage } from './common/errors.js';
 export { DEMO_DEFAULTS, demoHelpText, parseDemoArgs } from './demo/flags.js';
 export type { DemoSettings } from './demo/flags.js';
 
-/** Poll intervals of the demo's exporter: short, so every family has data within seconds. */
-export const DEMO_POLL_INTERVALS =
-  'logs=2s,schedules=5s,queues=5s,url_groups=10s,dlq=5s,flow_control=5s,account=30s,search=30s,vector=10s,usage=10s,workflows=2s,redis=10s';
+/** Poll intervals of the demo's exporter (--poll-interval): from the collector catalogue's defaults. */
+export const DEMO_POLL_INTERVALS = demoPollIntervalFlag();
 /** How often the demo's canary probe runs (message and workflow). */
 const DEMO_PROBE_INTERVAL = '5s';
 /** Bearer token of the demo's remediation webhook: public, like the emulator's development credentials. */
@@ -102,6 +102,7 @@ function exporterArgs(
     listenText(listen),
     '--management-url',
     emulator.url,
+    // Short, so every family has data within seconds.
     '--poll-interval',
     DEMO_POLL_INTERVALS,
     '--flow-control-key',
