@@ -441,3 +441,8 @@ export function booleanMapping(yes: string, no: string, yesColor = 'green', noCo
     },
   ];
 }
+
+/** A table column of the share of a plan limit used (0..1), coloured by the quota alerts' thresholds. */
+export function limitUsedColumn(title: string): TableColumn {
+  return { title, unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true };
+}

@@ -1,7 +1,16 @@
 // Upstash / Redis: every Redis database at a glance, its usage against each limit of its plan,
 // latency, hit ratio, connections and billing (collector redis, deploy/rules/upstash-redis.rules.yml).
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { QUOTA_THRESHOLDS, accountSel, labelVariable, row, table, timeseries, upstashDashboard } from './common.js';
+import {
+  QUOTA_THRESHOLDS,
+  accountSel,
+  labelVariable,
+  limitUsedColumn,
+  row,
+  table,
+  timeseries,
+  upstashDashboard,
+} from './common.js';
 
 export const REDIS_UID = 'upstash-redis';
 
@@ -13,6 +22,30 @@ const DB = (...matchers: string[]): string => accountSel('database_id=~"$databas
 
 /** One value per database with only the identifying labels, so that the table's merge joins the rows. */
 const perDatabase = (expr: string): string => `max by (job, instance, database_id) (${expr})`;
+
+/**
+ * The limits of a database's plan it uses a share of (0..1, the recording rules of
+ * deploy/rules/upstash-redis.rules.yml), with the column that shows each in the Databases table.
+ */
+const LIMITS_USED = [
+  { ratio: 'upstash_redis:storage:ratio', column: 'Storage used' },
+  { ratio: 'upstash_redis:connections:ratio', column: 'Connections used' },
+  { ratio: 'upstash_redis:commands_per_second:ratio', column: 'Commands/s used' },
+  { ratio: 'upstash_redis:monthly_billing:budget_ratio', column: 'Budget used' },
+] as const;
+
+/** A share of one limit over time, per database, with the quota thresholds drawn. */
+function limitUsedPanel(title: string, description: string, ratio: (typeof LIMITS_USED)[number]['ratio']) {
+  return timeseries({
+    title,
+    description,
+    queries: [{ expr: `${ratio}${DB()}`, legend: '{{database_id}}' }],
+    unit: 'percentunit',
+    min: 0,
+    thresholds: QUOTA_THRESHOLDS,
+    thresholdLines: true,
+  });
+}
 
 const LATENCY_UNIT = 'The service does not document the unit of the latency series; it is shown as received.';
 
@@ -35,22 +68,10 @@ export function redisDashboard(): Dashboard {
             expr: `max by (job, instance, database_id, name, plan, state, cloud_region) (upstash_redis_database_info${DB()})`,
             column: null,
           },
-          {
-            expr: perDatabase(`upstash_redis:storage:ratio${DB()}`),
-            column: { title: 'Storage used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
-          },
-          {
-            expr: perDatabase(`upstash_redis:connections:ratio${DB()}`),
-            column: { title: 'Connections used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
-          },
-          {
-            expr: perDatabase(`upstash_redis:commands_per_second:ratio${DB()}`),
-            column: { title: 'Commands/s used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
-          },
-          {
-            expr: perDatabase(`upstash_redis:monthly_billing:budget_ratio${DB()}`),
-            column: { title: 'Budget used', unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true },
-          },
+          ...LIMITS_USED.map(({ ratio, column }) => ({
+            expr: perDatabase(`${ratio}${DB()}`),
+            column: limitUsedColumn(column),
+          })),
           {
             expr: perDatabase(`upstash_redis_database_monthly_billing_usd${DB()}`),
             column: { title: 'Billed this month', unit: 'currencyUSD' },
@@ -62,27 +83,18 @@ export function redisDashboard(): Dashboard {
     )
     .withRow(row('Usage against limits'))
     .withPanel(
-      timeseries({
-        title: 'Storage / disk threshold',
-        description:
-          'Data stored against the plan disk threshold; the UpstashRedisStorageNearDiskThreshold alert fires above 90%.',
-        queries: [{ expr: `upstash_redis:storage:ratio${DB()}`, legend: '{{database_id}}' }],
-        unit: 'percentunit',
-        min: 0,
-        thresholds: QUOTA_THRESHOLDS,
-        thresholdLines: true,
-      }),
+      limitUsedPanel(
+        'Storage / disk threshold',
+        'Data stored against the plan disk threshold; the UpstashRedisStorageNearDiskThreshold alert fires above 90%.',
+        'upstash_redis:storage:ratio',
+      ),
     )
     .withPanel(
-      timeseries({
-        title: 'Commands per second / maximum',
-        description: 'Throughput against the plan maximum commands per second (UpstashRedisCommandsNearMax above 90%).',
-        queries: [{ expr: `upstash_redis:commands_per_second:ratio${DB()}`, legend: '{{database_id}}' }],
-        unit: 'percentunit',
-        min: 0,
-        thresholds: QUOTA_THRESHOLDS,
-        thresholdLines: true,
-      }),
+      limitUsedPanel(
+        'Commands per second / maximum',
+        'Throughput against the plan maximum commands per second (UpstashRedisCommandsNearMax above 90%).',
+        'upstash_redis:commands_per_second:ratio',
+      ),
     )
     .withPanel(
       timeseries({
