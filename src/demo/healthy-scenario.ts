@@ -10,10 +10,11 @@ const QUOTA_WARNING_RATIO = 0.8;
  * is): a quiet demo has no quota alert either.
  */
 export function leaveOutIndexesNearTheirLimits(emulator: EmulatorHandle): void {
-  const snapshot = emulator.management.snapshot();
-  for (const index of snapshot.vectorIndexes) {
-    const used = snapshot.vectorStats[index.id]?.monthly_rerank_count ?? 0;
+  const vector = emulator.managementResources.vector;
+  const { vectorIndexes, vectorStats } = vector.snapshot();
+  for (const index of vectorIndexes) {
+    const used = vectorStats[index.id]?.monthly_rerank_count ?? 0;
     if (index.max_monthly_reranks > 0 && used > QUOTA_WARNING_RATIO * index.max_monthly_reranks)
-      emulator.management.deleteVectorIndex(index.id);
+      vector.delete(index.id);
   }
 }

@@ -9,7 +9,12 @@ import { createApp } from './app.js';
 import type { Knobs } from './knobs.js';
 import { hostForUrl } from '../common/url.js';
 import type { GroundTruth } from './delivery/log-store.js';
-import { createManagement, type Management, type ManagementState } from './management/index.js';
+import {
+  createManagement,
+  type Management,
+  type ManagementResources,
+  type ManagementState,
+} from './management/index.js';
 import { resolveRegionOptions, type EmulatorOptions } from './options.js';
 import { DeliveryService } from './delivery/service.js';
 import type { SigningKeyPair } from './delivery/signing.js';
@@ -50,8 +55,10 @@ export interface EmulatorHandle extends RegionHandle {
   regions: RegionHandle[];
   /** A region by name; throws for one not served. */
   region(name: string): RegionHandle;
-  /** The management interface's data (account, regional users, indexes, statistics), to read and change in process. */
+  /** The management interface's account (regional users, plans, usage), to read and change in process. */
   management: ManagementState;
+  /** The management interface's products (search and vector indexes, Redis databases), by name, to read and change in process. */
+  managementResources: ManagementResources;
   close(): Promise<void>;
 }
 
@@ -181,6 +188,7 @@ export async function createEmulator(
       return found;
     },
     management: management.state,
+    managementResources: management.resources,
     close: () => {
       closing ??= Promise.all(running.map((region) => region.close())).then(() => undefined);
       return closing;

@@ -160,7 +160,7 @@ describe('search index usage', () => {
   it("exports each index's stats beside its limits, equal to what the emulator serves", async () => {
     const log = captureLogger('info');
     const search = new SearchCollector({ client: client(), intervalMs: 300_000 });
-    const indexes = emulator.management.searchIndexes();
+    const indexes = emulator.managementResources.search.list();
     expect(indexes.length).toBe(2);
     // The figures move by the minute: poll and read the emulator in the same minute.
     await eventually(async () => {
@@ -168,7 +168,7 @@ describe('search index usage', () => {
       const f = await familiesOf(search.registry);
       const problems: string[] = [];
       for (const index of indexes) {
-        const stats = emulator.management.searchStats(index.id);
+        const stats = emulator.managementResources.search.stats(index.id);
         const labels = { index_id: index.id };
         if (valueOf(f, 'upstash_search_index_daily_queries', labels) !== stats.daily_query_count)
           problems.push(`${index.name} daily queries`);

@@ -1,28 +1,36 @@
-// Test-only routes, mounted by the app at /__emulator/management (no auth: loopback use).
-// Bodies are validated strictly by the same schemas as the in-process API (inside ManagementState,
-// hence the plain casts below).
+// Test-only routes, mounted by the app at /__emulator/management (no auth: loopback use): the
+// account's here, each resource's at its own path. Bodies are validated strictly by the same
+// schemas as the in-process API (inside ManagementState, hence the plain cast below).
 import express, { Router } from 'express';
 import { handle, jsonErrorHandler } from './http.js';
-import type { AccountPatch, NewSearchIndex, NewVectorIndex } from './inputs.js';
+import type { AccountPatch } from './inputs.js';
 import type { ManagementResource } from './resource.js';
 import type { ManagementState } from './state.js';
+
+/** What GET /state answers: the account's snapshot and every resource's fields. */
+export function stateSnapshot(state: ManagementState, resources: readonly ManagementResource[]): object {
+  return resources.reduce<object>((all, resource) => ({ ...all, ...resource.snapshot() }), state.snapshot());
+}
+
+/** Back to the starting data: the account and every resource. */
+export function resetAll(state: ManagementState, resources: readonly ManagementResource[]): void {
+  state.reset();
+  for (const resource of resources) resource.reset();
+}
 
 export function adminRouter(state: ManagementState, resources: readonly ManagementResource[] = []): Router {
   const router = Router();
   for (const resource of resources) {
     const own = Router();
     resource.mountAdmin(own);
-    router.use(`/${resource.name}`, own);
+    router.use(resource.adminPath, own);
   }
   router.use(express.json({ limit: '100kb' }));
 
   router.get(
     '/state',
     handle((_req, res) => {
-      res.json({
-        ...state.snapshot(),
-        ...Object.fromEntries(resources.map((resource) => [resource.name, resource.snapshot()])),
-      });
+      res.json(stateSnapshot(state, resources));
     }),
   );
   router.patch(
@@ -34,36 +42,9 @@ export function adminRouter(state: ManagementState, resources: readonly Manageme
     }),
   );
   router.post(
-    '/search-indexes',
-    handle((req, res) => {
-      res.status(201).json(state.addSearchIndex(req.body as NewSearchIndex));
-    }),
-  );
-  router.delete(
-    '/search-indexes/:id',
-    handle((req, res) => {
-      state.deleteSearchIndex(req.params.id as string);
-      res.json('OK');
-    }),
-  );
-  router.post(
-    '/vector-indexes',
-    handle((req, res) => {
-      res.status(201).json(state.addVectorIndex(req.body as NewVectorIndex));
-    }),
-  );
-  router.delete(
-    '/vector-indexes/:id',
-    handle((req, res) => {
-      state.deleteVectorIndex(req.params.id as string);
-      res.json('OK');
-    }),
-  );
-  router.post(
     '/reset',
     handle((_req, res) => {
-      state.reset();
-      for (const resource of resources) resource.reset();
+      resetAll(state, resources);
       res.json('OK');
     }),
   );

@@ -5,11 +5,10 @@
 //            prometheus_enabled (text), no password; reserved_type "" / qstash_fixed_* (2026-03+).
 //   legacy   only GET /v2/qstash/user and /v2/qstash/stats; the record has password and no region;
 //            reserved_type paid / qstash_enterprise_* (the spec's version).
-import type { StatsPeriod } from './inputs.js';
+import { PERIOD_SHAPES, periodTimes, type Point, type StatsPeriod } from './periods.js';
 import { reservedTypeForService, type PlanProfile } from './plans.js';
-import type { AccountRecord, Point } from './records.js';
+import type { AccountRecord } from './records.js';
 import { DAY_MS, formatServiceTime, startOfUtcDay, startOfUtcMonth, weekdayName } from './time-format.js';
-import { PERIOD_SHAPES, periodTimes } from './vector-stats.js';
 
 export const MANAGEMENT_API_VERSIONS = ['current', 'legacy'] as const;
 export type ManagementApiVersion = (typeof MANAGEMENT_API_VERSIONS)[number];

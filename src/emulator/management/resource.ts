@@ -1,6 +1,7 @@
-// A resource of the management API (a product: Redis databases, ...) as one folder: its state,
-// its routes, its test-only routes and its snapshot, registered once in ./resources.ts. The
-// router and the admin router mount every registered resource; nothing else names it.
+// A resource of the management API (a product: search indexes, vector indexes, Redis databases)
+// as one folder: its state, its routes, its test-only routes and its snapshot, registered once in
+// ./resources.ts. The router, the admin router, GET /state and POST /reset go through that list;
+// nothing else names a resource.
 import type { RequestHandler, Router } from 'express';
 
 export interface ManagementResourceContext {
@@ -10,15 +11,18 @@ export interface ManagementResourceContext {
   now: () => number;
 }
 
-export interface ManagementResource {
-  /** Its key in the admin /state answer and its admin path: /__emulator/management/<name>. */
-  readonly name: string;
+export interface ManagementResource<Snapshot extends object = object> {
+  /** Where its test-only routes are mounted, under /__emulator/management (e.g. `/redis`). */
+  readonly adminPath: string;
   /** Its routes of the management API; `auth` checks the Basic credentials. */
   mount(router: Router, auth: RequestHandler): void;
-  /** Its test-only routes (no auth), under /__emulator/management/<name>. */
+  /** Its test-only routes (no auth), mounted at `adminPath`. */
   mountAdmin(router: Router): void;
-  /** What it serves right now, secrets included, for tests to compare an exporter with. */
-  snapshot(): unknown;
+  /**
+   * Its fields of the admin GET /state answer: what it serves right now, secrets included, for
+   * tests to compare an exporter with.
+   */
+  snapshot(): Snapshot;
   /** Back to the starting data. */
   reset(): void;
 }

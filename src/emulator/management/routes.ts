@@ -1,10 +1,10 @@
-// The management API routes (the documented paths and the real ones, see ./README.md):
-// account record per service name, search indexes, vector indexes and their statistics.
+// The management API routes (the documented paths and the real ones, see ./README.md): the
+// account's records and usage per service name here, then every resource's own routes.
 import { Router } from 'express';
 import { basicAuth } from './auth.js';
 import { ManagementError } from './errors.js';
 import { handle } from './http.js';
-import { parsePeriod } from './inputs.js';
+import { parsePeriod } from './periods.js';
 import type { ManagementResource } from './resource.js';
 import type { ManagementState } from './state.js';
 
@@ -71,51 +71,6 @@ export function managementRouter(
       }),
     );
   }
-
-  router.get(
-    '/v2/search',
-    auth,
-    handle((_req, res) => {
-      res.json(state.searchIndexes());
-    }),
-  );
-  router.get(
-    '/v2/search/:id',
-    auth,
-    handle((req, res) => {
-      res.json(state.searchIndex(req.params.id as string));
-    }),
-  );
-  router.get(
-    '/v2/search/:id/stats',
-    auth,
-    handle((req, res) => {
-      res.json(state.searchStats(req.params.id as string, parsePeriod(req.query.period)));
-    }),
-  );
-
-  router.get(
-    '/v2/vector/index',
-    auth,
-    handle((_req, res) => {
-      res.json(state.vectorIndexes());
-    }),
-  );
-  router.get(
-    '/v2/vector/index/:id',
-    auth,
-    handle((req, res) => {
-      res.json(state.vectorIndex(req.params.id as string));
-    }),
-  );
-  router.get(
-    '/v2/vector/index/:id/stats',
-    auth,
-    handle((req, res) => {
-      const period = parsePeriod(req.query.period);
-      res.json(state.vectorStats(req.params.id as string, period));
-    }),
-  );
 
   return router;
 }

@@ -1,17 +1,10 @@
-// The management side's mutable state (account, search and vector indexes) and everything that
-// reads it. Both the HTTP routes and in-process callers (the app's EmulatorHandle, tests) go
-// through this class; inputs are validated the same way on both paths.
+// The account's mutable state (its regional QStash users, their plans and usage) and everything
+// that reads it. Both the HTTP routes and in-process callers (the app's EmulatorHandle, tests) go
+// through this class; inputs are validated the same way on both paths. The products (search,
+// vector, Redis) are resources of their own (./resources.ts).
 import { ManagementError } from './errors.js';
-import {
-  accountPatchSchema,
-  newSearchIndexSchema,
-  newVectorIndexSchema,
-  parseInput,
-  type AccountPatch,
-  type NewSearchIndex,
-  type NewVectorIndex,
-  type StatsPeriod,
-} from './inputs.js';
+import { accountPatchSchema, parseInput, type AccountPatch } from './inputs.js';
+import type { StatsPeriod } from './periods.js';
 import { ACCOUNT_LIMITS, type PlanProfile } from './plans.js';
 import {
   NO_TRAFFIC,
@@ -26,28 +19,12 @@ import { KNOWN_REGIONS } from '../regions.js';
 import {
   ACCOUNT_AGE_MS,
   UNSERVED_REGION_PLAN,
-  INITIAL_SEARCH_INDEXES,
-  INITIAL_VECTOR_INDEXES,
   buildAccount,
-  buildSearchIndex,
-  buildVectorIndex,
   regionalUserToken,
   type AccountRecord,
   type Owner,
-  type SearchIndexEntry,
-  type ServedSearchIndex,
-  type ServedVectorIndex,
-  type VectorIndexEntry,
 } from './records.js';
-import { searchAsVectorRecord, searchTraffic } from './search-stats.js';
 import { unixSeconds } from './time-format.js';
-import {
-  throughputVector,
-  vectorStats,
-  vectorStatsScalars,
-  type VectorStats,
-  type VectorStatsScalars,
-} from './vector-stats.js';
 
 /** A region whose delivery API the emulator serves, and so whose QStash user it knows. */
 export interface ServedRegion {
@@ -85,8 +62,8 @@ interface RegionalUser {
   traffic: TrafficReader;
 }
 
-/** Everything the management API would serve right now, for tests to compare an exporter with. */
-export interface ManagementSnapshot {
+/** The account as the management API would serve it right now (GET /state adds each resource's fields). */
+export interface AccountSnapshot {
   /** The clock reading (epoch ms) the snapshot was taken at. */
   now: number;
   plan: PlanProfile;
@@ -94,10 +71,6 @@ export interface ManagementSnapshot {
   account: ServedAccount;
   /** Every regional user as GET /v2/qstash/users serves them (empty on the legacy API version). */
   users: ServedAccount[];
-  searchIndexes: ServedSearchIndex[];
-  vectorIndexes: ServedVectorIndex[];
-  /** Scalar statistics per vector index id (the series are on the stats endpoint). */
-  vectorStats: Record<string, VectorStatsScalars>;
 }
 
 export class ManagementState {
@@ -106,10 +79,6 @@ export class ManagementState {
   private readonly served: ServedRegion[];
   /** Assigned by reset(), which the constructor calls: the served regions first, in order. */
   private users!: RegionalUser[];
-  private search = new Map<string, SearchIndexEntry>();
-  private vector = new Map<string, VectorIndexEntry>();
-  /** Counts indexes added after start, so their ids stay deterministic (and unique per name). */
-  private additions = 0;
 
   constructor(private readonly options: ManagementStateOptions) {
     this.owner = { email: options.email };
@@ -128,7 +97,7 @@ export class ManagementState {
     this.reset();
   }
 
-  /** Back to the starting data: the configured plans, the two search and two vector indexes. */
+  /** Back to the starting data: the configured plans. */
   reset(): void {
     const created = this.startMs - ACCOUNT_AGE_MS;
     const unserved = KNOWN_REGIONS.filter((region) => !this.served.some((served) => served.region === region));
@@ -152,17 +121,6 @@ export class ManagementState {
         traffic: NO_TRAFFIC,
       })),
     ];
-    this.additions = 0;
-    this.search = new Map();
-    for (const { input, ageMs } of INITIAL_SEARCH_INDEXES) {
-      const entry = buildSearchIndex(this.owner, `search:${input.name}`, input, this.startMs - ageMs);
-      this.search.set(entry.record.id, entry);
-    }
-    this.vector = new Map();
-    for (const { input, ageMs } of INITIAL_VECTOR_INDEXES) {
-      const entry = buildVectorIndex(this.owner, `vector:${input.name}`, input, this.startMs - ageMs);
-      this.vector.set(entry.record.id, entry);
-    }
   }
 
   /** The plan in force of a region's user (the primary's without a region). */
@@ -241,111 +199,12 @@ export class ManagementState {
     return serveAccount(next, this.apiVersion(), 'qstash');
   }
 
-  searchIndexes(): ServedSearchIndex[] {
-    return [...this.search.values()].map((entry) => this.serveSearch(entry));
-  }
-
-  searchIndex(id: string): ServedSearchIndex {
-    return this.serveSearch(this.findSearch(id));
-  }
-
-  /** Usage of a search index: the vector stats shape, from its query rate (searchTraffic). */
-  searchStats(id: string, period: StatsPeriod = '1h'): VectorStats {
-    const entry = this.findSearch(id);
-    return vectorStats(searchAsVectorRecord(entry.record), searchTraffic(entry), this.options.now(), period);
-  }
-
-  addSearchIndex(input: NewSearchIndex = {}): ServedSearchIndex {
-    const parsed = parseInput(newSearchIndexSchema, input, 'search index');
-    this.additions += 1;
-    const name = parsed.name ?? `search-index-${this.additions}`;
-    const entry = buildSearchIndex(
-      this.owner,
-      `search:${name}:${this.additions}`,
-      { ...parsed, name },
-      this.options.now(),
-    );
-    this.search.set(entry.record.id, entry);
-    return this.serveSearch(entry);
-  }
-
-  deleteSearchIndex(id: string): void {
-    this.findSearch(id);
-    this.search.delete(id);
-  }
-
-  vectorIndexes(): ServedVectorIndex[] {
-    return [...this.vector.values()].map((entry) => this.serveVector(entry));
-  }
-
-  vectorIndex(id: string): ServedVectorIndex {
-    return this.serveVector(this.findVector(id));
-  }
-
-  vectorStats(id: string, period: StatsPeriod = '1h'): VectorStats {
-    const { record, traffic } = this.findVector(id);
-    return vectorStats(record, traffic, this.options.now(), period);
-  }
-
-  addVectorIndex(input: NewVectorIndex = {}): ServedVectorIndex {
-    const parsed = parseInput(newVectorIndexSchema, input, 'vector index');
-    this.additions += 1;
-    const name = parsed.name ?? `vector-index-${this.additions}`;
-    const entry = buildVectorIndex(
-      this.owner,
-      `vector:${name}:${this.additions}`,
-      { ...parsed, name },
-      this.options.now(),
-    );
-    this.vector.set(entry.record.id, entry);
-    return this.serveVector(entry);
-  }
-
-  deleteVectorIndex(id: string): void {
-    this.findVector(id);
-    this.vector.delete(id);
-  }
-
-  snapshot(): ManagementSnapshot {
-    const now = this.options.now();
-    const stats: Record<string, VectorStatsScalars> = {};
-    for (const { record, traffic } of this.vector.values()) {
-      stats[record.id] = vectorStatsScalars(record, traffic, now);
-    }
+  snapshot(): AccountSnapshot {
     return {
-      now,
+      now: this.options.now(),
       plan: this.currentPlan(),
       account: this.account(),
       users: this.apiVersion() === 'legacy' ? [] : this.usersFor('qstash'),
-      searchIndexes: this.searchIndexes(),
-      vectorIndexes: this.vectorIndexes(),
-      vectorStats: stats,
-    };
-  }
-
-  private findSearch(id: string): SearchIndexEntry {
-    const entry = this.search.get(id);
-    if (!entry) throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'search index not found');
-    return entry;
-  }
-
-  private findVector(id: string): VectorIndexEntry {
-    const entry = this.vector.get(id);
-    if (!entry) throw new ManagementError('ERR_EMULATOR_NOT_FOUND', 'vector index not found');
-    return entry;
-  }
-
-  private serveSearch({ record, queriesPerMinute }: SearchIndexEntry): ServedSearchIndex {
-    return {
-      ...record,
-      throughput_vector: throughputVector(queriesPerMinute, record.creation_time * 1000, this.options.now()),
-    };
-  }
-
-  private serveVector({ record, traffic }: VectorIndexEntry): ServedVectorIndex {
-    return {
-      ...record,
-      throughput_vector: throughputVector(traffic.queries_per_minute, record.creation_time * 1000, this.options.now()),
     };
   }
 }

@@ -145,12 +145,17 @@ describe('admin routes and in-process state', () => {
 
   it('offers the same operations in process, with typed errors', async () => {
     const h = await startManagement();
-    const { state } = h.management;
-    const added = state.addVectorIndex({ name: 'in-process', type: 'free' });
+    const { state, resources } = h.management;
+    const added = resources.vector.add({ name: 'in-process', type: 'free' });
     expect((await h.get<ServedVectorIndex>(`/v2/vector/index/${added.id}`)).body.name).toBe('in-process');
-    expect(state.vectorStats(added.id, '30d').vector_count).toHaveLength(240);
-    state.deleteVectorIndex(added.id);
-    expect(() => state.vectorStats(added.id)).toThrow(ManagementError);
+    expect(resources.vector.stats(added.id, '30d').vector_count).toHaveLength(240);
+    resources.vector.delete(added.id);
+    expect(() => resources.vector.stats(added.id)).toThrow(ManagementError);
+    const search = resources.search.add({ name: 'in-process-search' });
+    expect((await h.get<ServedSearchIndex>(`/v2/search/${search.id}`)).body.name).toBe('in-process-search');
+    expect(h.management.snapshot().searchIndexes.map((index) => index.id)).toContain(search.id);
+    resources.search.delete(search.id);
+    expect(() => resources.search.get(search.id)).toThrow(ManagementError);
     try {
       state.patchAccount({ plan: 'gold' as PlanProfile });
       expect.unreachable();

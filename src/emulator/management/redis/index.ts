@@ -24,7 +24,12 @@ export interface RedisSnapshot {
   databases: Record<string, unknown>[];
 }
 
-export function createRedisResource(context: ManagementResourceContext): ManagementResource {
+/** Its field of GET /state. */
+export interface RedisStateFields {
+  redis: RedisSnapshot;
+}
+
+export function createRedisResource(context: ManagementResourceContext): ManagementResource<RedisStateFields> {
   const startMs = Math.floor(context.now() / 1000) * 1000;
   let databases = new Map<string, RedisDatabaseEntry>();
   let additions = 0;
@@ -46,9 +51,9 @@ export function createRedisResource(context: ManagementResourceContext): Managem
   };
 
   return {
-    name: 'redis',
+    adminPath: '/redis',
     reset,
-    snapshot: (): RedisSnapshot => ({ databases: [...databases.values()].map((entry) => servedDatabase(entry)) }),
+    snapshot: () => ({ redis: { databases: [...databases.values()].map((entry) => servedDatabase(entry)) } }),
     mount(router, auth) {
       router.get(
         '/v2/redis/databases',

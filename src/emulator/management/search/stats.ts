@@ -1,8 +1,8 @@
 // Usage of a search index (GET /v2/search/{id}/stats): the real API answers in the vector stats
-// shape, so the emulator serves the vector model (vector-stats.ts) over a search index's traffic:
+// shape, so the emulator serves the vector model (../vector/stats.ts) over a search index's traffic:
 // its query rate, a tenth of it as updates, documents of 2 KB.
-import type { VectorTraffic } from './inputs.js';
-import type { SearchIndexEntry, SearchIndexRecord, VectorIndexRecord } from './records.js';
+import type { VectorIndexRecord, VectorTraffic } from '../vector/indexes.js';
+import type { SearchIndexEntry, SearchIndexRecord } from './indexes.js';
 
 const BYTES_PER_DOCUMENT = 2_048;
 

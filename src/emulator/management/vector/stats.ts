@@ -1,40 +1,24 @@
 // The statistics of one vector index at a given instant, in the real API's shape,
-// all derived from the index's traffic profile and the clock (traffic.ts).
+// all derived from the index's traffic profile and the clock (./traffic.ts). Search indexes are
+// served the same statistics (../search/stats.ts).
 //
 // Series over the period (12 of them): 60 points (240 for 30d) at fixed steps, the last one at
 // the current minute. Daily series (4 of them): one point per UTC day for the last 7 days, oldest
 // first, each the day's total so far, with `days` naming their weekdays, as the documented
 // example pairs them. Timestamps: 9-digit fraction on daily points, 3 digits on throughput and
 // latency points, none on vector_count and data_size.
-import type { StatsPeriod, VectorTraffic } from './inputs.js';
-import { VECTOR_PAYG_PRICE_PER_REQUEST } from './plans.js';
-import type { Point, VectorIndexRecord } from './records.js';
+import { periodTimes, type Point, type StatsPeriod } from '../periods.js';
 import {
   DAY_MS,
-  HOUR_MS,
   MINUTE_MS,
   formatServiceTime,
   startOfUtcDay,
   startOfUtcMonth,
   weekdayName,
   type FractionStyle,
-} from './time-format.js';
+} from '../time-format.js';
+import { VECTOR_PAYG_PRICE_PER_REQUEST, type VectorIndexRecord, type VectorTraffic } from './indexes.js';
 import { latencyMean, latencyP99, requestCount, requestRate } from './traffic.js';
-
-export interface PeriodShape {
-  points: number;
-  stepMs: number;
-}
-
-export const PERIOD_SHAPES: Record<StatsPeriod, PeriodShape> = {
-  '1h': { points: 60, stepMs: MINUTE_MS },
-  '3h': { points: 60, stepMs: 3 * MINUTE_MS },
-  '12h': { points: 60, stepMs: 12 * MINUTE_MS },
-  '1d': { points: 60, stepMs: 24 * MINUTE_MS },
-  '3d': { points: 60, stepMs: 72 * MINUTE_MS },
-  '7d': { points: 60, stepMs: 168 * MINUTE_MS },
-  '30d': { points: 240, stepMs: 3 * HOUR_MS },
-};
 
 export const DAILY_POINTS = 7;
 
@@ -137,13 +121,6 @@ class IndexModel {
 
 function series(times: number[], fraction: FractionStyle, value: (ms: number) => number): Point[] {
   return times.map((ms) => ({ x: formatServiceTime(ms, fraction), y: value(ms) }));
-}
-
-/** Point times of a period, oldest first, the last one at the current minute. */
-export function periodTimes(nowMs: number, period: StatsPeriod): number[] {
-  const { points, stepMs } = PERIOD_SHAPES[period];
-  const last = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS;
-  return Array.from({ length: points }, (_, i) => last - (points - 1 - i) * stepMs);
 }
 
 function monthlyCost(record: VectorIndexRecord, requests: number): number {

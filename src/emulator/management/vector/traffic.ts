@@ -6,7 +6,7 @@
 // Counts are over completed minutes only: the request count between two instants is the sum of
 // the rates of the whole minutes that elapsed between them, never counting minutes before the
 // index existed.
-import { DAY_MS, HOUR_MS, MINUTE_MS } from './time-format.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../time-format.js';
 
 /** Traffic multiplier per UTC hour: quiet nights, busy working hours. */
 export const DIURNAL_FACTORS: readonly number[] = [
