@@ -14,7 +14,6 @@ import { ConfigError, configSecrets, loadConfig } from './config/index.js';
 import { demoHelpText, parseDemoArgs, type DemoSettings } from './demo/flags.js';
 import { startDestinations, SLOW_TIMEOUT_MS, type Destinations } from './demo/destinations.js';
 import { DEMO_FLOW_CONTROL_KEY, DEMO_QUEUES, DEMO_URL_GROUP, DemoTraffic } from './demo/traffic.js';
-import { leaveOutIndexesNearTheirLimits } from './demo/healthy-scenario.js';
 import { exporterEnvironment } from './demo/exporter-environment.js';
 import { demoPollIntervalFlag } from './demo/poll-intervals.js';
 import { createEmulator, type EmulatorHandle } from './emulator/index.js';
@@ -232,7 +231,6 @@ export async function startDemo(settings: DemoSettings): Promise<DemoHandle> {
       );
     }
     cleanups.push(() => emulator.close());
-    if (settings.scenario === 'healthy') leaveOutIndexesNearTheirLimits(emulator);
 
     let stateFile: string | null;
     let temporaryState = false;

@@ -126,7 +126,7 @@ export function buildSearchIndex(
   };
 }
 
-/** One pay-as-you-go index with `-1` limits and one free index close to its daily limits. */
+/** One pay-as-you-go index with `-1` limits and one free index, under 80% of each limit all month. */
 export const INITIAL_SEARCH_INDEXES: InitialIndex<NewSearchIndex>[] = [
   {
     input: {

@@ -1,6 +1,7 @@
 // Usage of a search index (GET /v2/search/{id}/stats): the real API answers in the vector stats
 // shape, so the emulator serves the vector model (../vector/stats.ts) over a search index's traffic:
-// its query rate, a tenth of it as updates, documents of 2 KB.
+// its query rate, a tenth of it as updates (none under 5 queries a minute: a quiet index, such as
+// the free FAQ, keeps its documents and stays under its document limit), documents of 2 KB.
 import type { VectorIndexRecord, VectorTraffic } from '../vector/indexes.js';
 import type { SearchIndexEntry, SearchIndexRecord } from './indexes.js';
 
@@ -10,7 +11,7 @@ export function searchTraffic(entry: SearchIndexEntry): VectorTraffic {
   const queries = entry.queriesPerMinute;
   return {
     queries_per_minute: queries,
-    updates_per_minute: Math.max(1, Math.round(queries / 10)),
+    updates_per_minute: Math.round(queries / 10),
     reranks_per_minute: entry.record.input_enrichment_enabled ? Math.max(1, Math.round(queries / 20)) : 0,
     bytes_per_query: 1_200,
     bytes_per_update: BYTES_PER_DOCUMENT,
