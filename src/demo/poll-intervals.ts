@@ -1,15 +1,18 @@
 // The demo's poll intervals, worked out from the collector catalogue: each collector polls
-// DEMO_POLL_SPEEDUP times as often as by default, between 2 s and 30 s, on the nearest cron step
+// DEMO_POLL_SPEEDUP times as often as by default, between 5 s and 30 s, on the nearest cron step
 // (so the runner polls exactly that). A collector added to the catalogue is in the demo with no
 // change here.
 import { cronForInterval } from '../common/cron-step.js';
 import { formatDuration, parseDuration } from '../common/duration.js';
 import { DEFAULT_POLL_INTERVALS, type CollectorName } from '../config/index.js';
 
-/** How many times more often than by default the demo polls: a minute becomes 10 seconds. */
-export const DEMO_POLL_SPEEDUP = 6;
-/** Bounds of a demo interval: every family has data within seconds, and the polls stay light. */
-const SHORTEST_MS = 2_000;
+/** How many times more often than by default the demo polls: a minute becomes 5 seconds. */
+export const DEMO_POLL_SPEEDUP = 12;
+/**
+ * Bounds of a demo interval: every family has data within seconds (a schedule's runs are seen
+ * twice within 10 s), and a poll of both regions has time to finish on a loaded machine.
+ */
+const SHORTEST_MS = 5_000;
 const LONGEST_MS = 30_000;
 
 /** The demo's interval of one collector, ms, from its default interval. */

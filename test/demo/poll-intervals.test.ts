@@ -1,5 +1,5 @@
 // The demo's poll intervals come from the collector catalogue: every collector has one, shorter
-// than its default, between 2 s and 30 s, and one the runner polls exactly (no rounding note).
+// than its default, between 5 s and 30 s, and one the runner polls exactly (no rounding note).
 import { describe, expect, it } from 'vitest';
 import { scheduledInterval } from '../../src/config/read-collectors.js';
 import { COLLECTOR_CATALOGUE } from '../../src/config/collector-catalogue.js';
@@ -8,25 +8,26 @@ import { parseDuration } from '../../src/common/duration.js';
 import { demoPollIntervalFlag, demoPollIntervalMs, demoPollIntervals } from '../../src/demo/poll-intervals.js';
 
 describe("the demo's poll intervals", () => {
-  it('cover every collector of the catalogue, each faster than its default, 2 s to 30 s, on a cron step', () => {
+  it('cover every collector of the catalogue, each faster than its default, 5 s to 30 s, on a cron step', () => {
     const intervals = demoPollIntervals();
     expect(Object.keys(intervals)).toEqual(COLLECTOR_CATALOGUE.map((entry) => entry.name));
     for (const entry of COLLECTOR_CATALOGUE) {
       const ms = intervals[entry.name];
-      expect(ms, entry.name).toBeGreaterThanOrEqual(2_000);
+      expect(ms, entry.name).toBeGreaterThanOrEqual(5_000);
       expect(ms, entry.name).toBeLessThanOrEqual(30_000);
       expect(ms, entry.name).toBeLessThan(parseDuration(entry.defaultInterval));
       expect(scheduledInterval(ms).note, entry.name).toBeNull();
     }
   });
 
-  it('a minute becomes 10 s, 10 s the 2 s floor, 5 minutes the 30 s ceiling', () => {
-    expect(demoPollIntervalMs('60s')).toBe(10_000);
+  it('a minute becomes 5 s, 30 s the 5 s floor, 5 minutes the 30 s ceiling', () => {
+    expect(demoPollIntervalMs('60s')).toBe(5_000);
     expect(demoPollIntervalMs('30s')).toBe(5_000);
-    expect(demoPollIntervalMs('10s')).toBe(2_000);
+    expect(demoPollIntervalMs('15s')).toBe(5_000);
     expect(demoPollIntervalMs('5m')).toBe(30_000);
-    // 15 s / 6 = 2.5 s: no cron step; the longer of the two nearest.
-    expect(demoPollIntervalMs('15s')).toBe(3_000);
+    // 2 minutes / 12 = 10 s, a cron step; 3 minutes / 12 = 15 s, one too.
+    expect(demoPollIntervalMs('2m')).toBe(10_000);
+    expect(demoPollIntervalMs('3m')).toBe(15_000);
   });
 
   it('is a --poll-interval the configuration takes as is', () => {
