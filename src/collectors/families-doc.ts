@@ -1,10 +1,11 @@
-// docs/metrics.md's family tables, written from the families the collectors declare
-// (family-catalogue.ts), as docs/configuration.md's settings table is from the settings. A
-// section holds its table between `<!-- families: <collector> -->` and `<!-- /families -->`;
-// `npm run docs:metrics` rewrites them, test/collectors/families-doc.test.ts keeps them equal.
+// docs/metrics.md's family tables, written from the families the collectors and the self
+// metrics declare (family-catalogue.ts), as docs/configuration.md's settings table is from the
+// settings. A section holds its table between `<!-- families: <table> -->` and
+// `<!-- /families -->`; `npm run docs:metrics` rewrites them, test/collectors/families-doc.test.ts
+// keeps them equal.
 
 import type { FamilyRow } from './families.js';
-import { FAMILY_CATALOGUE } from './family-catalogue.js';
+import { FAMILY_TABLES } from './family-catalogue.js';
 
 const code = (text: string): string => `\`${text}\``;
 const cell = (text: string): string => text.replaceAll('|', '\\|');
@@ -14,24 +15,41 @@ export function familiesTableMarkdown(rows: readonly FamilyRow[]): string {
   const lines = ['| metric | type | labels | meaning | source |', '|---|---|---|---|---|'];
   for (const row of rows) {
     lines.push(
-      `| ${code(row.name)} | ${row.type} | ${row.labelNames.map(code).join(', ')} | ${cell(row.meaning)} | ${cell(row.source)} |`,
+      `| ${code(row.name)} | ${row.type} | ${cell(labelsCell(row))} | ${cell(meaningCell(row))} | ${cell(row.source)} |`,
     );
   }
   return `${lines.join('\n')}\n`;
 }
 
+/** `a`, `b` (`x`, `y`) (+ opt-in `c`): label names, the values a label takes, the opt-in labels. */
+function labelsCell(row: FamilyRow): string {
+  const values = row.labelValues;
+  const labels = row.labelNames.map((name) => {
+    const known = values?.[name];
+    return known === undefined ? code(name) : `${code(name)} (${known.map(code).join(', ')})`;
+  });
+  const optIn = row.optInLabels === undefined ? '' : ` (+ opt-in ${row.optInLabels.map(code).join(', ')})`;
+  return `${labels.join(', ')}${optIn}`;
+}
+
+/** The meaning, then the docs-only details. */
+function meaningCell(row: FamilyRow): string {
+  if (row.details === undefined) return row.meaning;
+  return `${row.meaning}${row.meaning.endsWith('.') ? '' : '.'} ${row.details}`;
+}
+
 const BLOCK = /(<!-- families: ([a-z_]+) -->\n)[\s\S]*?(<!-- \/families -->)/g;
 
-/** `doc` with every generated block rewritten from the catalogue; throws on an unknown collector. */
+/** `doc` with every generated block rewritten from the families; throws on an unknown table. */
 export function renderMetricsDoc(doc: string): string {
-  return doc.replace(BLOCK, (_all, open: string, collector: string, close: string) => {
-    const rows = (FAMILY_CATALOGUE as Record<string, readonly FamilyRow[] | undefined>)[collector];
-    if (rows === undefined) throw new Error(`docs/metrics.md names collector ${collector}, which declares no families`);
+  return doc.replace(BLOCK, (_all, open: string, table: string, close: string) => {
+    const rows = FAMILY_TABLES[table];
+    if (rows === undefined) throw new Error(`docs/metrics.md names family table ${table}, which no one declares`);
     return `${open}\n${familiesTableMarkdown(rows)}\n${close}`;
   });
 }
 
-/** The collectors whose tables `doc` holds as generated blocks. */
+/** The tables `doc` holds as generated blocks, by name. */
 export function generatedSections(doc: string): string[] {
   return [...doc.matchAll(BLOCK)].map((match) => match[2]!);
 }

@@ -1,10 +1,11 @@
-// docs/metrics.md's family tables are the ones the collectors' families write
-// (src/collectors/families-doc.ts, `npm run docs:metrics`), as docs/configuration.md's settings
-// table is the settings rows'.
+// docs/metrics.md's family tables are the ones the families write (src/collectors/families-doc.ts,
+// `npm run docs:metrics`), as docs/configuration.md's settings table is the settings rows': every
+// collector's families, the logs walk's and the exporter's own (self metrics).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generatedSections, renderMetricsDoc } from '../../src/collectors/families-doc.js';
-import { FAMILY_CATALOGUE } from '../../src/collectors/family-catalogue.js';
+import { ALL_FAMILIES, FAMILY_CATALOGUE, FAMILY_TABLES } from '../../src/collectors/family-catalogue.js';
+import { COLLECTOR_NAMES } from '../../src/config/collector-catalogue.js';
 
 const doc = readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
 
@@ -13,23 +14,35 @@ describe('docs/metrics.md, generated family tables', () => {
     expect(doc).toBe(renderMetricsDoc(doc));
   });
 
-  it('has a generated table for every collector that declares its families, once', () => {
-    expect(generatedSections(doc).sort()).toEqual(Object.keys(FAMILY_CATALOGUE).sort());
+  it('has a generated table for every collector, the logs walk and the self metrics, once', () => {
+    expect(Object.keys(FAMILY_CATALOGUE).sort()).toEqual([...COLLECTOR_NAMES].sort());
+    expect(generatedSections(doc).sort()).toEqual(Object.keys(FAMILY_TABLES).sort());
+    expect(generatedSections(doc)).toContain('self');
   });
 
   it('declares each family name once, in Prometheus syntax, with meaning and source', () => {
-    const rows = Object.values(FAMILY_CATALOGUE).flat();
-    expect(new Set(rows.map((row) => row.name)).size).toBe(rows.length);
-    for (const row of rows) {
+    expect(new Set(ALL_FAMILIES.map((row) => row.name)).size).toBe(ALL_FAMILIES.length);
+    // Each collector's families are in its table or, for the logs walk's, in logs_walk.
+    const tabled = new Set(Object.values(FAMILY_TABLES).flatMap((rows) => rows.map((row) => row.name)));
+    for (const row of Object.values(FAMILY_CATALOGUE).flat()) expect(tabled, row.name).toContain(row.name);
+    for (const row of ALL_FAMILIES) {
       expect(row.name).toMatch(/^upstash_[a-z0-9_]+$/);
       expect(row.meaning.length, row.name).toBeGreaterThan(10);
       expect(row.source.length, row.name).toBeGreaterThan(5);
+      if (row.type === 'counter') expect(row.name, 'a counter ends in _total').toMatch(/_total$/);
+      else expect(row.name, 'only counters end in _total').not.toMatch(/_total$/);
     }
   });
 
   it('a changed family shows as a difference (the check can fail)', () => {
-    const stale = doc.replace('| `upstash_qstash_queue_lag` | gauge |', '| `upstash_qstash_queue_lag` | counter |');
-    expect(stale).not.toBe(doc);
-    expect(renderMetricsDoc(stale)).toBe(doc);
+    for (const [before, after] of [
+      ['| `upstash_qstash_queue_lag` | gauge |', '| `upstash_qstash_queue_lag` | counter |'],
+      ['| `upstash_workflow_runs_total` | counter |', '| `upstash_workflow_runs_total` | gauge |'],
+      ['| `upstash_exporter_rate_limit` | gauge |', '| `upstash_exporter_rate_limit` | counter |'],
+    ] as const) {
+      const stale = doc.replace(before, after);
+      expect(stale).not.toBe(doc);
+      expect(renderMetricsDoc(stale)).toBe(doc);
+    }
   });
 });
