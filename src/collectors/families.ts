@@ -1,5 +1,5 @@
 // A metric family as data (src/metrics/families.ts: name, type, labels, meaning, source), as the
-// docs tables (docs/metrics.md, written by families-doc.ts) and the tests read them. The inventory
+// docs tables (docs/metrics.md, written by src/metrics-doc.ts) and the tests read them. The inventory
 // collectors declare their gauges as GaugeSpec objects (or field specs), which carry no type
 // (all gauges); these helpers turn them into rows. The logs and workflows collectors and the
 // self metrics declare Family objects directly.

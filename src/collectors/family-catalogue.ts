@@ -1,6 +1,6 @@
 // The families of every collector, by collector, and docs/metrics.md's generated tables. The
 // catalogue is complete by type (a collector without its families does not compile), so
-// docs/metrics.md's tables (families-doc.ts, `npm run docs:metrics`) and the tests' lists of
+// docs/metrics.md's tables (src/metrics-doc.ts, `npm run docs:metrics`) and the tests' lists of
 // families follow a new collector's declaration without being edited. It imports the
 // collectors' families modules, so only the docs generator and the tests read it (the exporter
 // loads a collector's module only when the collector is enabled).

@@ -65,10 +65,11 @@ const isPlain = (value: unknown): value is Record<string, unknown> =>
 function redactSecretNames(value: unknown, depth: number): unknown {
   if (depth > REDACT_DEPTH) return value;
   if (Array.isArray(value)) {
+    const list: readonly unknown[] = value;
     let copy: unknown[] | null = null;
-    value.forEach((item, i) => {
+    list.forEach((item, i) => {
       const redacted = redactSecretNames(item, depth + 1);
-      if (redacted !== item) (copy ??= [...value])[i] = redacted;
+      if (redacted !== item) (copy ??= [...list])[i] = redacted;
     });
     return copy ?? value;
   }

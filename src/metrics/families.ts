@@ -1,7 +1,7 @@
 // A metric family as data, declared once where the family is made: its name, type, labels,
 // meaning and source. The code creates its prom-client metric from it (`metricOptions`: the
 // HELP is the meaning), docs/metrics.md's tables are written from it
-// (src/collectors/families-doc.ts) and the tests read their lists of families from it. The
+// (src/metrics-doc.ts) and the tests read their lists of families from it. The
 // collectors' families and the exporter's own (self-families.ts) are declared this way.
 
 export type FamilyType = 'gauge' | 'counter' | 'histogram';

@@ -1,11 +1,22 @@
-// docs/metrics.md's family tables, written from the families the collectors and the self
-// metrics declare (family-catalogue.ts), as docs/configuration.md's settings table is from the
-// settings. A section holds its table between `<!-- families: <table> -->` and
-// `<!-- /families -->`; `npm run docs:metrics` rewrites them, test/collectors/families-doc.test.ts
-// keeps them equal.
+// docs/metrics.md's family tables, written from the families the collectors, the self metrics
+// (src/collectors/family-catalogue.ts), the canary probe and remediation declare, as
+// docs/configuration.md's settings table is from the settings. A section holds its table between
+// `<!-- families: <table> -->` and `<!-- /families -->`; `npm run docs:metrics` rewrites them,
+// test/system/metrics-doc.test.ts keeps them equal. It sits above the probe and remediation
+// (which sit beside the server) to read their families; only the docs generator and the tests
+// import it.
 
-import type { FamilyRow } from './families.js';
-import { FAMILY_TABLES } from './family-catalogue.js';
+import { FAMILY_TABLES } from './collectors/family-catalogue.js';
+import { familyRows, type FamilyRow } from './metrics/families.js';
+import { PROBE_FAMILIES } from './probe/families.js';
+import { REMEDIATION_FAMILIES } from './remediation/families.js';
+
+/** Every generated table of docs/metrics.md by block name; each family is in exactly one. */
+export const METRICS_DOC_TABLES: Readonly<Record<string, readonly FamilyRow[]>> = {
+  ...FAMILY_TABLES,
+  probe: familyRows(PROBE_FAMILIES),
+  remediation: familyRows(REMEDIATION_FAMILIES),
+};
 
 const code = (text: string): string => `\`${text}\``;
 const cell = (text: string): string => text.replaceAll('|', '\\|');
@@ -43,7 +54,7 @@ const BLOCK = /(<!-- families: ([a-z_]+) -->\n)[\s\S]*?(<!-- \/families -->)/g;
 /** `doc` with every generated block rewritten from the families; throws on an unknown table. */
 export function renderMetricsDoc(doc: string): string {
   return doc.replace(BLOCK, (_all, open: string, table: string, close: string) => {
-    const rows = FAMILY_TABLES[table];
+    const rows = METRICS_DOC_TABLES[table];
     if (rows === undefined) throw new Error(`docs/metrics.md names family table ${table}, which no one declares`);
     return `${open}\n${familiesTableMarkdown(rows)}\n${close}`;
   });
