@@ -1,6 +1,6 @@
-// Rewrites docs/metrics.md's family tables from the collectors' families (after `npm run build`).
+// Rewrites docs/metrics.md's family tables from the declared families (after `npm run build`).
 import { readFileSync, writeFileSync } from 'node:fs';
-import { renderMetricsDoc } from '../dist/collectors/families-doc.js';
+import { renderMetricsDoc } from '../dist/metrics-doc.js';
 
 const path = new URL('../docs/metrics.md', import.meta.url);
 const before = readFileSync(path, 'utf8');

@@ -1,20 +1,13 @@
-// A metric family as data: its name, type, labels, meaning and source, as the docs tables
-// (docs/metrics.md, written by families-doc.ts) and the tests read them. The collectors declare
-// their families as GaugeSpec objects (or field specs); these helpers turn them into rows.
+// A metric family as data (src/metrics/families.ts: name, type, labels, meaning, source), as the
+// docs tables (docs/metrics.md, written by src/metrics-doc.ts) and the tests read them. The inventory
+// collectors declare their gauges as GaugeSpec objects (or field specs), which carry no type
+// (all gauges); these helpers turn them into rows. The logs and workflows collectors and the
+// self metrics declare Family objects directly.
 
 import type { GaugeSpec } from './inventory/gauges.js';
+import type { FamilyRow } from '../metrics/families.js';
 
-export type FamilyType = 'gauge' | 'counter' | 'histogram';
-
-export interface FamilyRow {
-  name: string;
-  type: FamilyType;
-  labelNames: readonly string[];
-  /** What the value is, with its unit where the name does not carry one. */
-  meaning: string;
-  /** Where the value comes from: the upstream field(s) and endpoint. */
-  source: string;
-}
+export { familyRows, type FamilyRow, type FamilyType } from '../metrics/families.js';
 
 /** Rows of gauge families declared as GaugeSpec objects (a FAMILIES record or a list). */
 export function gaugeRows(

@@ -32,8 +32,6 @@ const SECRET_KEYS = [
   'qstashToken',
   'qstash_token',
   'read_only_token',
-  'rest_token',
-  'read_only_rest_token',
   'readOnlyToken',
   'accessToken',
   'access_token',
@@ -51,6 +49,39 @@ const SECRET_KEYS = [
 
 /** How deep redaction by key reaches: `key`, `*.key`, `*.*.key`, ... (values deeper are still scrubbed). */
 const REDACT_DEPTH = 4;
+
+/**
+ * Key names that hold a secret whatever record they are in: a new product's records
+ * (`rest_token`, `read_only_rest_token`, `db_password`, ...) are redacted without an edit here.
+ */
+const SECRET_KEY_NAME = /token|password|secret|api_?key|signing_?key/i;
+
+const isPlain = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' &&
+  value !== null &&
+  (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
+
+/** `value` with every key named like a secret redacted, to REDACT_DEPTH; copied only where it changes. */
+function redactSecretNames(value: unknown, depth: number): unknown {
+  if (depth > REDACT_DEPTH) return value;
+  if (Array.isArray(value)) {
+    const list: readonly unknown[] = value;
+    let copy: unknown[] | null = null;
+    list.forEach((item, i) => {
+      const redacted = redactSecretNames(item, depth + 1);
+      if (redacted !== item) (copy ??= [...list])[i] = redacted;
+    });
+    return copy ?? value;
+  }
+  if (!isPlain(value)) return value;
+  let copy: Record<string, unknown> | null = null;
+  for (const [key, item] of Object.entries(value)) {
+    const redacted =
+      SECRET_KEY_NAME.test(key) && item !== undefined && item !== null ? REDACTED : redactSecretNames(item, depth + 1);
+    if (redacted !== item) (copy ??= { ...value })[key] = redacted;
+  }
+  return copy ?? value;
+}
 
 function redactPaths(): string[] {
   return SECRET_KEYS.flatMap((key) => {
@@ -79,7 +110,10 @@ export function createLogger(options: LoggerOptions): Logger {
     {
       level: options.level,
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (object) => redactSecretNames(object, 0) as Record<string, unknown>,
+      },
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
       redact: { paths: redactPaths(), censor: REDACTED },
       hooks: { streamWrite: scrub },

@@ -1,6 +1,6 @@
 // The exporter's own metrics: one stable registry (never swapped) with every
-// upstash_exporter_* family that is not specific to the logs walk, and one with prom-client's
-// process defaults. The runner reports polls here; the API clients report requests via
+// upstash_exporter_* family that is not specific to the logs walk (each created from its row in
+// self-families.ts), and one with prom-client's process defaults. The runner reports polls here; the API clients report requests via
 // `onRequest`. /metrics keeps the first one rendered until `generation` moves; the process
 // defaults, read from the system at each scrape, are rendered every time.
 
@@ -8,7 +8,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 
 import type { ApiName } from '../api/errors.js';
 import type { RequestReport } from '../api/http.js';
 import type { CollectorName } from '../config/collector-catalogue.js';
-import { LABEL_VALUE_MAX_BYTES, type SeriesCounters } from './cardinality.js';
+import type { SeriesCounters } from './cardinality.js';
+import { metricOptions, type Family } from './families.js';
+import { SELF_FAMILIES } from './self-families.js';
 import { createdAtProcessStart } from './openmetrics.js';
 import { createRegistry } from './snapshot.js';
 
@@ -76,7 +78,7 @@ export class SelfMetrics {
   readonly collectorMissedRuns: Counter<'collector' | 'qstash_region'>;
   readonly collectorPollOverdue: Gauge<'collector' | 'qstash_region'>;
   /** Optional endpoints by whether the service has them (src/collectors/optional-endpoint.ts). */
-  readonly endpointAvailable: Gauge<'collector' | 'endpoint'>;
+  readonly endpointAvailable: Gauge<'collector' | 'endpoint' | 'qstash_region'>;
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code' | 'qstash_region'>;
   readonly apiRequestDuration: Histogram<'api' | 'endpoint' | 'qstash_region'>;
   readonly rateLimitRemaining: Gauge<'api' | 'qstash_region'>;
@@ -109,96 +111,31 @@ export class SelfMetrics {
 
   constructor(options: SelfMetricsOptions) {
     const registers = [this.registry];
-    this.buildInfo = new Gauge({
-      name: 'upstash_exporter_build_info',
-      help: 'Build of the exporter; value 1, metadata in the labels',
-      labelNames: ['version', 'revision', 'nodejs_version'] as const,
-      registers,
-    });
-    this.collectorSuccess = new Gauge({
-      name: 'upstash_exporter_collector_success',
-      help: 'Whether the last poll of the collector succeeded (1) or failed (0); metrics are served from the last successful poll',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorDuration = new Gauge({
-      name: 'upstash_exporter_collector_duration_seconds',
-      help: 'Duration of the last poll of the collector',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorLastSuccess = new Gauge({
-      name: 'upstash_exporter_collector_last_success_timestamp_seconds',
-      help: 'When the last successful poll of the collector ended (0: never)',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorPollInterval = new Gauge({
-      name: 'upstash_exporter_collector_poll_interval_seconds',
-      help: 'The interval the collector is polled at, as scheduled (--poll-interval, rounded to what the scheduler can keep); the staleness alert reads it',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorErrors = new Counter({
-      name: 'upstash_exporter_collector_errors_total',
-      help: 'Polls of the collector that failed',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorOverlaps = new Counter({
-      name: 'upstash_exporter_collector_overlaps_total',
-      help: 'Scheduled polls skipped because the previous poll of the collector was still running',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorMissedRuns = new Counter({
-      name: 'upstash_exporter_collector_missed_runs_total',
-      help: 'Scheduled polls the scheduler missed (event loop blocked past the tolerance)',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.collectorPollOverdue = new Gauge({
-      name: 'upstash_exporter_collector_poll_overdue',
-      help: 'Whether the poll of the collector in flight runs past its deadline (1; counted as a failed poll then, success 0) or not (0)',
-      labelNames: ['collector', 'qstash_region'] as const,
-      registers,
-    });
-    this.endpointAvailable = new Gauge({
-      name: 'upstash_exporter_endpoint_available',
-      help: 'Whether the service has an optional endpoint the collector reads (1) or answered 404/405 (0: its metrics are left out, asked again every 10 minutes); absent until asked',
-      labelNames: ['collector', 'endpoint'] as const,
-      registers,
-    });
-    this.apiRequests = new Counter({
-      name: 'upstash_exporter_api_requests_total',
-      help: 'HTTP attempts to an upstream API by route template and status code (error/timeout when no response, daily_limit for a 429 of the daily request limit)',
-      labelNames: ['api', 'endpoint', 'code', 'qstash_region'] as const,
-      registers,
-    });
+    const F = SELF_FAMILIES;
+    const gauge = <L extends string>(family: Family<L>): Gauge<L> => new Gauge({ ...metricOptions(family), registers });
+    const counter = <L extends string>(family: Family<L>): Counter<L> =>
+      new Counter({ ...metricOptions(family), registers });
+    this.buildInfo = gauge(F.buildInfo);
+    this.collectorSuccess = gauge(F.collectorSuccess);
+    this.collectorDuration = gauge(F.collectorDuration);
+    this.collectorLastSuccess = gauge(F.collectorLastSuccess);
+    this.collectorPollInterval = gauge(F.collectorPollInterval);
+    this.collectorErrors = counter(F.collectorErrors);
+    this.collectorOverlaps = counter(F.collectorOverlaps);
+    this.collectorMissedRuns = counter(F.collectorMissedRuns);
+    this.collectorPollOverdue = gauge(F.collectorPollOverdue);
+    this.endpointAvailable = gauge(F.endpointAvailable);
+    this.apiRequests = counter(F.apiRequests);
     this.apiRequestDuration = new Histogram({
-      name: 'upstash_exporter_api_request_duration_seconds',
-      help: 'Duration of HTTP attempts to an upstream API by route template',
-      labelNames: ['api', 'endpoint', 'qstash_region'] as const,
+      ...metricOptions(F.apiRequestDuration),
       buckets: API_DURATION_BUCKETS,
       registers,
     });
-    this.rateLimitRemaining = new Gauge({
-      name: 'upstash_exporter_rate_limit_remaining',
-      help: 'Last Burst-RateLimit-Remaining header seen from the upstream API',
-      labelNames: ['api', 'qstash_region'] as const,
-      registers,
-    });
-    this.rateLimit = new Gauge({
-      name: 'upstash_exporter_rate_limit',
-      help: 'Last Burst-RateLimit-Limit header seen from the upstream API (requests per second; the exporter uses http.rate_limit_share of it)',
-      labelNames: ['api', 'qstash_region'] as const,
-      registers,
-    });
+    this.rateLimitRemaining = gauge(F.rateLimitRemaining);
+    this.rateLimit = gauge(F.rateLimit);
     const clocks = this.#upstreamClocks;
     this.clockOffset = new Gauge({
-      name: 'upstash_exporter_clock_offset_seconds',
-      help: "This machine's clock minus the upstream API's, estimated from the Date header of its answers (positive: this machine is ahead; about half a second of uncertainty); absent before the first answer",
-      labelNames: ['api', 'qstash_region'] as const,
+      ...metricOptions(F.clockOffset),
       registers,
       collect() {
         for (const { api, region, clock } of clocks.values()) {
@@ -211,9 +148,7 @@ export class SelfMetrics {
     });
     const gates = this.#callGates;
     this.rateLimitBlockedUntil = new Gauge({
-      name: 'upstash_exporter_rate_limit_blocked_until_seconds',
-      help: 'Until when (unix seconds) the exporter sends no request to the upstream API, as a 429 asked (Retry-After or rate-limit reset, at most http.max_retry_after when set); 0: requests may go',
-      labelNames: ['api', 'qstash_region'] as const,
+      ...metricOptions(F.rateLimitBlockedUntil),
       registers,
       collect() {
         for (const { api, region, gate } of gates.values()) {
@@ -222,20 +157,10 @@ export class SelfMetrics {
         }
       },
     });
-    this.seriesDropped = new Counter({
-      name: 'upstash_exporter_series_dropped_total',
-      help: 'Increments folded into an overflow series (label values __overflow__) because the metric reached its series cap',
-      labelNames: ['metric'] as const,
-      registers,
-    });
-    this.labelValuesTruncated = new Counter({
-      name: 'upstash_exporter_label_values_truncated_total',
-      help: `Label values longer than ${LABEL_VALUE_MAX_BYTES} bytes cut to that length with a hash suffix, counted when their series is created`,
-      labelNames: ['metric'] as const,
-      registers,
-    });
+    this.seriesDropped = counter(F.seriesDropped);
+    this.labelValuesTruncated = counter(F.labelValuesTruncated);
 
-    this.createdOf = createdAtProcessStart(['upstash_exporter_series_dropped_total']);
+    this.createdOf = createdAtProcessStart([F.seriesDropped.name]);
 
     this.buildInfo.set(
       { version: options.version, revision: options.revision ?? 'unknown', nodejs_version: process.version },

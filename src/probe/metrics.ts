@@ -1,24 +1,13 @@
-// The probe's metric families: one long-lived registry (a probe result stays until the next
+// The probe's metric families (declared in families.ts): one long-lived registry (a probe result stays until the next
 // one replaces it). Latencies are gauges of the last probe, not histograms: a probe runs about
 // once a minute, so a scrape sees each value, and `*_over_time` functions give percentiles.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { createRegistry } from '../metrics/snapshot.js';
 import type { ProbeKind } from './body.js';
+import { metricOptions } from '../metrics/families.js';
+import { PROBE_FAMILIES, PROBE_RUN_RESULTS, RECEIPT_RESULTS } from './families.js';
 
-/** Outcome of one probe run. */
-export const PROBE_RUN_RESULTS = ['success', 'enqueue_error', 'timeout'] as const;
-export type ProbeRunResult = (typeof PROBE_RUN_RESULTS)[number];
-
-/** What the receiver did with one delivery. */
-export const RECEIPT_RESULTS = [
-  'accepted',
-  'late',
-  'duplicate',
-  'unknown',
-  'invalid_signature',
-  'invalid_body',
-] as const;
-export type ReceiptResult = (typeof RECEIPT_RESULTS)[number];
+export { PROBE_RUN_RESULTS, RECEIPT_RESULTS, type ProbeRunResult, type ReceiptResult } from './families.js';
 
 export class ProbeMetrics {
   readonly registry: Registry = createRegistry();
@@ -31,42 +20,12 @@ export class ProbeMetrics {
 
   constructor(kinds: readonly ProbeKind[]) {
     const registers = [this.registry];
-    this.acceptDuration = new Gauge({
-      name: 'upstash_probe_accept_duration_seconds',
-      help: 'Time the service took to accept the last probe (enqueue or workflow trigger answered), retries included',
-      labelNames: ['kind'] as const,
-      registers,
-    });
-    this.deliveryDuration = new Gauge({
-      name: 'upstash_probe_delivery_duration_seconds',
-      help: 'End-to-end time of the last delivered probe: from the start of the enqueue to the verified arrival at the receiver',
-      labelNames: ['kind'] as const,
-      registers,
-    });
-    this.success = new Gauge({
-      name: 'upstash_probe_success',
-      help: 'Whether the last probe arrived, signature verified, within the probe timeout (1) or not (0)',
-      labelNames: ['kind'] as const,
-      registers,
-    });
-    this.lastSuccess = new Gauge({
-      name: 'upstash_probe_last_success_timestamp_seconds',
-      help: 'When the last successful probe arrived (0: never)',
-      labelNames: ['kind'] as const,
-      registers,
-    });
-    this.runs = new Counter({
-      name: 'upstash_probe_runs_total',
-      help: 'Probes run, by result: success, enqueue_error (the service refused or did not answer), timeout (no verified arrival in time)',
-      labelNames: ['kind', 'result'] as const,
-      registers,
-    });
-    this.receipts = new Counter({
-      name: 'upstash_probe_receipts_total',
-      help: 'Requests to the probe receiver by result: accepted, late, duplicate, unknown (not sent by this process), invalid_signature, invalid_body',
-      labelNames: ['result'] as const,
-      registers,
-    });
+    this.acceptDuration = new Gauge({ ...metricOptions(PROBE_FAMILIES.acceptDuration), registers });
+    this.deliveryDuration = new Gauge({ ...metricOptions(PROBE_FAMILIES.deliveryDuration), registers });
+    this.success = new Gauge({ ...metricOptions(PROBE_FAMILIES.success), registers });
+    this.lastSuccess = new Gauge({ ...metricOptions(PROBE_FAMILIES.lastSuccess), registers });
+    this.runs = new Counter({ ...metricOptions(PROBE_FAMILIES.runs), registers });
+    this.receipts = new Counter({ ...metricOptions(PROBE_FAMILIES.receipts), registers });
     // Zeros rather than nothing, so alerts and rate() see every series from the start.
     for (const kind of kinds) {
       this.success.set({ kind }, 0);

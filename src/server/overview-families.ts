@@ -4,33 +4,44 @@
 
 import type { Registry } from 'prom-client';
 import { registryLabelsOf } from '../metrics/default-labels.js';
+import { ACCOUNT_INFO, PLAN_LIMITS } from '../collectors/account.js';
+import { DLQ_FAMILIES } from '../collectors/dlq.js';
+import { LOGS_FAMILIES, LOGS_WALK_FAMILIES } from '../collectors/logs/families.js';
+import { QUEUE_FAMILIES } from '../collectors/queues.js';
 import { REDIS_FAMILIES, REDIS_TOTALS } from '../collectors/redis/families.js';
+import { USAGE_VALUES } from '../collectors/usage.js';
+import { WORKFLOW_FAMILIES } from '../collectors/workflows/families.js';
 
-const redisFamily = (field: string): string => REDIS_TOTALS.find((spec) => spec.field === field)!.name;
+/** The name of the family of `list` that reads `field` (the collectors' field-spec lists). */
+const nameOf = <F extends string>(list: readonly { name: string; field: F }[], field: F): string =>
+  list.find((spec) => spec.field === field)!.name;
 
-/** Every family the overview reads, so a reader can find each figure on /metrics. */
+/**
+ * Every family the overview reads, so a reader can find each figure on /metrics: the collectors'
+ * own declarations. The probe's are spelt here: the probe sits beside the server (no import).
+ */
 export const OVERVIEW_METRICS = {
-  events: 'upstash_qstash_message_events_total',
-  logLag: 'upstash_exporter_log_lag_seconds',
-  lateEvents: 'upstash_exporter_log_late_events_total',
-  missedLateEvents: 'upstash_exporter_log_missed_late_events_total',
-  usageDailyRequests: 'upstash_qstash_usage_daily_requests',
-  dailyMessages: 'upstash_qstash_daily_messages',
-  softDailyLimit: 'upstash_qstash_plan_max_requests_per_day',
-  hardDailyLimit: 'upstash_qstash_plan_max_requests_per_day_hard',
-  accountInfo: 'upstash_qstash_account_info',
-  dlqSize: 'upstash_qstash_dlq_size',
-  dlqOldest: 'upstash_qstash_dlq_oldest_message_timestamp_seconds',
-  queueLag: 'upstash_qstash_queue_lag',
-  queuePaused: 'upstash_qstash_queue_paused',
-  workflowRuns: 'upstash_workflow_runs_total',
-  workflowsInProgress: 'upstash_workflow_runs_in_progress',
-  workflowOldestRunAge: 'upstash_workflow_oldest_run_age_seconds',
+  events: LOGS_FAMILIES.events.name,
+  logLag: LOGS_WALK_FAMILIES.lag.name,
+  lateEvents: LOGS_WALK_FAMILIES.late.name,
+  missedLateEvents: LOGS_WALK_FAMILIES.missedLate.name,
+  usageDailyRequests: nameOf(USAGE_VALUES, 'daily_requests'),
+  dailyMessages: LOGS_FAMILIES.daily.name,
+  softDailyLimit: nameOf(PLAN_LIMITS, 'max_requests_per_day'),
+  hardDailyLimit: nameOf(PLAN_LIMITS, 'max_requests_per_day_hard'),
+  accountInfo: ACCOUNT_INFO.name,
+  dlqSize: DLQ_FAMILIES.size.name,
+  dlqOldest: DLQ_FAMILIES.oldest.name,
+  queueLag: QUEUE_FAMILIES.lag.name,
+  queuePaused: QUEUE_FAMILIES.paused.name,
+  workflowRuns: WORKFLOW_FAMILIES.runs.name,
+  workflowsInProgress: WORKFLOW_FAMILIES.inProgress.name,
+  workflowOldestRunAge: WORKFLOW_FAMILIES.oldestRunAge.name,
   probeSuccess: 'upstash_probe_success',
   probeLastSuccess: 'upstash_probe_last_success_timestamp_seconds',
   probeDeliveryDuration: 'upstash_probe_delivery_duration_seconds',
   redisState: REDIS_FAMILIES.state.name,
-  redisMonthlyBilling: redisFamily('total_monthly_billing'),
+  redisMonthlyBilling: nameOf(REDIS_TOTALS, 'total_monthly_billing'),
 } as const;
 
 /** What the overview reads: the registries /metrics renders. */

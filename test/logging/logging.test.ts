@@ -102,6 +102,23 @@ describe('createLogger', () => {
     expect(JSON.parse(text())).toMatchObject({ headers: { authorization: REDACTED }, account: { token: REDACTED } });
   });
 
+  it("redacts keys named like a secret that no list names (a new product's record fields)", () => {
+    const { logger, text } = capture({ secrets: [] });
+    logger.info(
+      {
+        databases: [{ database_id: 'db-1', rest_token: 'OTHER_CANARY_1', read_only_rest_token: 'OTHER_CANARY_2' }],
+        a: { b: { c: { db_password: 'OTHER_CANARY_3', clientSecretValue: 'OTHER_CANARY_4' } } },
+        selectedBy: 'token',
+      },
+      'records',
+    );
+    expect(text()).not.toContain('OTHER_CANARY');
+    expect(JSON.parse(text())).toMatchObject({
+      databases: [{ database_id: 'db-1', rest_token: REDACTED }],
+      selectedBy: 'token',
+    });
+  });
+
   it('child loggers inherit the scrub', () => {
     const { logger, text } = capture();
     logger

@@ -142,6 +142,13 @@ export function declaredFamilies(registry: Registry): Record<string, { type: str
   );
 }
 
+/** Declared families (FamilyRow data) in the shape declaredFamilies reads a registry into. */
+export function familiesDeclaredAs(
+  rows: readonly { name: string; type: string; labelNames: readonly string[] }[],
+): Record<string, { type: string; labels: string[] }> {
+  return Object.fromEntries(rows.map((row) => [row.name, { type: row.type, labels: [...row.labelNames].sort() }]));
+}
+
 // ---- logging, waiting -----------------------------------------------------------------------
 
 export interface CapturedLogger {

@@ -20,7 +20,7 @@ import {
 } from '../support/exporter-e2e-helpers.js';
 import { documentedFamilies } from '../support/exporter-e2e-docs.js';
 
-const FOUR_SECTIONS: readonly string[] = ['Schedules', 'Account and plan limits', 'Search indexes', 'Vector indexes'];
+const FOUR_COLLECTORS: readonly string[] = ['schedules', 'account', 'search', 'vector'];
 
 // The SDK switches to its own dev server or other regions when these are set.
 for (const name of ['QSTASH_DEV', 'QSTASH_URL', 'QSTASH_TOKEN', 'QSTASH_REGION']) delete process.env[name];
@@ -324,9 +324,9 @@ describe('exporter end to end against the emulator', () => {
     await eventually(async () => compare(await stack.scrape(), await expectedNow(stack)), 15_000);
 
     const scraped = await stack.scrape();
-    // The four sections this file builds the expected values of; queues, URL Groups, DLQ and flow
+    // The four collectors this file builds the expected values of; queues, URL Groups, DLQ and flow
     // control are checked against the emulator in test/collectors-{queues,dlq,flow-control}.test.ts.
-    const documented = documentedFamilies().filter((d) => FOUR_SECTIONS.includes(d.section));
+    const documented = documentedFamilies().filter((d) => FOUR_COLLECTORS.includes(d.collector));
     const withoutSamples = documented
       .filter((d) => (scraped.get(d.name)?.samples.length ?? 0) === 0)
       .map((d) => d.name);

@@ -26,7 +26,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['state'],
   ['collectors'],
   ['probe', 'remediation', 'server', 'slo'],
-  ['exporter.ts', 'emulator'],
+  ['exporter.ts', 'metrics-doc.ts', 'emulator'],
   ['demo'],
   ['demo.ts'],
   ['cli.ts'],

@@ -10,14 +10,14 @@ import { OVERFLOW_LABEL_VALUE, SeriesGuard } from '../../metrics/cardinality.js'
 import { hostOf } from '../../common/url.js';
 import { CounterFamily, type CounterSeries, type Labels } from '../walk/families.js';
 import { cleanLabel, ERROR_REASONS, safeUrlOf } from './labels.js';
+import { metricOptions } from '../../metrics/families.js';
 import type { StateTable } from './states.js';
 
-export const EVENTS_METRIC = 'upstash_qstash_message_events_total';
-export const ERRORS_METRIC = 'upstash_qstash_delivery_errors_total';
+import { LOGS_FAMILIES, OPT_IN_LABELS, type OptInLabel } from './families.js';
 
-export const TARGET_LABELS = ['queue', 'url_group', 'endpoint', 'destination'] as const;
-export const OPT_IN_LABELS = ['schedule_id', 'label', 'url'] as const;
-export type OptInLabel = (typeof OPT_IN_LABELS)[number];
+export { OPT_IN_LABELS, TARGET_LABELS, type OptInLabel } from './families.js';
+export const EVENTS_METRIC = LOGS_FAMILIES.events.name;
+export const ERRORS_METRIC = LOGS_FAMILIES.errors.name;
 
 /** Most targets remembered for fast lookup; beyond it the cache starts over (series stay). */
 const TARGET_CACHE_LIMIT = 20_000;
@@ -65,18 +65,13 @@ export class EventCounters {
     this.#optIn = new Set(options.optIn);
     this.#dropped = options.dropped;
     const optInNames = OPT_IN_LABELS.filter((name) => this.#optIn.has(name));
+    const events = metricOptions(LOGS_FAMILIES.events);
     this.events = new CounterFamily({
-      name: EVENTS_METRIC,
-      help: 'Delivery log events counted exactly once, by state (every state pre-set to 0); destination is host[:port]',
-      labelNames: ['state', ...TARGET_LABELS, ...optInNames],
+      ...events,
+      labelNames: [...events.labelNames, ...optInNames],
       registry: options.registry,
     });
-    this.errors = new CounterFamily({
-      name: ERRORS_METRIC,
-      help: 'ERROR log events by class of failure: 4xx, 5xx, timeout, connection, other',
-      labelNames: ['reason', ...TARGET_LABELS],
-      registry: options.registry,
-    });
+    this.errors = new CounterFamily({ ...metricOptions(LOGS_FAMILIES.errors), registry: options.registry });
     const guard = (metric: string, keep: string): SeriesGuard<string> =>
       new SeriesGuard<string>({
         metric,

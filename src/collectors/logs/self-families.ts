@@ -1,10 +1,13 @@
 // The logs collector's own families besides the event counters: pages, lag, watermark, late and
 // missed entries, gaps, walk errors, checkpoints. They read a published copy of the collector's
 // numbers, refreshed at each checkpoint (so /metrics never shows a value a crash could take back).
+// Each is created from its row in families.ts.
 import type { Registry } from 'prom-client';
 import { API_ERROR_CODES } from '../../api/errors.js';
 import { utcDay } from './daily.js';
 import { computedCounter, computedGauge } from '../walk/families.js';
+import { metricOptions } from '../../metrics/families.js';
+import { LOGS_FAMILIES, LOGS_WALK_FAMILIES } from './families.js';
 
 export interface PublishedNumbers {
   pages: number;
@@ -57,135 +60,30 @@ export function initialNumbers(): PublishedNumbers {
 export function registerLogsSelfFamilies(registry: Registry, p: PublishedNumbers, now: () => number): void {
   const one = (value: number): Array<{ labels: Record<never, string>; value: number }> => [{ labels: {}, value }];
 
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_qstash_messages_in_flight',
-      help: 'Messages seen in the logs and not yet in a final state (bounded tracker)',
-    },
-    () => p.inFlight,
+  computedGauge(registry, metricOptions(LOGS_FAMILIES.inFlight), () => p.inFlight);
+  computedCounter(registry, metricOptions(LOGS_FAMILIES.evictions), () => one(p.evictions));
+  computedGauge(registry, metricOptions(LOGS_FAMILIES.lastEvent), () => p.lastEventTime / 1000);
+  computedGauge(registry, metricOptions(LOGS_FAMILIES.daily), () =>
+    utcDay(now()) === p.daily.day ? p.daily.count : 0,
   );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_qstash_message_tracker_evictions_total',
-      help: 'Messages dropped from the tracker (full) before they finished',
-    },
-    () => one(p.evictions),
+  computedGauge(registry, metricOptions(LOGS_WALK_FAMILIES.lag), () => Math.max(0, now() - p.watermark) / 1000);
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.watermarkResets), () => one(p.watermarkResets));
+  computedGauge(registry, metricOptions(LOGS_WALK_FAMILIES.watermark), () => p.watermark / 1000);
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.pages), () => one(p.pages));
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.duplicates), () => one(p.duplicates));
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.gaps), () => one(p.gaps));
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.late), () => one(p.late));
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.missedLate), () => one(p.missedLate));
+  computedGauge(registry, metricOptions(LOGS_WALK_FAMILIES.stateWalk), () => (p.stateWalk ? 1 : 0));
+  computedGauge(registry, metricOptions(LOGS_WALK_FAMILIES.pageSize), () => p.pageSize);
+  computedGauge(registry, metricOptions(LOGS_WALK_FAMILIES.maxFollowable), () =>
+    p.allowedRequestsPerSecond === null ? 0 : p.allowedRequestsPerSecond * p.pageSize,
   );
-  computedGauge(
-    registry,
-    { name: 'upstash_qstash_last_event_timestamp_seconds', help: 'Time of the newest log event counted (0: none yet)' },
-    () => p.lastEventTime / 1000,
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.walkErrors), () =>
+    [...p.errors].map(([code, value]) => ({ labels: { code }, value })),
   );
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_qstash_daily_messages',
-      help: 'Messages accepted (CREATED) since 00:00 UTC, to set against upstash_qstash_plan_max_requests_per_day',
-    },
-    () => (utcDay(now()) === p.daily.day ? p.daily.count : 0),
-  );
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_exporter_log_lag_seconds',
-      help: "The upstream's now (its Date header; this machine's clock while it agrees) minus the logs watermark",
-    },
-    () => Math.max(0, now() - p.watermark) / 1000,
-  );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_log_watermark_resets_total',
-      help: "Times the logs watermark was found ahead of the upstream's now (a clock set back, a state file from a machine whose clock ran ahead) and the walk moved back, since the process started",
-    },
-    () => one(p.watermarkResets),
-  );
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_exporter_log_watermark_timestamp_seconds',
-      help: 'Newest time up to which the delivery logs are fully counted',
-    },
-    () => p.watermark / 1000,
-  );
-  computedCounter(registry, { name: 'upstash_exporter_log_pages_total', help: 'Log pages read' }, () => one(p.pages));
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_log_duplicates_skipped_total',
-      help: 'Log entries seen again (overlap, inclusive bounds, page edges, repeated cursors) and not counted',
-    },
-    () => one(p.duplicates),
-  );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_log_gaps_total',
-      help: 'Best estimate of log events the service dropped before they were read (retention overrun)',
-    },
-    () => one(p.gaps),
-  );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_log_late_events_total',
-      help: 'Log entries found at or before the watermark (visible later than the ingestion delay) and counted',
-    },
-    () => one(p.late),
-  );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_log_missed_late_events_total',
-      help: 'Log entries the late-entry audit found that became visible too late to be counted (later than the lateness horizon)',
-    },
-    () => one(p.missedLate),
-  );
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_exporter_log_state_walk',
-      help: '1 while log entries lack a state field and the exporter walks one filter per state',
-    },
-    () => (p.stateWalk ? 1 : 0),
-  );
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_exporter_log_page_size',
-      help: 'Entries the log walk asks for per page: logs.page_size, or the smaller cap the service was seen to honour',
-    },
-    () => p.pageSize,
-  );
-  computedGauge(
-    registry,
-    {
-      name: 'upstash_exporter_log_max_followable_events_per_second',
-      help: 'Highest log event rate the walk can follow: the requests per second it may use on the logs endpoint (http.rate_limit_share of Burst-RateLimit-Limit) times the page size; 0 while no limit was announced',
-    },
-    () => (p.allowedRequestsPerSecond === null ? 0 : p.allowedRequestsPerSecond * p.pageSize),
-  );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_log_walk_errors_total',
-      help: 'Log walk cycles that failed, by error code (the watermark stays where it was)',
-      labelNames: ['code'] as const,
-    },
-    () => [...p.errors].map(([code, value]) => ({ labels: { code }, value })),
-  );
-  computedCounter(
-    registry,
-    {
-      name: 'upstash_exporter_state_checkpoints_total',
-      help: 'Checkpoints of the logs state written, by result',
-      labelNames: ['result'] as const,
-    },
-    () => [
-      { labels: { result: 'success' }, value: p.checkpointsOk },
-      { labels: { result: 'error' }, value: p.checkpointsFailed },
-    ],
-  );
+  computedCounter(registry, metricOptions(LOGS_WALK_FAMILIES.checkpoints), () => [
+    { labels: { result: 'success' }, value: p.checkpointsOk },
+    { labels: { result: 'error' }, value: p.checkpointsFailed },
+  ]);
 }

@@ -15,9 +15,11 @@ import { ACTIVE, CREATED, RETRY, outcomeOf } from './states.js';
 import type { TrackedState } from './logs-state.js';
 import type { WaitingState } from './waiting-state.js';
 import { MAX_WAIT_TIMES, notBeforeMs, type WaitExtra, type WaitFacts, type WaitingTimes } from './waiting.js';
+import { metricOptions } from '../../metrics/families.js';
+import { LOGS_FAMILIES } from './families.js';
 
-export const DURATION_METRIC = 'upstash_qstash_message_duration_seconds';
-export const ATTEMPTS_METRIC = 'upstash_qstash_message_attempts';
+export const DURATION_METRIC = LOGS_FAMILIES.duration.name;
+export const ATTEMPTS_METRIC = LOGS_FAMILIES.attempts.name;
 
 /** Seconds: sub-second loopback deliveries up to retries spread over a day. */
 export const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 10_800, 43_200, 86_400];
@@ -86,18 +88,13 @@ export class MessageTracker {
   constructor(options: MessageTrackerOptions) {
     this.capacity = options.capacity;
     this.#dropped = options.dropped;
-    const labelNames = ['outcome', 'queue', 'destination'] as const;
     this.durations = new HistogramFamily({
-      name: DURATION_METRIC,
-      help: 'Time from CREATED to the final state of messages whose whole life was seen in the logs',
-      labelNames,
+      ...metricOptions(LOGS_FAMILIES.duration),
       buckets: DURATION_BUCKETS,
       registry: options.registry,
     });
     this.attempts = new HistogramFamily({
-      name: ATTEMPTS_METRIC,
-      help: 'Delivery attempts (ACTIVE entries) of finished messages whose whole life was seen in the logs',
-      labelNames,
+      ...metricOptions(LOGS_FAMILIES.attempts),
       buckets: ATTEMPT_BUCKETS,
       registry: options.registry,
     });

@@ -14,10 +14,12 @@ import { OVERFLOW_LABEL_VALUE } from '../../metrics/cardinality.js';
 import { SeriesGuard } from '../../metrics/cardinality.js';
 import type { WaitingState } from './waiting-state.js';
 import { HistogramFamily, type HistogramSeries } from '../walk/families.js';
+import { metricOptions } from '../../metrics/families.js';
+import { LOGS_FAMILIES } from './families.js';
 
-export const OLDEST_IN_FLIGHT_METRIC = 'upstash_qstash_oldest_in_flight_message_age_seconds';
-export const QUEUE_WAIT_METRIC = 'upstash_qstash_message_queue_wait_seconds';
-export const LATENESS_METRIC = 'upstash_qstash_delivery_lateness_seconds';
+export const OLDEST_IN_FLIGHT_METRIC = LOGS_FAMILIES.oldestInFlight.name;
+export const QUEUE_WAIT_METRIC = LOGS_FAMILIES.queueWait.name;
+export const LATENESS_METRIC = LOGS_FAMILIES.lateness.name;
 export const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 10_800, 86_400];
 /** Attempts and retries remembered per message (beyond: not observed, the message keeps its first ones). */
 export const MAX_WAIT_TIMES = 32;
@@ -59,16 +61,12 @@ export class WaitingTimes {
     truncated?: Counter<'metric'>;
   }) {
     this.queueWait = new HistogramFamily({
-      name: QUEUE_WAIT_METRIC,
-      help: 'Time from CREATED to the first ACTIVE beyond the delay the message asked for (queueing, parallelism, flow control), of finished messages whose CREATED was seen',
-      labelNames: ['queue'],
+      ...metricOptions(LOGS_FAMILIES.queueWait),
       buckets: WAIT_BUCKETS,
       registry: options.registry,
     });
     this.lateness = new HistogramFamily({
-      name: LATENESS_METRIC,
-      help: 'Lateness of retries: each retry attempt (ACTIVE) against the nextDeliveryTime its RETRY entry announced, of finished messages',
-      labelNames: ['queue'],
+      ...metricOptions(LOGS_FAMILIES.lateness),
       buckets: WAIT_BUCKETS,
       registry: options.registry,
     });
@@ -136,9 +134,7 @@ export function registerOldestInFlightGauge(
   limit: number,
 ): void {
   new Gauge({
-    name: OLDEST_IN_FLIGHT_METRIC,
-    help: 'Age of the oldest message seen in flight (CREATED counted, no final state yet) per queue: a message waiting long, lag in seconds',
-    labelNames: ['queue'],
+    ...metricOptions(LOGS_FAMILIES.oldestInFlight),
     registers: [registry],
     collect() {
       this.reset();

@@ -12,6 +12,8 @@ import { CheckpointSection } from '../../state/index.js';
 import { workflowsStateSchema, type WorkflowsState } from './workflows-state.js';
 import type { PollContext } from '../collector.js';
 import { computedCounter, computedGauge } from '../walk/families.js';
+import { metricOptions } from '../../metrics/families.js';
+import { WORKFLOW_FAMILIES } from './families.js';
 import type { GapReport, LogsSource, WalkPosition, WalkSettings } from '../walk/walker.js';
 import { restoredPosition, WalkCollector, type WalkCollectorOptions } from '../walk/walk-collector.js';
 import { RunCounter, runEntry, runKey } from './runs.js';
@@ -202,50 +204,18 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
 
   #registerSelf(): void {
     const p = this.#published;
-    computedGauge(
-      this.registry,
-      {
-        name: 'upstash_workflow_runs_in_progress',
-        help: 'Workflow runs seen started and not yet ended (followed until they end)',
-      },
-      () => p.inProgress,
+    computedGauge(this.registry, metricOptions(WORKFLOW_FAMILIES.inProgress), () => p.inProgress);
+    computedGauge(this.registry, metricOptions(WORKFLOW_FAMILIES.oldestRunAge), () =>
+      p.oldestCreated === null ? 0 : Math.max(0, this.now() - p.oldestCreated) / 1000,
     );
-    computedGauge(
-      this.registry,
-      {
-        name: 'upstash_workflow_oldest_run_age_seconds',
-        help: 'Age of the oldest workflow run still in progress (0: none); a run stuck in progress makes it grow',
-      },
-      () => (p.oldestCreated === null ? 0 : Math.max(0, this.now() - p.oldestCreated) / 1000),
-    );
-    computedCounter(
-      this.registry,
-      {
-        name: 'upstash_exporter_workflow_pages_total',
-        help: 'Pages of workflow runs read: by the walk (walk) and asking for runs in progress again (follow)',
-        labelNames: ['kind'],
-      },
-      () => [
-        { labels: { kind: 'walk' }, value: p.pages },
-        { labels: { kind: 'follow' }, value: p.followPages },
-      ],
-    );
-    computedCounter(
-      this.registry,
-      {
-        name: 'upstash_exporter_workflow_runs_dropped_total',
-        help: 'Runs in progress no longer followed (too many followed, or no longer served): their end is not counted',
-      },
-      () => [{ labels: {}, value: p.evictions }],
-    );
-    computedGauge(
-      this.registry,
-      {
-        name: 'upstash_exporter_workflow_watermark_timestamp_seconds',
-        help: 'Creation time up to which every workflow run is counted',
-      },
-      () => p.watermark / 1000,
-    );
+    computedCounter(this.registry, metricOptions(WORKFLOW_FAMILIES.pages), () => [
+      { labels: { kind: 'walk' }, value: p.pages },
+      { labels: { kind: 'follow' }, value: p.followPages },
+    ]);
+    computedCounter(this.registry, metricOptions(WORKFLOW_FAMILIES.runsDropped), () => [
+      { labels: {}, value: p.evictions },
+    ]);
+    computedGauge(this.registry, metricOptions(WORKFLOW_FAMILIES.watermark), () => p.watermark / 1000);
   }
 
   protected snapshot(): WorkflowsState {

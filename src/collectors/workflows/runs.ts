@@ -11,11 +11,13 @@ import type { PageTally } from '../walk/page-tally.js';
 import { DedupWindow } from '../walk/dedup.js';
 import { CounterFamily, HistogramFamily } from '../walk/families.js';
 import type { WalkCounter } from '../walk/walk-types.js';
+import { metricOptions } from '../../metrics/families.js';
+import { WORKFLOW_FAMILIES } from './families.js';
 
-export const RUNS_METRIC = 'upstash_workflow_runs_total';
-export const STEPS_METRIC = 'upstash_workflow_steps_total';
-export const RUN_DURATION_METRIC = 'upstash_workflow_run_duration_seconds';
-export const STEP_DURATION_METRIC = 'upstash_workflow_step_duration_seconds';
+export const RUNS_METRIC = WORKFLOW_FAMILIES.runs.name;
+export const STEPS_METRIC = WORKFLOW_FAMILIES.steps.name;
+export const RUN_DURATION_METRIC = WORKFLOW_FAMILIES.runDuration.name;
+export const STEP_DURATION_METRIC = WORKFLOW_FAMILIES.stepDuration.name;
 export const RUN_DURATION_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 10_800, 43_200, 86_400, 604_800];
 export const STEP_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 86_400];
 
@@ -85,29 +87,16 @@ export class RunCounter implements WalkCounter {
   evictions = 0;
 
   constructor(registry: Registry) {
-    this.runs = new CounterFamily({
-      name: RUNS_METRIC,
-      help: 'Workflow runs by state: each run counts once as started and once in the state it ended in (success, failed, canceled; other names bounded).',
-      labelNames: ['state'],
-      registry,
-    });
-    this.steps = new CounterFamily({
-      name: STEPS_METRIC,
-      help: 'Workflow steps by state and type, each once: in its first final state (success, failed, canceled), or in the state it had when its run ended.',
-      labelNames: ['state', 'step_type'],
-      registry,
-    });
+    const F = WORKFLOW_FAMILIES;
+    this.runs = new CounterFamily({ ...metricOptions(F.runs), registry });
+    this.steps = new CounterFamily({ ...metricOptions(F.steps), registry });
     this.runDuration = new HistogramFamily({
-      name: RUN_DURATION_METRIC,
-      help: "Time from a workflow run's creation to its end, by the state it ended in.",
-      labelNames: ['state'],
+      ...metricOptions(F.runDuration),
       buckets: RUN_DURATION_BUCKETS,
       registry,
     });
     this.stepDuration = new HistogramFamily({
-      name: STEP_DURATION_METRIC,
-      help: "Time from the step before (or the run's creation) to a workflow step's record: delivery, waiting and the step's own work.",
-      labelNames: ['step_type'],
+      ...metricOptions(F.stepDuration),
       buckets: STEP_DURATION_BUCKETS,
       registry,
     });

@@ -3,11 +3,9 @@
 // a service that serves the same page under a new cursor or empty pages with a cursor, and a
 // quiet log whose entries age out. Those use a small scripted log server on 127.0.0.1 (a real
 // HTTP peer with the documented paging rules); series caps and opt-in labels use the emulator.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeliveryClient } from '../../../src/api/delivery.js';
@@ -18,6 +16,7 @@ import { CycleClock } from '../../../src/collectors/walk/cycle-clock.js';
 import { HistogramFamily } from '../../../src/collectors/walk/families.js';
 import { AdaptiveOverlap, CLEAN_SLICES_TO_SHRINK, MAX_GROWN_OVERLAP_MS } from '../../../src/collectors/walk/overlap.js';
 import { errorReasonOf, safeUrlOf } from '../../../src/collectors/logs/labels.js';
+import { FAMILY_CATALOGUE } from '../../../src/collectors/family-catalogue.js';
 import { MessageTracker } from '../../../src/collectors/logs/tracker.js';
 import { SelfMetrics } from '../../../src/metrics/self.js';
 import { upstreamIdentity } from '../../../src/state/index.js';
@@ -25,6 +24,7 @@ import { startDestination } from '../../support/emulator-helpers.js';
 import {
   captureLogger,
   declaredFamilies,
+  familiesDeclaredAs,
   parseExposition,
   pollContext,
   sleep,
@@ -694,25 +694,8 @@ describe('series cap and opt-in labels against the emulator', () => {
 
 // ---- docs/metrics.md -----------------------------------------------------------------------------
 
-describe('docs/metrics.md, delivery logs', () => {
-  it('lists exactly the families the logs collector registers, with their types and labels', () => {
-    const text = readFileSync(fileURLToPath(new URL('../../../docs/metrics.md', import.meta.url)), 'utf8');
-    const documented = new Map<string, { type: string; labels: string[] }>();
-    for (const block of text.split(/^## /m).slice(1)) {
-      const logsSection = block.startsWith('Delivery logs');
-      if (!logsSection && !block.startsWith('The exporter itself')) continue;
-      for (const row of block.split('\n').filter((line) => line.startsWith('| `'))) {
-        const [metric = '', type = '', labels = ''] = row
-          .replace(/^\||\|$/g, '')
-          .split('|')
-          .map((cell) => cell.trim());
-        const name = /^`([a-z_]+)/.exec(metric)![1]!;
-        if (!logsSection && !/^upstash_exporter_(log_|state_checkpoints)/.test(name)) continue;
-        // Opt-in labels are written in parentheses; label values too.
-        const labelNames = [...labels.replace(/\([^)]*\)/g, '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
-        documented.set(name, { type, labels: labelNames.sort() });
-      }
-    }
+describe('the logs families (docs/metrics.md is written from them)', () => {
+  it('the collector registers exactly the families it declares, with their types and labels', () => {
     const registry = new LogsCollector({
       source: { logsPage: () => Promise.reject(new Error('unused')) },
       settings: TEST_SETTINGS,
@@ -720,7 +703,7 @@ describe('docs/metrics.md, delivery logs', () => {
       upstream: 'docs',
       logger: captureLogger().logger,
     }).registry;
-    expect(documented.size).toBe(24);
-    expect(declaredFamilies(registry)).toEqual(Object.fromEntries(documented));
+    expect(FAMILY_CATALOGUE.logs.length).toBe(24);
+    expect(declaredFamilies(registry)).toEqual(familiesDeclaredAs(FAMILY_CATALOGUE.logs));
   });
 });
