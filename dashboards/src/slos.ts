@@ -19,7 +19,7 @@ const burnRate = (window: string): string =>
   `${BY_SLO} (${slo(`slo:sli_error:ratio_rate${window}`)} / on (sloth_id) group_left () ${slo('slo:error_budget:ratio')})`;
 
 /** Budget left: red when spent, orange under a quarter. */
-const BUDGET_THRESHOLDS: ThresholdStep[] = [
+export const BUDGET_THRESHOLDS: ThresholdStep[] = [
   { value: null, color: 'red' },
   { value: 0, color: 'orange' },
   { value: 0.25, color: 'green' },
