@@ -1,6 +1,7 @@
 // Upstash / QStash deliveries: throughput, failures and latency by destination, queue and URL group.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import type { TableColumn, TimeseriesSpec } from './common.js';
+import { DELIVERIES_UID, EXPORTER_HEALTH_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
 import {
   RATE,
   alertThresholds,
@@ -13,8 +14,6 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const DELIVERIES_UID = 'upstash-qstash-deliveries';
 
 /** Selector of the log-event metrics (events, delivery errors): every filter variable. */
 const EVENTS = (...matchers: string[]): string =>
@@ -158,6 +157,7 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Time to delivery',
+        links: [{ title: 'SLOs', uid: SLOS_UID }],
         description:
           'Time from CREATED to DELIVERED, percentiles over the selected messages (histogram upstash_qstash_message_duration_seconds). Includes delays and retries.',
         queries: [
@@ -196,6 +196,7 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Messages in flight',
+        links: [{ title: 'Workflows and waiting time', uid: WORKFLOWS_UID }],
         description: 'Messages seen but not yet in a final state (bounded tracker).',
         queries: [{ expr: `sum(upstash_qstash_messages_in_flight${sel()})`, legend: 'in flight' }],
         unit: 'short',
@@ -205,6 +206,7 @@ export function deliveriesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Tracker evictions',
+        links: [{ title: 'Exporter health', uid: EXPORTER_HEALTH_UID }],
         description:
           'Messages dropped from the in-flight tracker before they finished (their latency and attempts are not recorded). Raise --logs-message-tracker-size if this is not zero.',
         queries: [

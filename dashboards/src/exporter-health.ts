@@ -14,12 +14,11 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
+import { DELIVERIES_UID, EXPORTER_HEALTH_UID, SLOS_UID } from './uids.js';
 
 // The scrape, the process and the cardinality guard are the exporter's, not a QStash region's:
 // their series have no qstash_region, so the region variable does not filter them (the state file
 // is per region: its checkpoints carry the label).
-
-export const EXPORTER_HEALTH_UID = 'upstash-exporter-health';
 
 export function exporterHealthDashboard(): Dashboard {
   return upstashDashboard(
@@ -59,6 +58,7 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Series dropped (1h)',
+        links: [{ title: 'QStash deliveries', uid: DELIVERIES_UID }],
         description:
           'Increments folded into overflow series by the series cap in the last hour. Not zero: raise --logs-series-limit or drop opt-in labels.',
         queries: [{ expr: `sum(increase(upstash_exporter_series_dropped_total${accountSel()}[1h])) or vector(0)` }],
@@ -224,6 +224,7 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Log lag',
+        links: [{ title: 'SLOs', uid: SLOS_UID }],
         description: `Now minus the logs watermark. Normal: ingestion delay plus one poll interval; UpstashLogLagHigh fires above ${alertValue('UpstashLogLagHigh')} s.`,
         queries: [{ expr: `upstash_exporter_log_lag_seconds${sel()}`, legend: '{{instance}} {{qstash_region}}' }],
         unit: 's',
@@ -437,6 +438,7 @@ export function exporterHealthDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Probe delivery duration',
+        links: [{ title: 'QStash deliveries', uid: DELIVERIES_UID }],
         description:
           'Last delivered probe: from the start of the enqueue to its verified arrival at the receiver (delivery), and the time the service took to accept it (accept).',
         queries: [

@@ -10,8 +10,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const INDEXES_UID = 'upstash-indexes';
+import { INDEXES_UID } from './uids.js';
 
 /** Selector of the vector index metrics: job, instance and the vector_index variable. */
 const VECTOR = (...matchers: string[]): string => accountSel('index_id=~"$vector_index"', ...matchers);

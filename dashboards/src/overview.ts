@@ -20,14 +20,16 @@ import {
   upstashDashboard,
   type PanelLink,
 } from './common.js';
-import { DELIVERIES_UID } from './deliveries.js';
-import { EXPORTER_HEALTH_UID } from './exporter-health.js';
-import { INDEXES_UID } from './indexes.js';
-import { QUOTAS_UID } from './quotas.js';
-import { SCHEDULES_UID } from './schedules.js';
-import { BUDGET_THRESHOLDS, SLOS_UID } from './slos.js';
-
-export const OVERVIEW_UID = 'upstash-overview';
+import {
+  DELIVERIES_UID,
+  EXPORTER_HEALTH_UID,
+  INDEXES_UID,
+  OVERVIEW_UID,
+  QUOTAS_UID,
+  SCHEDULES_UID,
+  SLOS_UID,
+} from './uids.js';
+import { BUDGET_THRESHOLDS } from './slos.js';
 
 const EXPORTER_HEALTH: PanelLink[] = [{ title: 'Exporter health', uid: EXPORTER_HEALTH_UID }];
 const DELIVERIES: PanelLink[] = [{ title: 'QStash deliveries', uid: DELIVERIES_UID }];

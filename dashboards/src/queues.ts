@@ -18,8 +18,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const QUEUES_UID = 'upstash-qstash-queues';
+import { QUEUES_UID, QUOTAS_UID } from './uids.js';
 
 const perQueue = (expr: string): string => `max by (job, instance, qstash_region, queue) (${expr})`;
 const perKey = (expr: string): string => `max by (job, instance, qstash_region, flow_control_key) (${expr})`;
@@ -134,6 +133,7 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'Queue quota',
+        links: [{ title: 'Plan quotas', uid: QUOTAS_UID }],
         description: "Queues against the plan's max_queues.",
         quota: 'qstash_queues',
         span: 6,
@@ -142,6 +142,7 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'URL Group quota',
+        links: [{ title: 'Plan quotas', uid: QUOTAS_UID }],
         description: "URL Groups against the plan's max_topics.",
         quota: 'qstash_url_groups',
         span: 6,
@@ -166,6 +167,7 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'DLQ against the plan limit',
+        links: [{ title: 'Plan quotas', uid: QUOTAS_UID }],
         description: `Dead letters against the plan's max_dlq_size; beyond it the oldest are lost (alert UpstashDlqNearLimit above ${percent(alertValue('UpstashDlqNearLimit'))}).`,
         queries: [
           {

@@ -5,6 +5,7 @@ import type { PanelBuilder as BarGaugePanelBuilder } from '@grafana/grafana-foun
 import type { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import { alertThreshold } from './rules.js';
 import type { Query } from './common.js';
+import { INDEXES_UID, QUEUES_UID, QUOTAS_UID, SCHEDULES_UID } from './uids.js';
 import {
   QUOTA_THRESHOLDS,
   alertThresholds,
@@ -20,8 +21,6 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const QUOTAS_UID = 'upstash-plan-quotas';
 
 /**
  * `expr` labelled with the region of the exporter's QStash user (upstash_qstash_account_info).
@@ -43,6 +42,7 @@ function indexQuotaUsage(kind: 'vector' | 'search', description: string): Timese
     thresholdLines: true,
     span: 24,
     legendTable: true,
+    links: [{ title: 'Vector and search indexes', uid: INDEXES_UID }],
   });
 }
 
@@ -127,6 +127,7 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'Schedules',
+        links: [{ title: 'QStash schedules', uid: SCHEDULES_UID }],
         description: 'Schedules against max_schedules.',
         quota: 'qstash_schedules',
         height: 10,
@@ -168,6 +169,7 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Dead-letter queue',
+        links: [{ title: 'Queues and DLQ', uid: QUEUES_UID }],
         description:
           "Messages in the dead-letter queue (dlq_message_count of the official usage) against the plan's max_dlq_size.",
         queries: [

@@ -12,8 +12,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const SCHEDULES_UID = 'upstash-qstash-schedules';
+import { DELIVERIES_UID, SCHEDULES_UID } from './uids.js';
 
 /**
  * One value per schedule with only the identifying labels, so that the table's merge joins the
@@ -62,6 +61,7 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Last run failed',
+        links: [{ title: 'QStash deliveries', uid: DELIVERIES_UID }],
         description:
           'Schedules whose last run has at least one message in state FAIL (alert UpstashScheduleLastRunFailed).',
         queries: [{ expr: `count(upstash_qstash_schedule_last_run_messages${sel('state="FAIL"')} > 0) or vector(0)` }],

@@ -4,8 +4,7 @@
 // rules Sloth generated from the same spec; the job and instance variables do not apply.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { labelVariable, row, table, timeseries, upstashDashboard, type ThresholdStep } from './common.js';
-
-export const SLOS_UID = 'upstash-slos';
+import { DELIVERIES_UID, EXPORTER_HEALTH_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
 
 /** SLO series carry the exporter and region; the objective and budget constants carry only the SLO. */
 const CONSTANTS = new Set(['slo:objective:ratio', 'slo:error_budget:ratio']);
@@ -43,6 +42,11 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'SLOs',
+        links: [
+          { title: 'QStash deliveries', uid: DELIVERIES_UID },
+          { title: 'Workflows and waiting time', uid: WORKFLOWS_UID },
+          { title: 'Exporter health', uid: EXPORTER_HEALTH_UID },
+        ],
         description:
           'One row per SLO: its objective, the SLI over the last 5 minutes and the last hour (no value: no event), the error budget left over the period (negative: overspent) and the period in days.',
         height: 8,

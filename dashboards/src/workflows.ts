@@ -13,8 +13,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const WORKFLOWS_UID = 'upstash-workflows';
+import { DELIVERIES_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
 
 const runs = (...matchers: string[]): string => `upstash_workflow_runs_total${sel(...matchers)}`;
 
@@ -50,6 +49,7 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Run failure ratio (5m)',
+        links: [{ title: 'SLOs', uid: SLOS_UID }],
         description: `Runs FAILED / runs ended SUCCESS or FAILED over 5 minutes (recording rule upstash_workflow:run_failure_ratio:rate5m; alert UpstashWorkflowFailureRatioHigh above ${percent(alertValue('UpstashWorkflowFailureRatioHigh'))}, with a minimum of runs). No value when no run ended.`,
         queries: [{ expr: `max(upstash_workflow:run_failure_ratio:rate5m${sel()})` }],
         unit: 'percentunit',
@@ -146,6 +146,7 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Oldest message in flight',
+        links: [{ title: 'QStash deliveries', uid: DELIVERIES_UID }],
         description:
           'Age of the oldest message seen in flight (created, not finished) per queue: a message waiting or hanging.',
         queries: [
