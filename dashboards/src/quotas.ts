@@ -8,6 +8,7 @@ import type { Query } from './common.js';
 import { INDEXES_UID, QUEUES_UID, QUOTAS_UID, SCHEDULES_UID } from './uids.js';
 import {
   QUOTA_THRESHOLDS,
+  accountSel,
   alertThresholds,
   bargauge,
   booleanMapping,
@@ -35,7 +36,10 @@ function indexQuotaUsage(kind: 'vector' | 'search', description: string): Timese
   return timeseries({
     title: `${kind === 'vector' ? 'Vector' : 'Search'} index quota usage`,
     description,
-    queries: [{ expr: `upstash:quota_usage:ratio${sel(`quota=~"${kind}_.*"`)}`, legend: '{{index_id}} {{quota}}' }],
+    // Index quotas are the account's, not a QStash region's: the region variable does not apply.
+    queries: [
+      { expr: `upstash:quota_usage:ratio${accountSel(`quota=~"${kind}_.*"`)}`, legend: '{{index_id}} {{quota}}' },
+    ],
     unit: 'percentunit',
     min: 0,
     thresholds: QUOTA_THRESHOLDS,

@@ -204,6 +204,22 @@ describe('the families the exporter serves, against the shipped dashboards and r
           }
         expect(missing).toEqual([]);
       });
+
+      it(`filter no query of ${dashboard.uid ?? ''} by a label its families lack (a chosen value would empty it)`, () => {
+        const wrong: string[] = [];
+        for (const panel of allPanels(dashboard))
+          for (const target of panelTargets(panel))
+            for (const selector of vectorSelectors(target.expr)) {
+              const families = sourceFamilies(selector);
+              if (families.length === 0) continue;
+              for (const matcher of selector.matchers) {
+                if (!/^\$\{?\w+/.test(matcher.value)) continue;
+                if (!families.some((family) => labelsOf(family).has(matcher.label)))
+                  wrong.push(`${panel.title ?? ''} / ${target.refId}: ${selector.name}{${matcher.label}}`);
+              }
+            }
+        expect(wrong).toEqual([]);
+      });
     }
   });
 });
