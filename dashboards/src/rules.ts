@@ -119,3 +119,33 @@ function binaryOperator(node: SyntaxNode): SyntaxNode | null {
   }
   return null;
 }
+
+/** The burn-rate factors of the SLO alerts (`(<factor> * slo:error_budget:ratio{...})`) by severity. */
+export interface BurnFactors {
+  /** Factors of the critical (page) alerts, ascending: 6 and 14.4 by default. */
+  page: number[];
+  /** Factors of the warning (ticket) alerts, ascending: 1 and 3 by default. */
+  ticket: number[];
+}
+
+/**
+ * Reads the burn-rate factors every SLO alert of the SLO rules compares with, so the SLO
+ * dashboard's colours follow the rules (`upstash-exporter slo` and the mixin's sloBurnRates).
+ * Throws when an SLO alert has none or the pages and tickets disagree between SLOs.
+ */
+export function sloBurnFactors(file: string = SLO_RULES_FILE): BurnFactors {
+  const bySeverity = new Map<string, string>();
+  for (const rule of loadRuleGroups(file).flatMap((group) => group.rules)) {
+    if (rule.alert === undefined) continue;
+    const factors = [...rule.expr.matchAll(/\(\s*([0-9.]+)\s*\*\s*slo:error_budget:ratio\b/g)].map((m) => Number(m[1]));
+    if (factors.length === 0) throw new Error(`SLO alert ${rule.alert}: no burn-rate factor in its expression`);
+    const severity = rule.labels?.severity === 'critical' ? 'page' : 'ticket';
+    const distinct = JSON.stringify([...new Set(factors)].sort((a, b) => a - b));
+    const seen = bySeverity.get(severity);
+    if (seen !== undefined && seen !== distinct)
+      throw new Error(`SLO alert ${rule.alert}: ${severity} factors ${distinct}, another SLO's are ${seen}`);
+    bySeverity.set(severity, distinct);
+  }
+  const parse = (severity: string): number[] => JSON.parse(bySeverity.get(severity) ?? '[]') as number[];
+  return { page: parse('page'), ticket: parse('ticket') };
+}

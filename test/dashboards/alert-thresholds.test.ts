@@ -7,7 +7,7 @@ import type { Panel } from '@grafana/grafana-foundation-sdk/dashboard';
 import { describe, expect, it } from 'vitest';
 import { buildDashboards } from '../../dashboards/src/index.js';
 import { allPanels } from '../../dashboards/src/expressions.js';
-import { alertThreshold, shippedAlert, type AlertThreshold } from '../../dashboards/src/rules.js';
+import { alertThreshold, shippedAlert, sloBurnFactors, type AlertThreshold } from '../../dashboards/src/rules.js';
 
 interface Pair {
   dashboard: string;
@@ -180,5 +180,22 @@ describe('panels and their alerts', () => {
       }
     });
     expect(stale).toEqual([]);
+  });
+});
+
+describe('the SLO dashboard and the SLO alerts', () => {
+  it("colours burn rates from the SLO alerts' factors: yellow from the lowest ticket, orange and red from the pages", () => {
+    const factors = sloBurnFactors();
+    expect(factors.page.length).toBeGreaterThan(0);
+    expect(factors.ticket.length).toBeGreaterThan(0);
+    const expected = [
+      { value: Math.min(...factors.ticket), color: 'yellow' },
+      { value: Math.min(...factors.page), color: 'orange' },
+      { value: Math.max(...factors.page), color: 'red' },
+    ];
+    for (const title of ['Burn rate (5m)', 'Burn rate by window']) {
+      const steps = thresholdSteps(findPanel('upstash-slos', title)).flat();
+      for (const step of expected) expect(steps, title).toContainEqual(step);
+    }
   });
 });
