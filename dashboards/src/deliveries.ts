@@ -1,6 +1,7 @@
 // Upstash / QStash deliveries: throughput, failures and latency by destination, queue and URL group.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import type { TableColumn, TimeseriesSpec } from './common.js';
+import { shippedRecord } from './rules.js';
 import { DELIVERIES_UID, EXPORTER_HEALTH_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
 import {
   RATE,
@@ -24,9 +25,13 @@ const MESSAGES = (...matchers: string[]): string => sel('destination=~"$destinat
 
 const events = (...matchers: string[]): string => `upstash_qstash_message_events_total${EVENTS(...matchers)}`;
 
-/** The delivery log events recorded per route (queue, URL group, destination) and state over a window. */
+/**
+ * The delivery log events recorded per route (queue, URL group, destination) and state over a
+ * window: the recording rule `<level>:message_events:rate5m` (or 1h), found by its metric and
+ * operations in the shipped rules.
+ */
 const routeEvents = (window: '5m' | '1h', ...matchers: string[]): string =>
-  `upstash_qstash:message_events:rate${window}${EVENTS(...matchers)}`;
+  `${shippedRecord(`:message_events:rate${window}`)}${EVENTS(...matchers)}`;
 
 /**
  * A delivery ratio by one grouping, computed from the per-route rates so that every filter
@@ -63,7 +68,7 @@ function groupingPanels(label: Grouping, title: string): TimeseriesSpec[] {
     {
       ...ratioPanel,
       title: `Failure ratio by ${title}`,
-      description: `FAILED / (DELIVERED + FAILED) by ${title} over 5 minutes and 1 hour, over the selected routes (from the per-route rates upstash_qstash:message_events:rate*). No value where nothing finished. Coloured from ${percent(failureRatio)}, the threshold of UpstashDeliveryFailureRatioHigh (which is per destination).`,
+      description: `FAILED / (DELIVERED + FAILED) by ${title} over 5 minutes and 1 hour, over the selected routes (from the per-route rates ${shippedRecord(':message_events:rate5m')} and its 1h twin). No value where nothing finished. Coloured from ${percent(failureRatio)}, the threshold of UpstashDeliveryFailureRatioHigh (which is per destination).`,
       queries: [
         { expr: groupingRatio(label, '5m', 'FAILED', 'DELIVERED'), legend: `${legend} 5m` },
         { expr: groupingRatio(label, '1h', 'FAILED', 'DELIVERED'), legend: `${legend} 1h` },

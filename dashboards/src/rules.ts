@@ -149,3 +149,19 @@ export function sloBurnFactors(file: string = SLO_RULES_FILE): BurnFactors {
   const parse = (severity: string): number[] => JSON.parse(bySeverity.get(severity) ?? '[]') as number[];
   return { page: parse('page'), ticket: parse('ticket') };
 }
+
+/**
+ * The one shipped recording rule named `<level>:<metric>:<operations>` with the given
+ * `:<metric>:<operations>` ending, e.g. ':message_events:rate5m'. A panel that reads a record by
+ * its metric and operations keeps working when the rules rename its level.
+ */
+export function shippedRecord(ending: string): string {
+  const names = new Set(
+    shippedRuleGroups()
+      .flatMap((group) => group.rules)
+      .flatMap((rule) => (rule.record?.endsWith(ending) === true ? [rule.record] : [])),
+  );
+  if (names.size !== 1)
+    throw new Error(`expected one recording rule ending in ${ending}, found: ${[...names].join(', ')}`);
+  return [...names][0]!;
+}
