@@ -40,6 +40,7 @@ import {
   VariableSort,
 } from '@grafana/grafana-foundation-sdk/dashboard';
 import type {
+  DashboardLink,
   DataTransformerConfig,
   DynamicConfigValue,
   ThresholdsConfig,
@@ -51,6 +52,8 @@ import { PanelBuilder as GaugePanelBuilder } from '@grafana/grafana-foundation-s
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat';
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
+import { withMatchers } from './promql.js';
+import { alertThreshold, shippedAlert } from './rules.js';
 
 /** Every panel and every target reads the data source chosen in the `datasource` variable. */
 export const DATASOURCE: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
@@ -68,7 +71,15 @@ export const DASHBOARD_TAG = 'upstash';
  * regions is `.*`, which also matches series without the label.
  */
 export function sel(...matchers: string[]): string {
-  return `{${['job=~"$job"', 'instance=~"$instance"', 'qstash_region=~"$qstash_region"', ...matchers].join(',')}}`;
+  return `{${[...DASHBOARD_MATCHERS, ...matchers].join(',')}}`;
+}
+
+/** The matchers of the job, instance and QStash region variables, which every dashboard has. */
+const DASHBOARD_MATCHERS = ['job=~"$job"', 'instance=~"$instance"', 'qstash_region=~"$qstash_region"'];
+
+/** `expr` (e.g. what an alert compares, read from its rule) with sel()'s matchers on every selector. */
+export function selectAll(expr: string): string {
+  return withMatchers(expr, DASHBOARD_MATCHERS);
 }
 
 /**
@@ -188,12 +199,41 @@ export interface ThresholdStep {
   color: string;
 }
 
-/** Plan quota usage (0..1): orange from 80%, red from 95%, as the quota alerts. */
-export const QUOTA_THRESHOLDS: ThresholdStep[] = [
-  { value: null, color: 'green' },
-  { value: 0.8, color: 'orange' },
-  { value: 0.95, color: 'red' },
-];
+/** Colour of a panel's values past the threshold of an alert of that severity. */
+const SEVERITY_COLORS: Record<string, string> = { critical: 'red', warning: 'orange', info: 'yellow' };
+
+/**
+ * Threshold steps from alerts of deploy/rules: green, then each alert's comparison constant in the
+ * colour of its severity (orange for warning, red for critical). Read at generation, so a panel
+ * cannot drift from its alert; test/dashboards/alert-thresholds.test.ts checks each pair.
+ * Only for alerts firing above their constant (`>`, `>=`).
+ */
+export function alertThresholds(...alerts: string[]): ThresholdStep[] {
+  const steps = alerts.map((name) => {
+    const threshold = alertThreshold(name);
+    if (threshold.comparison !== '>' && threshold.comparison !== '>=')
+      throw new Error(`alert ${name} fires ${threshold.comparison} ${threshold.value}: not an upper threshold`);
+    const severity = shippedAlert(name).labels?.severity ?? 'warning';
+    return { value: threshold.value, color: SEVERITY_COLORS[severity] ?? 'orange' };
+  });
+  return [{ value: null, color: 'green' }, ...steps.sort((a, b) => a.value - b.value)];
+}
+
+/** The comparison constant of an alert, for a panel's description ("above 10%"). */
+export function alertValue(name: string): number {
+  return alertThreshold(name).value;
+}
+
+/** A ratio as a percentage for descriptions: 0.1 is "10%", 0.955 "95.5%". */
+export function percent(ratio: number): string {
+  return `${Number((ratio * 100).toFixed(2))}%`;
+}
+
+/**
+ * Plan quota usage (0..1): orange from UpstashQuotaUsageHigh's constant (80%), red from
+ * UpstashQuotaUsageCritical's (95%).
+ */
+export const QUOTA_THRESHOLDS: ThresholdStep[] = alertThresholds('UpstashQuotaUsageHigh', 'UpstashQuotaUsageCritical');
 
 /** Counts that should be zero (failing collectors, failed runs): red from 1. */
 export const ZERO_IS_GOOD: ThresholdStep[] = [
@@ -233,6 +273,23 @@ export interface PanelSpec {
   noValue?: string;
   /** Field overrides by query refId ('A', 'B', ...), e.g. a different unit per query. */
   overridesByQuery?: Record<string, DynamicConfigValue[]>;
+  /** Dashboards that explain the panel, by uid and link title: panel links keeping time and filters. */
+  links?: PanelLink[];
+}
+
+export interface PanelLink {
+  title: string;
+  /** uid of the shipped dashboard the link opens. */
+  uid: string;
+}
+
+/**
+ * The URL of a shipped dashboard carrying the time range, the data source and the variables every
+ * dashboard has (job, instance, qstash_region), as Grafana interpolates panel links.
+ */
+export function dashboardUrl(uid: string): string {
+  const variables = ['datasource', 'job', 'instance', 'qstash_region'].map((name) => `\${${name}:queryparam}`);
+  return `/d/${uid}?\${__url_time_range}&${variables.join('&')}`;
 }
 
 /** The methods every SDK panel builder has; used to apply a PanelSpec to any panel type. */
@@ -250,6 +307,7 @@ interface CommonPanelBuilder {
   mappings(mappings: ValueMapping[]): unknown;
   thresholds(thresholds: cog.Builder<ThresholdsConfig>): unknown;
   overrideByQuery(refId: string, properties: DynamicConfigValue[]): unknown;
+  links(links: cog.Builder<DashboardLink>[]): unknown;
   withTarget(target: cog.Builder<cog.Dataquery>): unknown;
 }
 
@@ -267,6 +325,13 @@ function applySpec<T extends CommonPanelBuilder>(panel: T, spec: PanelSpec, targ
   if (spec.mappings !== undefined) panel.mappings(spec.mappings);
   panel.thresholds(thresholdsConfig(spec.thresholds ?? [{ value: null, color: 'green' }]));
   for (const [id, properties] of Object.entries(spec.overridesByQuery ?? {})) panel.overrideByQuery(id, properties);
+  if (spec.links !== undefined && spec.links.length > 0) {
+    panel.links(
+      spec.links.map((link) =>
+        new DashboardLinkBuilder(link.title).type(DashboardLinkType.Link).url(dashboardUrl(link.uid)),
+      ),
+    );
+  }
   for (const target of targets) panel.withTarget(target);
   return panel;
 }
@@ -419,7 +484,7 @@ export function quotaUsage(quota: string): string {
   return `max(upstash:quota_usage:ratio${sel(`quota="${quota}"`)})`;
 }
 
-/** A gauge of one plan quota's usage with the quota alerts' thresholds (orange 80%, red 95%). */
+/** A gauge of one plan quota's usage with the quota alerts' thresholds (UpstashQuotaUsageHigh, UpstashQuotaUsageCritical). */
 export function quotaGauge(spec: Omit<PanelSpec, 'queries'> & { quota: string }): GaugePanelBuilder {
   const { quota, ...panel } = spec;
   return gauge({
@@ -429,6 +494,26 @@ export function quotaGauge(spec: Omit<PanelSpec, 'queries'> & { quota: string })
     thresholds: QUOTA_THRESHOLDS,
     ...panel,
     queries: [{ expr: quotaUsage(quota) }],
+  });
+}
+
+/**
+ * Exporter targets up and down (`up`): the count of each, so a replica that is down shows next to
+ * those that are up instead of hiding in a sum; "down" is red from 1.
+ */
+export function exportersUp(spec: Omit<StatSpec, 'queries'>): StatPanelBuilder {
+  return stat({
+    ...spec,
+    queries: [
+      { expr: `count(up${accountSel()} == 1) or vector(0)`, legend: 'up' },
+      { expr: `count(up${accountSel()} == 0) or vector(0)`, legend: 'down' },
+    ],
+    valueAndName: true,
+    thresholds: [{ value: null, color: 'text' }],
+    overridesByQuery: {
+      A: [{ id: 'thresholds', value: { mode: ThresholdsMode.Absolute, steps: ZERO_IS_BAD } }],
+      B: [{ id: 'thresholds', value: { mode: ThresholdsMode.Absolute, steps: ZERO_IS_GOOD } }],
+    },
   });
 }
 

@@ -1,25 +1,55 @@
 // Upstash / QStash deliveries: throughput, failures and latency by destination, queue and URL group.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import type { TableColumn, TimeseriesSpec } from './common.js';
-import { RATE, labelVariable, row, sel, table, timeseries, upstashDashboard } from './common.js';
-
-export const DELIVERIES_UID = 'upstash-qstash-deliveries';
+import { shippedRecord } from './rules.js';
+import { DELIVERIES_UID, EXPORTER_HEALTH_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
+import {
+  RATE,
+  alertThresholds,
+  alertValue,
+  labelVariable,
+  percent,
+  row,
+  sel,
+  table,
+  timeseries,
+  upstashDashboard,
+} from './common.js';
 
 /** Selector of the log-event metrics (events, delivery errors): every filter variable. */
 const EVENTS = (...matchers: string[]): string =>
   sel('destination=~"$destination"', 'queue=~"$queue"', 'url_group=~"$url_group"', ...matchers);
 
-/** Selector of the per-message histograms, which have no url_group label. */
+/** Selector of the per-message histograms, which have no url_group label (the URL group filter cannot apply). */
 const MESSAGES = (...matchers: string[]): string => sel('destination=~"$destination"', 'queue=~"$queue"', ...matchers);
 
 const events = (...matchers: string[]): string => `upstash_qstash_message_events_total${EVENTS(...matchers)}`;
 
-/** The panels of one grouping: deliveries, failures, and the ratios recorded for it over 5m and 1h. */
-function groupingPanels(label: 'destination' | 'queue' | 'url_group', title: string): TimeseriesSpec[] {
+/**
+ * The delivery log events recorded per route (queue, URL group, destination) and state over a
+ * window: the recording rule `<level>:message_events:rate5m` (or 1h), found by its metric and
+ * operations in the shipped rules.
+ */
+const routeEvents = (window: '5m' | '1h', ...matchers: string[]): string =>
+  `${shippedRecord(`:message_events:rate${window}`)}${EVENTS(...matchers)}`;
+
+/**
+ * A delivery ratio by one grouping, computed from the per-route rates so that every filter
+ * variable applies (the per-grouping recording rules have summed the other route labels away):
+ * `bad` / (`bad` + `good`) where at least one event of either happened in the window.
+ */
+function groupingRatio(label: Grouping, window: '5m' | '1h', bad: string, good: string): string {
+  const by = `sum by (job, instance, qstash_region, ${label})`;
+  return `${by} (${routeEvents(window, `state="${bad}"`)}) / (${by} (${routeEvents(window, `state=~"${good}|${bad}"`)}) > 0)`;
+}
+
+type Grouping = 'destination' | 'queue' | 'url_group';
+
+/** The panels of one grouping: deliveries, failures, and the failure and error ratios over 5m and 1h. */
+function groupingPanels(label: Grouping, title: string): TimeseriesSpec[] {
   const legend = `{{${label}}}`;
-  const recorded = (ratio: string, window: string): string =>
-    `upstash_qstash_${label}:${ratio}:${window}${sel(`${label}=~"$${label}"`)}`;
   const ratioPanel = { unit: 'percentunit', min: 0, max: 1, span: 6 };
+  const failureRatio = alertValue('UpstashDeliveryFailureRatioHigh');
   return [
     {
       title: `Delivered by ${title}`,
@@ -38,24 +68,21 @@ function groupingPanels(label: 'destination' | 'queue' | 'url_group', title: str
     {
       ...ratioPanel,
       title: `Failure ratio by ${title}`,
-      description: `FAILED / (DELIVERED + FAILED) by ${title} over 5 minutes and 1 hour (recording rules upstash_qstash_${label}:delivery_failure_ratio:*). No value where nothing finished.`,
+      description: `FAILED / (DELIVERED + FAILED) by ${title} over 5 minutes and 1 hour, over the selected routes (from the per-route rates ${shippedRecord(':message_events:rate5m')} and its 1h twin). No value where nothing finished. Coloured from ${percent(failureRatio)}, the threshold of UpstashDeliveryFailureRatioHigh (which is per destination).`,
       queries: [
-        { expr: recorded('delivery_failure_ratio', 'rate5m'), legend: `${legend} 5m` },
-        { expr: recorded('delivery_failure_ratio', 'rate1h'), legend: `${legend} 1h` },
+        { expr: groupingRatio(label, '5m', 'FAILED', 'DELIVERED'), legend: `${legend} 5m` },
+        { expr: groupingRatio(label, '1h', 'FAILED', 'DELIVERED'), legend: `${legend} 1h` },
       ],
-      thresholds: [
-        { value: null, color: 'green' },
-        { value: 0.1, color: 'red' },
-      ],
+      thresholds: alertThresholds('UpstashDeliveryFailureRatioHigh'),
       thresholdLines: true,
     },
     {
       ...ratioPanel,
       title: `Attempt error ratio by ${title}`,
-      description: `ERROR / (DELIVERED + ERROR): the share of delivery attempts that failed, by ${title} over 5 minutes and 1 hour (recording rules upstash_qstash_${label}:delivery_error_ratio:*). Retries save many of them.`,
+      description: `ERROR / (DELIVERED + ERROR): the share of delivery attempts that failed, by ${title} over 5 minutes and 1 hour, over the selected routes. Retries save many of them.`,
       queries: [
-        { expr: recorded('delivery_error_ratio', 'rate5m'), legend: `${legend} 5m` },
-        { expr: recorded('delivery_error_ratio', 'rate1h'), legend: `${legend} 1h` },
+        { expr: groupingRatio(label, '5m', 'ERROR', 'DELIVERED'), legend: `${legend} 5m` },
+        { expr: groupingRatio(label, '1h', 'ERROR', 'DELIVERED'), legend: `${legend} 1h` },
       ],
     },
   ];
@@ -69,10 +96,7 @@ function ratioColumn(title: string): TableColumn {
   return {
     title,
     unit: 'percentunit',
-    thresholds: [
-      { value: null, color: 'green' },
-      { value: 0.1, color: 'red' },
-    ],
+    thresholds: alertThresholds('UpstashDeliveryFailureRatioHigh'),
     colored: true,
   };
 }
@@ -133,9 +157,72 @@ export function deliveriesDashboard(): Dashboard {
         span: 8,
         stack: true,
       }),
+    )
+    .withRow(row('Latency'))
+    .withPanel(
+      timeseries({
+        title: 'Time to delivery',
+        links: [{ title: 'SLOs', uid: SLOS_UID }],
+        description:
+          'Time from CREATED to DELIVERED, percentiles over the selected messages (histogram upstash_qstash_message_duration_seconds). Includes delays and retries.',
+        queries: [
+          { expr: latencyQuantile(0.5), legend: 'p50' },
+          { expr: latencyQuantile(0.9), legend: 'p90' },
+          { expr: latencyQuantile(0.99), legend: 'p99' },
+        ],
+        unit: 's',
+        span: 12,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Time to delivery p90 by destination',
+        description: '90th percentile of the time from CREATED to DELIVERED, by destination.',
+        queries: [{ expr: latencyQuantile(0.9, 'destination'), legend: '{{destination}}' }],
+        unit: 's',
+        span: 12,
+        legendTable: true,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Time to failure p50',
+        description: 'Median time from CREATED to FAILED: how long messages spend retrying before they give up.',
+        queries: [
+          {
+            expr: `histogram_quantile(0.5, sum by (le, destination) (rate(upstash_qstash_message_duration_seconds_bucket${MESSAGES('outcome="failed"')}[${RATE}])))`,
+            legend: '{{destination}}',
+          },
+        ],
+        unit: 's',
+        span: 8,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Messages in flight',
+        links: [{ title: 'Workflows and waiting time', uid: WORKFLOWS_UID }],
+        description: 'Messages seen but not yet in a final state (bounded tracker).',
+        queries: [{ expr: `sum(upstash_qstash_messages_in_flight${sel()})`, legend: 'in flight' }],
+        unit: 'short',
+        span: 8,
+      }),
+    )
+    .withPanel(
+      timeseries({
+        title: 'Tracker evictions',
+        links: [{ title: 'Exporter health', uid: EXPORTER_HEALTH_UID }],
+        description:
+          'Messages dropped from the in-flight tracker before they finished (their latency and attempts are not recorded). Raise --logs-message-tracker-size if this is not zero.',
+        queries: [
+          { expr: `sum(rate(upstash_qstash_message_tracker_evictions_total${sel()}[${RATE}]))`, legend: 'evictions' },
+        ],
+        unit: 'eps',
+        span: 8,
+      }),
     );
 
-  const groupings: ['destination' | 'queue' | 'url_group', string, string][] = [
+  const groupings: [Grouping, string, string][] = [
     ['destination', 'destination', 'By destination'],
     ['queue', 'queue', 'By queue'],
     ['url_group', 'URL group', 'By URL group'],
@@ -204,66 +291,6 @@ export function deliveriesDashboard(): Dashboard {
         ],
         unit: 'short',
         span: 12,
-      }),
-    )
-    .withRow(row('Latency'))
-    .withPanel(
-      timeseries({
-        title: 'Time to delivery',
-        description:
-          'Time from CREATED to DELIVERED, percentiles over the selected messages (histogram upstash_qstash_message_duration_seconds). Includes delays and retries.',
-        queries: [
-          { expr: latencyQuantile(0.5), legend: 'p50' },
-          { expr: latencyQuantile(0.9), legend: 'p90' },
-          { expr: latencyQuantile(0.99), legend: 'p99' },
-        ],
-        unit: 's',
-        span: 12,
-      }),
-    )
-    .withPanel(
-      timeseries({
-        title: 'Time to delivery p90 by destination',
-        description: '90th percentile of the time from CREATED to DELIVERED, by destination.',
-        queries: [{ expr: latencyQuantile(0.9, 'destination'), legend: '{{destination}}' }],
-        unit: 's',
-        span: 12,
-        legendTable: true,
-      }),
-    )
-    .withPanel(
-      timeseries({
-        title: 'Time to failure p50',
-        description: 'Median time from CREATED to FAILED: how long messages spend retrying before they give up.',
-        queries: [
-          {
-            expr: `histogram_quantile(0.5, sum by (le, destination) (rate(upstash_qstash_message_duration_seconds_bucket${MESSAGES('outcome="failed"')}[${RATE}])))`,
-            legend: '{{destination}}',
-          },
-        ],
-        unit: 's',
-        span: 8,
-      }),
-    )
-    .withPanel(
-      timeseries({
-        title: 'Messages in flight',
-        description: 'Messages seen but not yet in a final state (bounded tracker).',
-        queries: [{ expr: `sum(upstash_qstash_messages_in_flight${sel()})`, legend: 'in flight' }],
-        unit: 'short',
-        span: 8,
-      }),
-    )
-    .withPanel(
-      timeseries({
-        title: 'Tracker evictions',
-        description:
-          'Messages dropped from the in-flight tracker before they finished (their latency and attempts are not recorded). Raise --logs-message-tracker-size if this is not zero.',
-        queries: [
-          { expr: `sum(rate(upstash_qstash_message_tracker_evictions_total${sel()}[${RATE}]))`, legend: 'evictions' },
-        ],
-        unit: 'eps',
-        span: 8,
       }),
     )
     .build();

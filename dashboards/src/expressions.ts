@@ -1,47 +1,20 @@
 // Every PromQL expression the project ships, from the dashboards and from the rules file, both as
 // written and ready to send to Prometheus. Tests parse them; an end-to-end test can evaluate each
 // against a real Prometheus scraping the demo (`allExpressions()` then /api/v1/query?query=...).
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Dashboard, Panel, RowPanel } from '@grafana/grafana-foundation-sdk/dashboard';
 import { VariableType } from '@grafana/grafana-foundation-sdk/dashboard';
-import { parse } from 'yaml';
-import { z } from 'zod';
 import { buildDashboards } from './index.js';
+import { RULES_FILE, SHIPPED_RULE_FILES, loadRuleGroups } from './rules.js';
 
-/** The rules file, found from this module (same depth in dashboards/src and in its build output). */
-export const RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-exporter.rules.yml', import.meta.url));
-/** The SLO rules, generated from deploy/slo/upstash-slos.yaml (`upstash-exporter slo`). */
-export const SLO_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-slos.rules.yml', import.meta.url));
-/** The rules of the Redis databases (collector redis). */
-export const REDIS_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-redis.rules.yml', import.meta.url));
-/** Every rules file shipped in deploy/rules, in the order Prometheus is given them. */
-export const SHIPPED_RULE_FILES = [RULES_FILE, SLO_RULES_FILE, REDIS_RULES_FILE] as const;
-
-const RuleSchema = z.object({
-  record: z.string().optional(),
-  alert: z.string().optional(),
-  expr: z.string(),
-  for: z.string().optional(),
-  labels: z.record(z.string(), z.string()).optional(),
-  annotations: z.record(z.string(), z.string()).optional(),
-});
-const RulesFileSchema = z.object({
-  groups: z.array(z.object({ name: z.string(), rules: z.array(RuleSchema) })),
-});
-
-export type Rule = z.infer<typeof RuleSchema>;
-export type RuleGroup = z.infer<typeof RulesFileSchema>['groups'][number];
-
-/** The rule groups of a Prometheus rules file (default: the shipped one). */
-export function loadRuleGroups(file: string = RULES_FILE): RuleGroup[] {
-  return RulesFileSchema.parse(parse(readFileSync(file, 'utf8'))).groups;
-}
-
-/** The groups of every shipped rules file. */
-export function shippedRuleGroups(): RuleGroup[] {
-  return SHIPPED_RULE_FILES.flatMap((file) => loadRuleGroups(file));
-}
+export {
+  RULES_FILE,
+  SLO_RULES_FILE,
+  REDIS_RULES_FILE,
+  SHIPPED_RULE_FILES,
+  loadRuleGroups,
+  shippedRuleGroups,
+} from './rules.js';
+export type { Rule, RuleGroup } from './rules.js';
 
 export interface ShippedExpression {
   origin: 'dashboard' | 'rule';

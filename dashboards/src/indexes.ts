@@ -10,8 +10,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const INDEXES_UID = 'upstash-indexes';
+import { INDEXES_UID } from './uids.js';
 
 /** Selector of the vector index metrics: job, instance and the vector_index variable. */
 const VECTOR = (...matchers: string[]): string => accountSel('index_id=~"$vector_index"', ...matchers);
@@ -266,6 +265,50 @@ export function indexesDashboard(): Dashboard {
           },
         ],
         sortBy: 'Index',
+      }),
+    )
+    .withPanel(
+      table({
+        title: 'Search index usage',
+        description:
+          'One row per search index with its usage from the index stats: documents and those not indexed yet, storage, daily reranks, monthly queries and updates, and its cost this month (no currency given by the API). Their share of the limits is on the Plan quotas dashboard.',
+        labels: { index_id: 'Index', name: 'Name' },
+        columns: [
+          {
+            expr: `max by (job, instance, index_id, name) (upstash_search_index_info${accountSel()})`,
+            column: null,
+          },
+          {
+            expr: perIndex(`upstash_search_index_vectors${accountSel()}`),
+            column: { title: 'Documents', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_pending_vectors${accountSel()}`),
+            column: { title: 'Not indexed yet', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_storage_bytes${accountSel()}`),
+            column: { title: 'Storage', unit: 'bytes' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_daily_reranks${accountSel()}`),
+            column: { title: 'Reranks today', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_monthly_queries${accountSel()}`),
+            column: { title: 'Queries this month', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_monthly_updates${accountSel()}`),
+            column: { title: 'Updates this month', unit: 'short' },
+          },
+          {
+            expr: perIndex(`upstash_search_index_monthly_cost${accountSel()}`),
+            column: { title: 'Cost this month', unit: 'none' },
+          },
+        ],
+        sortBy: 'Documents',
+        sortDesc: true,
       }),
     )
     .withPanel(

@@ -6,6 +6,9 @@ import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import {
   QUOTA_THRESHOLDS,
   ZERO_IS_GOOD,
+  alertThresholds,
+  alertValue,
+  percent,
   booleanMapping,
   quotaGauge,
   row,
@@ -15,8 +18,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const QUEUES_UID = 'upstash-qstash-queues';
+import { QUEUES_UID, QUOTAS_UID } from './uids.js';
 
 const perQueue = (expr: string): string => `max by (job, instance, qstash_region, queue) (${expr})`;
 const perKey = (expr: string): string => `max by (job, instance, qstash_region, flow_control_key) (${expr})`;
@@ -77,14 +79,14 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Global parallelism in use',
-        description: 'Deliveries in flight across the account against the maximum the service applies.',
+        description: `Deliveries in flight across the account against the maximum the service applies (alert UpstashParallelismSaturated from ${percent(alertValue('UpstashParallelismSaturated'))} for 15 minutes).`,
         queries: [
           {
             expr: `sum(upstash_qstash_global_parallelism_in_use${sel()}) / sum(upstash_qstash_global_parallelism_max${sel()} > 0)`,
           },
         ],
         unit: 'percentunit',
-        thresholds: QUOTA_THRESHOLDS,
+        thresholds: alertThresholds('UpstashParallelismSaturated'),
         min: 0,
         max: 1,
         span: 4,
@@ -131,6 +133,7 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'Queue quota',
+        links: [{ title: 'Plan quotas', uid: QUOTAS_UID }],
         description: "Queues against the plan's max_queues.",
         quota: 'qstash_queues',
         span: 6,
@@ -139,6 +142,7 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       quotaGauge({
         title: 'URL Group quota',
+        links: [{ title: 'Plan quotas', uid: QUOTAS_UID }],
         description: "URL Groups against the plan's max_topics.",
         quota: 'qstash_url_groups',
         span: 6,
@@ -163,16 +167,18 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'DLQ against the plan limit',
-        description:
-          "Dead letters against the plan's max_dlq_size; beyond it the oldest are lost (alert UpstashDlqNearLimit above 80%).",
+        links: [{ title: 'Plan quotas', uid: QUOTAS_UID }],
+        description: `Dead letters against the plan's max_dlq_size; beyond it the oldest are lost (alert UpstashDlqNearLimit above ${percent(alertValue('UpstashDlqNearLimit'))}).`,
         queries: [
           {
             expr: `upstash_qstash_dlq_size${sel()} / (upstash_qstash_plan_max_dlq_messages${sel()} > 0)`,
-            legend: '{{instance}}',
+            legend: '{{instance}} {{qstash_region}}',
           },
         ],
         unit: 'percentunit',
         min: 0,
+        thresholds: alertThresholds('UpstashDlqNearLimit'),
+        thresholdLines: true,
         span: 6,
       }),
     )
@@ -229,6 +235,34 @@ export function queuesDashboard(): Dashboard {
       }),
     )
     .withPanel(
+      stat({
+        title: 'Flow-control keys read',
+        description:
+          'Keys the service lists, and keys known (listed or configured) but not read this poll: beyond flow_control.max_keys, or unknown to the service. Unread keys have no wait list or parallelism on this dashboard.',
+        queries: [
+          { expr: `sum(upstash_qstash_flow_control_keys_listed${sel()})`, legend: 'listed' },
+          { expr: `sum(upstash_qstash_flow_control_keys_unread${sel()})`, legend: 'not read' },
+        ],
+        overridesByQuery: {
+          B: [
+            {
+              id: 'thresholds',
+              value: {
+                mode: 'absolute',
+                steps: [
+                  { value: null, color: 'green' },
+                  { value: 1, color: 'orange' },
+                ],
+              },
+            },
+          ],
+        },
+        valueAndName: true,
+        span: 24,
+        height: 4,
+      }),
+    )
+    .withPanel(
       timeseries({
         title: 'Wait list by flow-control key',
         description: 'Messages waiting per key; rising lines are alert UpstashFlowControlWaitlistGrowing.',
@@ -245,11 +279,12 @@ export function queuesDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Parallelism in use',
-        description:
-          'Parallelism in use against its maximum, globally and per flow-control key (recording rule upstash_qstash:parallelism_usage:ratio; alert UpstashParallelismSaturated at 100%).',
+        description: `Parallelism in use against its maximum, globally and per flow-control key (recording rule upstash_qstash:parallelism_usage:ratio; alert UpstashParallelismSaturated from ${percent(alertValue('UpstashParallelismSaturated'))} for 15 minutes).`,
         queries: [{ expr: `upstash_qstash:parallelism_usage:ratio${sel()}`, legend: '{{scope}} {{flow_control_key}}' }],
         unit: 'percentunit',
         min: 0,
+        thresholds: alertThresholds('UpstashParallelismSaturated'),
+        thresholdLines: true,
         span: 12,
       }),
     )

@@ -1,21 +1,27 @@
 // Upstash / Plan quotas: usage against the plan's limits, the daily request budget, the plan itself.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
+import type { DynamicConfigValue } from '@grafana/grafana-foundation-sdk/dashboard';
+import type { PanelBuilder as BarGaugePanelBuilder } from '@grafana/grafana-foundation-sdk/bargauge';
 import type { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
+import { alertThreshold } from './rules.js';
 import type { Query } from './common.js';
+import { INDEXES_UID, QUEUES_UID, QUOTAS_UID, SCHEDULES_UID } from './uids.js';
 import {
   QUOTA_THRESHOLDS,
+  accountSel,
+  alertThresholds,
   bargauge,
   booleanMapping,
+  percent,
   quotaGauge,
   refId,
   row,
   sel,
+  selectAll,
   stat,
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const QUOTAS_UID = 'upstash-plan-quotas';
 
 /**
  * `expr` labelled with the region of the exporter's QStash user (upstash_qstash_account_info).
@@ -30,13 +36,48 @@ function indexQuotaUsage(kind: 'vector' | 'search', description: string): Timese
   return timeseries({
     title: `${kind === 'vector' ? 'Vector' : 'Search'} index quota usage`,
     description,
-    queries: [{ expr: `upstash:quota_usage:ratio${sel(`quota=~"${kind}_.*"`)}`, legend: '{{index_id}} {{quota}}' }],
+    // Index quotas are the account's, not a QStash region's: the region variable does not apply.
+    queries: [
+      { expr: `upstash:quota_usage:ratio${accountSel(`quota=~"${kind}_.*"`)}`, legend: '{{index_id}} {{quota}}' },
+    ],
     unit: 'percentunit',
     min: 0,
     thresholds: QUOTA_THRESHOLDS,
     thresholdLines: true,
     span: 24,
     legendTable: true,
+    links: [{ title: 'Vector and search indexes', uid: INDEXES_UID }],
+  });
+}
+
+/**
+ * Today's requests against both daily limits, each bar coloured from the constant of its alert:
+ * the soft limit (UpstashDailyRequestSoftLimitReached warns; requests still pass beyond it) and the
+ * hard one (UpstashDailyRequestHardLimitNear pages; the service rejects publish at it). The bars'
+ * queries are the ones the alerts compare, the highest region.
+ */
+function dailyRequestsPanel(): BarGaugePanelBuilder {
+  const soft = alertThreshold('UpstashDailyRequestSoftLimitReached');
+  const hard = alertThreshold('UpstashDailyRequestHardLimitNear');
+  const thresholds = (alert: string): DynamicConfigValue[] => [
+    { id: 'thresholds', value: { mode: 'absolute', steps: alertThresholds(alert) } },
+  ];
+  return bargauge({
+    title: 'Daily requests',
+    description: `Requests since 00:00 UTC (the official count of the usage collector, else the count of CREATED entries), highest region: against the soft limit max_requests_per_day (orange from ${percent(soft.value)}: UpstashDailyRequestSoftLimitReached; requests still pass) and the hard limit (red from ${percent(hard.value)}: UpstashDailyRequestHardLimitNear; at 100% the service rejects publish until 00:00 UTC).`,
+    queries: [
+      { expr: `max(${selectAll(soft.compared)})`, legend: 'of the soft limit' },
+      { expr: `max(${selectAll(hard.compared)})`, legend: 'of the hard limit' },
+    ],
+    unit: 'percentunit',
+    min: 0,
+    max: 1,
+    overridesByQuery: {
+      A: thresholds('UpstashDailyRequestSoftLimitReached'),
+      B: thresholds('UpstashDailyRequestHardLimitNear'),
+    },
+    span: 6,
+    height: 10,
   });
 }
 
@@ -45,6 +86,7 @@ const PLAN_LIMITS: { metric: string; name: string; unit: string }[] = [
   { metric: 'upstash_qstash_plan_max_requests_per_day', name: 'requests / day', unit: 'short' },
   { metric: 'upstash_qstash_plan_max_requests_per_day_hard', name: 'requests / day (hard)', unit: 'short' },
   { metric: 'upstash_qstash_plan_max_requests_per_second', name: 'requests / s', unit: 'short' },
+  { metric: 'upstash_qstash_plan_max_bandwidth_bytes_per_second', name: 'bandwidth / s', unit: 'Bps' },
   { metric: 'upstash_qstash_plan_max_message_size_bytes', name: 'message size', unit: 'bytes' },
   { metric: 'upstash_qstash_plan_timeout_seconds', name: 'delivery timeout', unit: 's' },
   { metric: 'upstash_qstash_plan_max_retries', name: 'retries', unit: 'short' },
@@ -85,18 +127,11 @@ export function quotasDashboard(): Dashboard {
         height: 10,
       }),
     )
-    .withPanel(
-      quotaGauge({
-        title: 'Daily requests',
-        description:
-          'Requests since 00:00 UTC against max_requests_per_day (the soft limit): the official count of the usage collector, else the count of CREATED entries.',
-        quota: 'qstash_daily_requests',
-        height: 10,
-      }),
-    )
+    .withPanel(dailyRequestsPanel())
     .withPanel(
       quotaGauge({
         title: 'Schedules',
+        links: [{ title: 'QStash schedules', uid: SCHEDULES_UID }],
         description: 'Schedules against max_schedules.',
         quota: 'qstash_schedules',
         height: 10,
@@ -138,6 +173,7 @@ export function quotasDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Dead-letter queue',
+        links: [{ title: 'Queues and DLQ', uid: QUEUES_UID }],
         description:
           "Messages in the dead-letter queue (dlq_message_count of the official usage) against the plan's max_dlq_size.",
         queries: [
@@ -164,10 +200,11 @@ export function quotasDashboard(): Dashboard {
       timeseries({
         title: 'Billing',
         description:
-          'Amount billed this month so far and today (total_monthly_billing and daily_billings of the official usage; the API gives no currency).',
+          "Amount billed this month so far and today (total_monthly_billing and daily_billings of the official usage; the API gives no currency), against the user's monthly budget (0: none set).",
         queries: [
           { expr: byRegion(`upstash_qstash_usage_monthly_billing${sel()}`), legend: '{{region}} this month' },
           { expr: byRegion(`upstash_qstash_usage_daily_billing${sel()}`), legend: '{{region}} today' },
+          { expr: byRegion(`upstash_qstash_account_budget${sel()}`), legend: '{{region}} monthly budget' },
         ],
         unit: 'short',
         min: 0,

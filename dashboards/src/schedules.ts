@@ -1,6 +1,7 @@
 // Upstash / QStash schedules: every schedule with its state, next and last run, last-run outcome.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import {
+  alertValue,
   ZERO_IS_GOOD,
   booleanMapping,
   quotaGauge,
@@ -11,8 +12,7 @@ import {
   timeseries,
   upstashDashboard,
 } from './common.js';
-
-export const SCHEDULES_UID = 'upstash-qstash-schedules';
+import { DELIVERIES_UID, SCHEDULES_UID } from './uids.js';
 
 /**
  * One value per schedule with only the identifying labels, so that the table's merge joins the
@@ -20,8 +20,11 @@ export const SCHEDULES_UID = 'upstash-qstash-schedules';
  */
 const perSchedule = (expr: string): string => `max by (job, instance, qstash_region, schedule_id) (${expr})`;
 
-/** Not paused and due more than the alert's grace (5 minutes) ago. */
-const OVERDUE = `(time() - upstash_qstash_schedule_next_run_timestamp_seconds${sel()} > 300) unless on (job, instance, qstash_region, schedule_id) upstash_qstash_schedule_paused${sel()} == 1`;
+/** UpstashScheduleMissedRun's grace: how long past its next run a schedule is overdue, seconds. */
+const GRACE_SECONDS = alertValue('UpstashScheduleMissedRun');
+
+/** Not paused and due more than the alert's grace ago. */
+const OVERDUE = `(time() - upstash_qstash_schedule_next_run_timestamp_seconds${sel()} > ${GRACE_SECONDS}) unless on (job, instance, qstash_region, schedule_id) upstash_qstash_schedule_paused${sel()} == 1`;
 
 export function schedulesDashboard(): Dashboard {
   return upstashDashboard(
@@ -49,8 +52,7 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Overdue schedules',
-        description:
-          'Schedules not paused whose next run is more than 5 minutes in the past (alert UpstashScheduleMissedRun).',
+        description: `Schedules not paused whose next run is more than ${GRACE_SECONDS} s in the past, the grace of alert UpstashScheduleMissedRun (which fires after 5 more minutes).`,
         queries: [{ expr: `count(${OVERDUE}) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 6,
@@ -59,6 +61,7 @@ export function schedulesDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Last run failed',
+        links: [{ title: 'QStash deliveries', uid: DELIVERIES_UID }],
         description:
           'Schedules whose last run has at least one message in state FAIL (alert UpstashScheduleLastRunFailed).',
         queries: [{ expr: `count(upstash_qstash_schedule_last_run_messages${sel('state="FAIL"')} > 0) or vector(0)` }],

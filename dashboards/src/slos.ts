@@ -4,8 +4,8 @@
 // rules Sloth generated from the same spec; the job and instance variables do not apply.
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { labelVariable, row, table, timeseries, upstashDashboard, type ThresholdStep } from './common.js';
-
-export const SLOS_UID = 'upstash-slos';
+import { sloBurnFactors } from './rules.js';
+import { DELIVERIES_UID, EXPORTER_HEALTH_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
 
 /** SLO series carry the exporter and region; the objective and budget constants carry only the SLO. */
 const CONSTANTS = new Set(['slo:objective:ratio', 'slo:error_budget:ratio']);
@@ -19,17 +19,22 @@ const burnRate = (window: string): string =>
   `${BY_SLO} (${slo(`slo:sli_error:ratio_rate${window}`)} / on (sloth_id) group_left () ${slo('slo:error_budget:ratio')})`;
 
 /** Budget left: red when spent, orange under a quarter. */
-const BUDGET_THRESHOLDS: ThresholdStep[] = [
+export const BUDGET_THRESHOLDS: ThresholdStep[] = [
   { value: null, color: 'red' },
   { value: 0, color: 'orange' },
   { value: 0.25, color: 'green' },
 ];
-/** Burn rate: 1 spends the budget exactly over the period; the ticket and page factors above. */
+/** The SLO alerts' burn-rate factors, read from the SLO rules (pages: 14.4 and 6; tickets: 3 and 1). */
+const BURN = sloBurnFactors();
+/**
+ * Burn rate: 1 spends the budget exactly over the period. Yellow from the lowest ticket factor,
+ * orange from the lowest page factor, red from the highest: the alerts' own factors.
+ */
 const BURN_THRESHOLDS: ThresholdStep[] = [
   { value: null, color: 'green' },
-  { value: 1, color: 'yellow' },
-  { value: 6, color: 'orange' },
-  { value: 14.4, color: 'red' },
+  { value: Math.min(...BURN.ticket), color: 'yellow' },
+  { value: Math.min(...BURN.page), color: 'orange' },
+  { value: Math.max(...BURN.page), color: 'red' },
 ];
 
 export function slosDashboard(): Dashboard {
@@ -43,6 +48,11 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       table({
         title: 'SLOs',
+        links: [
+          { title: 'QStash deliveries', uid: DELIVERIES_UID },
+          { title: 'Workflows and waiting time', uid: WORKFLOWS_UID },
+          { title: 'Exporter health', uid: EXPORTER_HEALTH_UID },
+        ],
         description:
           'One row per SLO: its objective, the SLI over the last 5 minutes and the last hour (no value: no event), the error budget left over the period (negative: overspent) and the period in days.',
         height: 8,
@@ -93,8 +103,7 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Burn rate (5m)',
-        description:
-          'Error ratio over 5 minutes in units of the error budget: 1 spends the budget exactly over the period; pages need 14.4 over 5m and 1h, or 6 over 30m and 6h.',
+        description: `Error ratio over 5 minutes in units of the error budget: 1 spends the budget exactly over the period; pages need ${Math.max(...BURN.page)} over 5m and 1h, or ${Math.min(...BURN.page)} over 30m and 6h.`,
         queries: [{ expr: `${BY_SLO} (${slo('slo:current_burn_rate:ratio')})`, legend: '{{sloth_slo}}' }],
         unit: 'suffix:x',
         thresholds: BURN_THRESHOLDS,
@@ -104,8 +113,7 @@ export function slosDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Burn rate by window',
-        description:
-          'Burn rate over each window the alerts read (page: 1h with 5m at 14.4, 6h with 30m at 6; ticket: 1d with 2h at 3, 3d with 6h at 1) and over the whole period.',
+        description: `Burn rate over each window the alerts read (page: 1h with 5m at ${Math.max(...BURN.page)}, 6h with 30m at ${Math.min(...BURN.page)}; ticket: 1d with 2h at ${Math.max(...BURN.ticket)}, 3d with 6h at ${Math.min(...BURN.ticket)}) and over the whole period.`,
         queries: [
           ...['30m', '1h', '2h', '6h', '1d', '3d'].map((window) => ({
             expr: burnRate(window),

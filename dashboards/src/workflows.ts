@@ -1,9 +1,19 @@
 // Upstash / Workflows and waiting time: Upstash Workflow runs and steps, and how long QStash
 // messages wait before their first attempt (queue wait, retry lateness, oldest in flight).
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { RATE, ZERO_IS_GOOD, row, sel, stat, timeseries, upstashDashboard } from './common.js';
-
-export const WORKFLOWS_UID = 'upstash-workflows';
+import {
+  RATE,
+  ZERO_IS_GOOD,
+  alertThresholds,
+  alertValue,
+  percent,
+  row,
+  sel,
+  stat,
+  timeseries,
+  upstashDashboard,
+} from './common.js';
+import { DELIVERIES_UID, SLOS_UID, WORKFLOWS_UID } from './uids.js';
 
 const runs = (...matchers: string[]): string => `upstash_workflow_runs_total${sel(...matchers)}`;
 
@@ -29,20 +39,21 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       stat({
         title: 'Oldest run in progress',
-        description: 'Age of the oldest run still in progress (alert UpstashWorkflowRunsStuck above 1 hour).',
+        description: `Age of the oldest run still in progress (alert UpstashWorkflowRunsStuck above ${alertValue('UpstashWorkflowRunsStuck')} s).`,
         queries: [{ expr: `max(upstash_workflow_oldest_run_age_seconds${sel()})` }],
         unit: 's',
+        thresholds: alertThresholds('UpstashWorkflowRunsStuck'),
         span: 6,
       }),
     )
     .withPanel(
       stat({
         title: 'Run failure ratio (5m)',
-        description:
-          'Runs FAILED / runs ended SUCCESS or FAILED over 5 minutes (recording rule upstash_workflow:run_failure_ratio:rate5m; alert UpstashWorkflowFailureRatioHigh above 10%). No value when no run ended.',
+        links: [{ title: 'SLOs', uid: SLOS_UID }],
+        description: `Runs FAILED / runs ended SUCCESS or FAILED over 5 minutes (recording rule upstash_workflow:run_failure_ratio:rate5m; alert UpstashWorkflowFailureRatioHigh above ${percent(alertValue('UpstashWorkflowFailureRatioHigh'))}, with a minimum of runs). No value when no run ended.`,
         queries: [{ expr: `max(upstash_workflow:run_failure_ratio:rate5m${sel()})` }],
         unit: 'percentunit',
-        thresholds: ZERO_IS_GOOD,
+        thresholds: alertThresholds('UpstashWorkflowFailureRatioHigh'),
         span: 6,
       }),
     )
@@ -109,13 +120,14 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Queue wait',
-        description:
-          'CREATED to the first attempt beyond the delay the message asked for (queueing, queue parallelism, flow control), 95th percentile by queue (recording rule; alert UpstashQueueWaitHigh above 60 s). An empty queue is a message published without one.',
+        description: `CREATED to the first attempt beyond the delay the message asked for (queueing, queue parallelism, flow control), 95th percentile by queue (recording rule; alert UpstashQueueWaitHigh above ${alertValue('UpstashQueueWaitHigh')} s). An empty queue is a message published without one.`,
         queries: [
           { expr: `upstash_qstash_queue:message_queue_wait_seconds:p95_5m${sel()}`, legend: 'p95 5m {{queue}}' },
           { expr: quantile(0.5, 'upstash_qstash_message_queue_wait_seconds', 'queue'), legend: 'p50 {{queue}}' },
         ],
         unit: 's',
+        thresholds: alertThresholds('UpstashQueueWaitHigh'),
+        thresholdLines: true,
         span: 8,
       }),
     )
@@ -134,6 +146,7 @@ export function workflowsDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Oldest message in flight',
+        links: [{ title: 'QStash deliveries', uid: DELIVERIES_UID }],
         description:
           'Age of the oldest message seen in flight (created, not finished) per queue: a message waiting or hanging.',
         queries: [

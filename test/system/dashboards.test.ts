@@ -18,6 +18,7 @@ import {
   panelTargets,
   shippedRuleGroups,
 } from '../../dashboards/src/expressions.js';
+import { metricNames } from '../../dashboards/src/promql.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const DASHBOARDS_DIR = join(ROOT, 'dashboards');
@@ -38,23 +39,6 @@ function syntaxErrors(expr: string): string[] {
     },
   });
   return errors;
-}
-
-/** Metric names of the vector selectors of an expression. */
-function metricNames(expr: string): string[] {
-  const names: string[] = [];
-  parser.parse(expr).iterate({
-    enter(node) {
-      if (node.name === 'VectorSelector') {
-        const identifier = node.node.getChild('Identifier');
-        if (identifier !== null) names.push(expr.slice(identifier.from, identifier.to));
-      }
-      if (node.name === 'LabelName' && expr.slice(node.from, node.to) === '__name__') {
-        throw new Error(`selects by __name__, so its metric names cannot be checked: ${expr}`);
-      }
-    },
-  });
-  return names;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,6 +72,23 @@ function defaultProcessSeries(): Set<string> {
   registry.clear();
   return names;
 }
+
+/**
+ * Recording rules no shipped expression reads any more: the Deliveries dashboard computes its
+ * per-destination, per-queue and per-URL-group ratios from the per-route rates so that every filter
+ * applies (issue 40, item 6); only upstash_qstash_destination:delivery_failure_ratio:rate5m is
+ * still read, by its alert. To be dropped from deploy/rules/upstash-exporter.rules.yml by the
+ * rules' owner (issue 40, item 7); then this list empties.
+ */
+const UNREAD_RECORDS_TO_DROP = new Set(
+  ['destination', 'queue', 'url_group'].flatMap((level) =>
+    ['delivery_failure_ratio', 'delivery_error_ratio'].flatMap((ratio) =>
+      ['rate5m', 'rate1h']
+        .map((window) => `upstash_qstash_${level}:${ratio}:${window}`)
+        .filter((name) => name !== 'upstash_qstash_destination:delivery_failure_ratio:rate5m'),
+    ),
+  ),
+);
 
 const recordedNames = new Set(
   shippedRuleGroups().flatMap((group) =>
@@ -297,7 +298,10 @@ describe('shipped PromQL (dashboards and rules)', () => {
 
   it('read every recording rule somewhere (a dashboard, an alert or another rule)', () => {
     const used = new Set(expressions.flatMap((e) => metricNames(e.query)));
-    expect([...recordedNames].filter((name) => !used.has(name))).toEqual([]);
+    const unread = [...recordedNames].filter((name) => !used.has(name));
+    expect(unread.filter((name) => !UNREAD_RECORDS_TO_DROP.has(name))).toEqual([]);
+    // The list goes stale once the rules drop them (or something reads them again).
+    expect([...UNREAD_RECORDS_TO_DROP].filter((name) => !unread.includes(name))).toEqual([]);
   });
 });
 
@@ -315,10 +319,10 @@ describe('the QStash region variable', () => {
     }
   });
 
-  it('does not filter series that have no region (Redis, the process, the scrape, the state file)', () => {
+  it('does not filter series that have no region (Redis, the process, the scrape, the series cap)', () => {
     // With one region chosen, a region matcher on these would empty their panels.
     const regionless =
-      /\b(upstash_redis_[a-z_]*|process_[a-z_]*|nodejs_[a-z_0-9]*|up|upstash_exporter_build_info|upstash_exporter_state_checkpoints_total|upstash_exporter_series_dropped_total)\{([^}]*)\}/g;
+      /\b(upstash_redis_[a-z_]*|process_[a-z_]*|nodejs_[a-z_0-9]*|up|upstash_exporter_build_info|upstash_exporter_series_dropped_total)\{([^}]*)\}/g;
     for (const { dashboard } of dashboards)
       for (const panel of allPanels(dashboard))
         for (const target of panelTargets(panel))
