@@ -2,7 +2,7 @@
 {
   _config+:: {
     // The label selector of your exporter's scrape job, in the up-based alerts and the freshness SLO.
-    jobSelector: 'job=~"upstash.*"',
+    jobSelector: 'job="upstash-exporter"',
     // Where the runbooks are (docs/runbooks.md and docs/slos.md under it).
     runbookUrlBase: 'https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/',
     // SLO objectives in percent by SLO name (delivery-success, delivery-latency,

@@ -1,7 +1,7 @@
 // The shipped rule groups (mixin/generated/, from deploy/rules by `npm run deploy:generate`) with
 // _config applied: job selector, runbook base, SLO objectives and burn-rate thresholds. With the
 // default _config the groups are the shipped ones, unchanged.
-local shippedJobSelector = 'job=~"upstash.*"';
+local shippedJobSelector = 'job="upstash-exporter"';
 local shippedRunbookBase = 'https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/';
 local shippedBurnRates = { page: [14.4, 6], ticket: [3, 1] };
 
