@@ -23,7 +23,7 @@ import { sleep, startDemoProcess, type DemoProcess } from '../support/demo-helpe
 import { requireBinaries, startPrometheusStack, type PrometheusStack } from '../support/prometheus.js';
 
 const binaries = requireBinaries('e2e-prometheus', ['prometheus', 'prometheus-alertmanager']);
-/** Job name of the scrape config: the rules' UpstashExporter{Down,Absent} match job=~"upstash.*". */
+/** Job name of the scrape config: the rules' up-based alerts select job="upstash-exporter" exactly. */
 const JOB = 'upstash-exporter';
 const FAILURE_ALERT = 'UpstashDeliveryFailureRatioHigh';
 /** Grafana's intervals, as a dashboard over the last minutes of a 1 s scrape would use them. */
