@@ -85,6 +85,9 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
     where: 'upstash-exporter.exporter / UpstashRemediationWebhookUnauthorized',
     reason: "nothing sends the demo's remediation webhook a wrong token",
   },
+  // The demo's canary probe arrives, signed, at its own receiver within a second or two.
+  { where: 'upstash-exporter.probe / UpstashProbeFailing', reason: "the demo's probe arrives" },
+  { where: 'upstash-exporter.probe / UpstashProbeSlow', reason: "the demo's probe arrives within seconds" },
   // Alerts on conditions the demo does not create.
   { where: 'upstash-exporter.qstash / UpstashScheduleMissedRun', reason: 'the emulator runs every schedule on time' },
   {
@@ -167,6 +170,8 @@ const MUST_BE_QUIET = [
   'UpstashLogGapsDetected',
   'UpstashExporterCheckpointFailing',
   'UpstashExporterClockSkew',
+  'UpstashProbeFailing',
+  'UpstashProbeSlow',
 ];
 
 interface Notification {
