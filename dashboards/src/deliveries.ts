@@ -238,23 +238,23 @@ export function deliveriesDashboard(): Dashboard {
       table({
         title: 'Routes by failure ratio',
         description:
-          'Every queue, URL group and destination combination with its failure and attempt error ratios (recording rules upstash_qstash:delivery_failure_ratio:* and upstash_qstash:delivery_error_ratio:*). Routes where nothing finished have no value.',
+          'Every queue, URL group and destination combination with its failure and attempt error ratios (recording rules upstash_qstash_route:delivery_failure_ratio:* and upstash_qstash_route:delivery_error_ratio:*). Routes where nothing finished have no value.',
         labels: { queue: 'Queue', url_group: 'URL group', destination: 'Destination' },
         columns: [
           {
-            expr: perRoute(`upstash_qstash:delivery_failure_ratio:rate5m${EVENTS()}`),
+            expr: perRoute(`upstash_qstash_route:delivery_failure_ratio:rate5m${EVENTS()}`),
             column: ratioColumn('Failure ratio (5m)'),
           },
           {
-            expr: perRoute(`upstash_qstash:delivery_failure_ratio:rate1h${EVENTS()}`),
+            expr: perRoute(`upstash_qstash_route:delivery_failure_ratio:rate1h${EVENTS()}`),
             column: ratioColumn('Failure ratio (1h)'),
           },
           {
-            expr: perRoute(`upstash_qstash:delivery_error_ratio:rate5m${EVENTS()}`),
+            expr: perRoute(`upstash_qstash_route:delivery_error_ratio:rate5m${EVENTS()}`),
             column: ratioColumn('Error ratio (5m)'),
           },
           {
-            expr: perRoute(`upstash_qstash:delivery_error_ratio:rate1h${EVENTS()}`),
+            expr: perRoute(`upstash_qstash_route:delivery_error_ratio:rate1h${EVENTS()}`),
             column: ratioColumn('Error ratio (1h)'),
           },
         ],

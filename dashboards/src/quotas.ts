@@ -142,11 +142,14 @@ export function quotasDashboard(): Dashboard {
       timeseries({
         title: 'Requests today',
         description:
-          'Requests since 00:00 UTC per region (recording rule upstash_qstash:daily_requests:used: the official count of GET /v2/qstash/stats, ' +
+          'Requests since 00:00 UTC per region (recording rule upstash_qstash:daily_requests:official_or_created: the official count of GET /v2/qstash/stats, ' +
           "else the count of CREATED entries, as its source label says) with the plan's soft and hard daily limits. " +
           'UpstashDailyRequestSoftLimitReached warns at the soft limit, UpstashDailyRequestHardLimitNear pages above 90% of the hard one.',
         queries: [
-          { expr: byRegion(`upstash_qstash:daily_requests:used${sel()}`), legend: '{{region}} used ({{source}})' },
+          {
+            expr: byRegion(`upstash_qstash:daily_requests:official_or_created${sel()}`),
+            legend: '{{region}} used ({{source}})',
+          },
           { expr: byRegion(`upstash_qstash_plan_max_requests_per_day${sel()}`), legend: '{{region}} soft limit' },
           { expr: byRegion(`upstash_qstash_plan_max_requests_per_day_hard${sel()}`), legend: '{{region}} hard limit' },
         ],

@@ -15,7 +15,7 @@
 // series cover the whole month, future days included with 0, so the newest point is not today's).
 // The families carry no labels, like the limits they compare with; the region is on
 // upstash_qstash_account_info. The count of CREATED entries (upstash_qstash_daily_messages of the
-// logs collector) stays as the fallback the recording rule upstash_qstash:daily_requests:used
+// logs collector) stays as the fallback the recording rule upstash_qstash:daily_requests:official_or_created
 // takes when this collector has nothing.
 
 import type { Registry } from 'prom-client';

@@ -236,6 +236,27 @@ describe.skipIf(binaries.skip)(`the shipped Alertmanager configuration${binaries
     expect(ticket.alerts.map((a) => a.labels.quota)).toEqual(['qstash_schedules']);
   });
 
+  it('a QStash outage the probe and the delivery SLO both see: one page (the SLO); the probe alone pages in the other region', async () => {
+    const url = await startAlertmanager();
+    const eu = { qstash_region: 'eu-central-1' };
+    const us = { qstash_region: 'us-east-1' };
+    const sent = await notify(url, [
+      firing('UpstashSloDeliverySuccessBudgetBurn', { ...slo('delivery-success'), ...eu }, 'page'),
+      firing('UpstashProbeFailing', { ...eu, kind: 'message' }),
+      firing('UpstashProbeSlow', { ...eu, kind: 'workflow' }),
+      // No SLO page in us-east-1 (a quiet account has no traffic to burn): the probe pages alone,
+      // and its slow alert of the same kind is inhibited by it.
+      firing('UpstashProbeFailing', { ...us, kind: 'message' }),
+      firing('UpstashProbeSlow', { ...us, kind: 'message' }),
+    ]);
+    expect(names(sent, 'pager')).toEqual(['UpstashProbeFailing/critical', 'UpstashSloDeliverySuccessBudgetBurn/page']);
+    const probePage = sent.find(
+      (n) => n.receiver === 'pager' && n.alerts[0]?.labels.alertname === 'UpstashProbeFailing',
+    )!;
+    expect(probePage.alerts.map((a) => a.labels.qstash_region)).toEqual(['us-east-1']);
+    expect(names(sent, 'tickets')).toEqual([]);
+  });
+
   it("one region's hard daily limit does not inhibit the other region's soft limit", async () => {
     const url = await startAlertmanager();
     const sent = await notify(url, [

@@ -467,8 +467,12 @@ describe('Kubernetes manifests', () => {
     const monitor = byKind('ServiceMonitor');
     expect(labelsMatch(monitor.spec.selector.matchLabels, service.metadata.labels)).toBe(true);
     expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: servicePort.name, path: '/metrics' })]);
-    // The rules' UpstashExporterDown/Absent match job=~"upstash.*"; the operator's job is the Service name.
-    expect(service.metadata.name).toMatch(/^upstash/);
+    // The rules' up-based alerts select job="upstash-exporter" exactly; the operator takes the job
+    // from the Service label jobLabel names (so a renamed Service keeps it).
+    expect(service.metadata.labels[monitor.spec.jobLabel]).toBe('upstash-exporter');
+    expect(readFileSync(join(ROOT, 'deploy', 'rules', 'upstash-exporter.rules.yml'), 'utf8')).toContain(
+      'up{job="upstash-exporter"}',
+    );
   });
 });
 
@@ -532,7 +536,7 @@ describe('compose files', () => {
     const configPath = hostPath(prometheus, configFlag.slice('--config.file='.length));
     const config = YAML.parse(readFileSync(configPath, 'utf8')) as Manifest;
     const job = (config.scrape_configs as Manifest[])[0]!;
-    expect(job.job_name).toMatch(/^upstash/);
+    expect(job.job_name).toBe('upstash-exporter');
     expect(job.static_configs[0].targets).toEqual(['exporter:9824']);
     const ruleFiles = (config.rule_files as string[]).map((file) => hostPath(prometheus, file));
     expect(ruleFiles).toEqual([...RULES_FILES]);

@@ -2,7 +2,8 @@
 // the PrometheusRule manifest's groups and the dashboards (dashboards/*.json); its generated JSON
 // is in sync with them (npm run deploy:generate); _config changes what it says it changes.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ describe('mixin/generated', () => {
   });
 });
 
-const binaries = requireBinaries('mixin: jsonnet', ['jsonnet']);
+const binaries = requireBinaries('mixin: jsonnet, promtool', ['jsonnet', 'promtool']);
 
 describe.skipIf(binaries.skip)(`jsonnet renders the mixin${binaries.needs}`, () => {
   beforeAll(() => binaries.ensure());
@@ -97,7 +98,7 @@ describe.skipIf(binaries.skip)(`jsonnet renders the mixin${binaries.needs}`, () 
     ];
     const rules = groups.flatMap((group) => group.rules);
     const all = JSON.stringify(groups);
-    expect(all).not.toContain('job=~\\"upstash.*\\"');
+    expect(all).not.toContain('job=\\"upstash-exporter\\"');
     expect(rules.find((rule) => rule.alert === 'UpstashExporterDown')?.expr).toBe('up{job="qstash"} == 0');
     expect(rules.find((rule) => rule.alert === 'UpstashExporterDown')?.annotations?.runbook_url).toBe(
       'https://runbooks.example/runbooks.md#upstashexporterdown',
@@ -118,5 +119,91 @@ describe.skipIf(binaries.skip)(`jsonnet renders the mixin${binaries.needs}`, () 
       '(5 * slo:error_budget:ratio',
       '(5 * slo:error_budget:ratio',
     ]);
+  });
+
+  it('_config overrides follow into the rendered rules: exact job, thresholds, probe queue, poll intervals, objectives in expr and text; promtool accepts them', async () => {
+    // The defaults: the exact job the shipped scrape configs name, never a regex.
+    const defaults = (await render<{ groups: Group[] }>('(import "mixin.libsonnet").prometheusAlerts')).groups.flatMap(
+      (group) => group.rules,
+    );
+    expect(defaults.find((rule) => rule.alert === 'UpstashExporterDown')?.expr).toBe('up{job="upstash-exporter"} == 0');
+    expect(JSON.stringify(defaults)).not.toMatch(/job=~/);
+
+    const config = `{
+      jobSelector: 'job="qstash-prod"',
+      probeQueue: 'canary',
+      pollIntervals+: { probe: 120, schedules: 30 },
+      alertThresholds+: { UpstashDeliveryFailureRatioHigh: 0.25, UpstashQueueWaitHigh: 90, UpstashProbeSlow: 4.5 },
+      sloObjectives: { 'delivery-success': 99, 'exporter-freshness': 99.95 },
+      sloBurnRates: { page: [10, 5], ticket: [2, 1] },
+    }`;
+    const mixin = `(import "mixin.libsonnet") + { _config+:: ${config} }`;
+    const rendered = await render<{ alerts: { groups: Group[] }; rules: { groups: Group[] } }>(
+      `local m = ${mixin}; { alerts: m.prometheusAlerts, rules: m.prometheusRules }`,
+    );
+    const rules = [...rendered.alerts.groups, ...rendered.rules.groups].flatMap((group) => group.rules);
+    const alert = (name: string, severity?: string): Group['rules'][number] =>
+      rules.find(
+        (rule) => rule.alert === name && (severity === undefined || rule.labels?.sloth_severity === severity),
+      )!;
+
+    // Selector: every up{} reads the new job, in the expression and the text.
+    expect(alert('UpstashExporterDown').expr).toBe('up{job="qstash-prod"} == 0');
+    expect(alert('UpstashExporterAbsent').annotations?.description).toContain('up{job="qstash-prod"}');
+    expect(JSON.stringify(rules)).not.toContain('upstash-exporter\\"}');
+
+    // Thresholds: the literal is replaced where the alert compares, nowhere else; the text follows.
+    const ratio = alert('UpstashDeliveryFailureRatioHigh');
+    expect(ratio.expr).toMatch(/^upstash_qstash_destination:delivery_failure_ratio:rate5m > 0\.25\n/);
+    expect(ratio.expr).toContain('* 300 >= 10');
+    expect(ratio.annotations?.description).toContain('threshold 25%');
+    expect(alert('UpstashQueueWaitHigh').expr).toMatch(/ > 90$/);
+    expect(alert('UpstashQueueWaitHigh').annotations?.description).toContain('threshold 90 s');
+    expect(alert('UpstashProbeSlow').expr).toContain('[15m]) > 4.5\n');
+    expect(alert('UpstashProbeSlow').annotations?.description).toContain('threshold 4.5 s');
+    // Poll intervals: ten probe intervals without a probe, five schedules polls past a due run.
+    expect(alert('UpstashProbeFailing').expr).toContain('upstash_probe_last_success_timestamp_seconds > 1200\n');
+    expect(alert('UpstashProbeFailing').annotations?.description).toContain('threshold 1200 s');
+    expect(alert('UpstashScheduleMissedRun').expr).toContain(
+      'upstash_qstash_schedule_next_run_timestamp_seconds > 150\n',
+    );
+
+    // The probe queue left out of the delivery SLIs is the configured one.
+    const sli = rules.filter(
+      (rule) => rule.record === 'slo:sli_error:ratio_rate5m' && rule.labels?.sloth_slo === 'delivery-success',
+    );
+    expect(sli[0]!.expr).toContain('queue!="canary"');
+    expect(JSON.stringify(rules)).not.toContain('upstash-exporter-probe');
+
+    // Objectives: short decimals in the expressions (99 / 100 is 0.98999999999999999 as a double),
+    // the overridden objective and burn rates in the alert text.
+    const meta = (slo: string, record: string): string =>
+      rules.find((rule) => rule.record === record && rule.labels?.sloth_slo === slo)!.expr;
+    expect(meta('delivery-success', 'slo:objective:ratio')).toBe('vector(0.99)');
+    expect(meta('delivery-success', 'slo:error_budget:ratio')).toBe('vector(0.01)');
+    expect(meta('exporter-freshness', 'slo:objective:ratio')).toBe('vector(0.9995)');
+    expect(meta('exporter-freshness', 'slo:error_budget:ratio')).toBe('vector(0.0005)');
+    expect(meta('workflow-run-success', 'slo:objective:ratio')).toBe('vector(0.99)');
+    const page = alert('UpstashSloDeliverySuccessBudgetBurn', 'page').annotations!.description!;
+    expect(page).toContain('(objective 99% over 30d; page at 10x over 1h and 5m, or 5x over 6h and 30m;');
+    expect(page).not.toContain('99.9%');
+    expect(alert('UpstashSloDeliverySuccessBudgetBurn', 'ticket').annotations!.description).toContain(
+      '(objective 99% over 30d; ticket at 2x over 1d and 2h, or 1x over 3d and 6h;',
+    );
+    expect(alert('UpstashSloExporterFreshnessBudgetBurn', 'page').annotations!.description).toContain(
+      'objective 99.95% ',
+    );
+    expect(alert('UpstashSloDeliveryLatencyBudgetBurn', 'page').annotations!.description).toContain('objective 99% ');
+
+    // promtool reads the rendered groups (JSON is YAML).
+    const dir = mkdtempSync(join(tmpdir(), 'upstash-mixin-'));
+    try {
+      const file = join(dir, 'rendered.rules.json');
+      writeFileSync(file, JSON.stringify({ groups: [...rendered.alerts.groups, ...rendered.rules.groups] }));
+      const { stdout } = await run(binaries.paths.promtool!, ['check', 'rules', file], { timeout: 60_000 });
+      expect(stdout).toContain('SUCCESS');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

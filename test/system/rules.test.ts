@@ -20,7 +20,8 @@ const RULE_TESTS = [
 ];
 const RUNBOOKS = join(ROOT, 'docs', 'runbooks.md');
 const RUNBOOK_BASE = 'https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/runbooks.md';
-const JOB_SELECTOR = 'job=~"upstash.*"';
+/** Exact: `job=~"upstash.*"` also matched other Upstash jobs (a Redis exporter). The shipped scrape configs' job name. */
+const JOB_SELECTOR = 'job="upstash-exporter"';
 
 const groups = loadRuleGroups();
 const rules = groups.flatMap((group) => group.rules);
@@ -198,6 +199,8 @@ describe('alerts', () => {
         'UpstashWorkflowFailureRatioHigh',
         'UpstashWorkflowRunsStuck',
         'UpstashQueueWaitHigh',
+        'UpstashProbeFailing',
+        'UpstashProbeSlow',
       ].sort(),
     );
   });
@@ -258,6 +261,7 @@ describe('alerts', () => {
     const onUp = alerts.filter((a) => /\bup\{/.test(a.expr));
     expect(onUp.map((a) => a.alert).sort()).toEqual(['UpstashExporterAbsent', 'UpstashExporterDown']);
     for (const alert of onUp) expect(alert.expr).toContain(JOB_SELECTOR);
+    for (const rule of [...alerts, ...records]) expect(rule.expr, rule.alert ?? rule.record).not.toMatch(/\bup\{job=~/);
     expect(readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8')).toContain(JOB_SELECTOR);
   });
 });
@@ -265,6 +269,23 @@ describe('alerts', () => {
 describe('recording rules', () => {
   it('are named level:metric[:operations] in the upstash namespace', () => {
     for (const rule of records) expect(rule.record).toMatch(/^upstash[a-z_]*:[a-z0-9_]+(?::[a-z0-9_]+)?$/);
+  });
+
+  it('each name a level that docs/alerts.md lists with the labels it keeps', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'alerts.md'), 'utf8');
+    const levels = new Set([...doc.matchAll(/^\| `(upstash[a-z_]*)` \|/gm)].map((m) => m[1]!));
+    for (const rule of records) expect(levels, rule.record).toContain(rule.record!.split(':')[0]);
+  });
+
+  it('apply rate() and increase() to counters only, and histogram_quantile() to buckets summed by le', () => {
+    for (const rule of rules) {
+      const name = rule.record ?? rule.alert;
+      for (const [, series] of rule.expr.matchAll(/\b(?:rate|irate|increase)\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)/g))
+        expect(series, name).toMatch(/_(?:total|count|sum|bucket)$/);
+      for (const [call] of rule.expr.matchAll(/histogram_quantile\([^,]+,\s*[a-z_]+/g))
+        expect(call, name).toMatch(/,\s*sum$/);
+      if (rule.expr.includes('histogram_quantile')) expect(rule.expr, name).toMatch(/sum by \([^)]*\ble\b[^)]*\)/);
+    }
   });
 
   it('each have an expression test', () => {
