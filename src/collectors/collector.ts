@@ -57,6 +57,8 @@ export interface PollContext {
   now(): number;
   /** Child logger bound to `{ collector: name }`. */
   logger: Logger;
+  /** The QStash region of a region-scoped instance (buildCollectors' wrapper sets it), for self metrics about its calls. */
+  qstashRegion?: string;
 }
 
 export interface Collector {

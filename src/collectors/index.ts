@@ -106,7 +106,7 @@ function inRegion(collector: Collector, region: string): Collector {
       setRegistryLabels(registry, labels);
       return registry;
     },
-    poll: (ctx) => collector.poll(ctx),
+    poll: (ctx) => collector.poll({ ...ctx, qstashRegion: region }),
     ...(collector.close === undefined ? {} : { close: () => collector.close!() }),
     ...(collector.summary === undefined ? {} : { summary: () => collector.summary!() }),
     ...(collector.deferOverlappingTick === undefined ? {} : { deferOverlappingTick: collector.deferOverlappingTick }),

@@ -76,7 +76,7 @@ export class SelfMetrics {
   readonly collectorMissedRuns: Counter<'collector' | 'qstash_region'>;
   readonly collectorPollOverdue: Gauge<'collector' | 'qstash_region'>;
   /** Optional endpoints by whether the service has them (src/collectors/optional-endpoint.ts). */
-  readonly endpointAvailable: Gauge<'collector' | 'endpoint'>;
+  readonly endpointAvailable: Gauge<'collector' | 'endpoint' | 'qstash_region'>;
   readonly apiRequests: Counter<'api' | 'endpoint' | 'code' | 'qstash_region'>;
   readonly apiRequestDuration: Histogram<'api' | 'endpoint' | 'qstash_region'>;
   readonly rateLimitRemaining: Gauge<'api' | 'qstash_region'>;
@@ -166,7 +166,7 @@ export class SelfMetrics {
     this.endpointAvailable = new Gauge({
       name: 'upstash_exporter_endpoint_available',
       help: 'Whether the service has an optional endpoint the collector reads (1) or answered 404/405 (0: its metrics are left out, asked again every 10 minutes); absent until asked',
-      labelNames: ['collector', 'endpoint'] as const,
+      labelNames: ['collector', 'endpoint', 'qstash_region'] as const,
       registers,
     });
     this.apiRequests = new Counter({
