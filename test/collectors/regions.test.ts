@@ -4,8 +4,10 @@
 // delivery events exactly. One region's trouble stays its own: while us-east-1 is broken (a
 // 429 storm with Retry-After then a hang, for a minute; 500s, 401s for shorter spans), eu-central-1
 // counts exactly and on time (from its traffic settled to counted within a few poll intervals,
-// round after round), its polls keep succeeding, and readiness, the landing page and
-// collector_success name the failing region; once healed, us-east-1 counts exactly too.
+// round after round), its polls keep succeeding, and the landing page and collector_success name
+// the failing region (readiness too while that region has not yet succeeded once: broken from the
+// start; ready stays ready after a later failure, docs/http.md); once healed, us-east-1 counts
+// exactly too.
 // Each region has its own clients: its own connections, call gate (a 429's Retry-After) and
 // rate-limit budget; sharing one would hold eu-central-1 behind us-east-1's waits and fail the lag bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
