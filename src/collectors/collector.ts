@@ -32,7 +32,7 @@ export interface CollectorDeps {
   management: ManagementClient | null;
   /** The region a region-scoped instance watches (buildCollectors sets it); null/absent for account-scoped ones. */
   region?: CollectorRegion | null;
-  /** The state file of this instance (its region's, buildCollectors); absent: the configuration's. */
+  /** The state file (absent: the configuration's); a region-scoped instance keeps its region's part of it. */
   stateFile?: string | null;
   /** Every watched region, for buildCollectors (absent: the configuration's regions with the clients above). */
   regions?: readonly CollectorRegion[];
@@ -57,6 +57,8 @@ export interface PollContext {
   now(): number;
   /** Child logger bound to `{ collector: name }`. */
   logger: Logger;
+  /** The QStash region of a region-scoped instance (buildCollectors' wrapper sets it), for self metrics about its calls. */
+  qstashRegion?: string;
 }
 
 export interface Collector {

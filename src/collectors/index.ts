@@ -6,7 +6,7 @@
 import { COLLECTOR_NAMES, COLLECTOR_SCOPES, type CollectorName } from '../config/collector-catalogue.js';
 import type { ExporterConfig } from '../config/index.js';
 import { setRegistryLabels } from '../metrics/default-labels.js';
-import { upstreamIdentity, writtenFor } from '../state/index.js';
+import { claimStateFile, upstreamIdentity } from '../state/index.js';
 import type { Collector, CollectorDeps, CollectorFactory, CollectorRegion } from './collector.js';
 
 export type {
@@ -46,7 +46,7 @@ export async function buildCollectors(config: ExporterConfig, deps: CollectorDep
   const regions: readonly CollectorRegion[] =
     deps.regions ??
     config.qstash.regions.map((region) => ({ ...region, delivery: deps.delivery, management: deps.management }));
-  const fileOwner = stateFileOwner(config.stateFile, regions);
+  claimRegionParts(config, regions, deps);
   const collectors: Collector[] = [];
   for (const name of COLLECTOR_NAMES) {
     if (!config.collectors[name].enabled) continue;
@@ -61,7 +61,6 @@ export async function buildCollectors(config: ExporterConfig, deps: CollectorDep
               delivery: region.delivery,
               management: region.management,
               region,
-              stateFile: regionStateFile(config.stateFile, region.name, fileOwner),
             };
       const collector = factory(config, instanceDeps);
       if (collector === null) {
@@ -78,27 +77,22 @@ export async function buildCollectors(config: ExporterConfig, deps: CollectorDep
 }
 
 /**
- * The region whose checkpoint the configured state file holds: the one it was written for (a
- * single-region exporter's file is taken over by its region, whichever it is), else the first.
+ * Every region's checkpoint is its part of the one state file: tells each region where its part
+ * is before their collectors read it, and says once which regions no longer configured keep
+ * theirs (untouched, resumed when the region is watched again).
  */
-export function stateFileOwner(
-  stateFile: string | null,
-  regions: readonly { name: string; url: string; token: string }[],
-): string | null {
-  if (stateFile === null) return null;
-  const written = writtenFor(stateFile);
-  return (regions.find((region) => upstreamIdentity(region.url, region.token) === written) ?? regions[0])?.name ?? null;
-}
-
-/**
- * A region's state file: the configured one for the region that owns it (stateFileOwner),
- * `<name>.<region>.json` beside it for every other region.
- */
-export function regionStateFile(stateFile: string | null, region: string, owner: string | null): string | null {
-  if (stateFile === null || owner === region) return stateFile;
-  const dot = stateFile.lastIndexOf('.');
-  const slash = stateFile.lastIndexOf('/');
-  return dot > slash + 1 ? `${stateFile.slice(0, dot)}.${region}${stateFile.slice(dot)}` : `${stateFile}.${region}`;
+function claimRegionParts(config: ExporterConfig, regions: readonly CollectorRegion[], deps: CollectorDeps): void {
+  const stateFile = deps.stateFile === undefined ? config.stateFile : deps.stateFile;
+  if (stateFile === null || regions.length === 0) return;
+  const { kept } = claimStateFile(
+    stateFile,
+    regions.map((region) => ({ name: region.name, upstream: upstreamIdentity(region.url, region.token) })),
+  );
+  for (const region of kept)
+    deps.logger.info(
+      { qstash_region: region, path: stateFile },
+      `the state file keeps the checkpoint of qstash_region="${region}", which is not configured: it is left as it is, and the region resumes from it when it is watched again`,
+    );
 }
 
 /** A region-scoped instance: its region named, and `qstash_region` on every series of whatever registry it serves. */
@@ -112,7 +106,7 @@ function inRegion(collector: Collector, region: string): Collector {
       setRegistryLabels(registry, labels);
       return registry;
     },
-    poll: (ctx) => collector.poll(ctx),
+    poll: (ctx) => collector.poll({ ...ctx, qstashRegion: region }),
     ...(collector.close === undefined ? {} : { close: () => collector.close!() }),
     ...(collector.summary === undefined ? {} : { summary: () => collector.summary!() }),
     ...(collector.deferOverlappingTick === undefined ? {} : { deferOverlappingTick: collector.deferOverlappingTick }),

@@ -2,7 +2,7 @@
 // older one, a self-hosted one): `/v2/workflows/*`, `/v2/globalParallelism`, the flow-control
 // list `/v2/flowControl`, the management `/v2/qstash/stats*`. A 404 (or 405) on one is not a
 // failed poll: it is remembered, logged once, asked again every ABSENT_RETRY_MS, and shown as
-// upstash_exporter_endpoint_available{collector,endpoint} 0 (1 once it answers). The rest of the
+// upstash_exporter_endpoint_available{collector,endpoint,qstash_region} 0 (1 once it answers). The rest of the
 // collector goes on; a collector whose every endpoint is absent succeeds with nothing to export
 // and says so in its summary (the landing page): unsupported, not failing (docs/metrics.md).
 import type { Gauge } from 'prom-client';
@@ -13,7 +13,7 @@ import type { CollectorName, PollContext } from './collector.js';
 export const ABSENT_RETRY_MS = 10 * 60_000;
 
 /** upstash_exporter_endpoint_available (SelfMetrics.endpointAvailable). */
-export type EndpointAvailabilityGauge = Pick<Gauge<'collector' | 'endpoint'>, 'set'>;
+export type EndpointAvailabilityGauge = Pick<Gauge<'collector' | 'endpoint' | 'qstash_region'>, 'set'>;
 
 /** A 404 or 405: the service does not route this endpoint. */
 export function isEndpointRefused(error: unknown): boolean {
@@ -77,17 +77,19 @@ export class OptionalEndpoint {
           'the service does not have this endpoint (404): its metrics are left out and it is asked again every so often; see upstash_exporter_endpoint_available',
         );
       }
-      this.#set(false);
+      this.#set(false, ctx);
       return undefined;
     }
     if (this.#available === false) ctx.logger.info({ endpoint: this.endpoint }, 'the endpoint answers again');
-    this.#set(true);
+    this.#set(true, ctx);
     return value;
   }
 
-  #set(available: boolean): void {
+  #set(available: boolean, ctx: PollContext): void {
     this.#available = available;
-    this.#gauge?.set({ collector: this.#collector, endpoint: this.endpoint }, available ? 1 : 0);
+    // Each region's instance its own series: one region may have an endpoint the other lacks.
+    const region = ctx.qstashRegion === undefined ? {} : { qstash_region: ctx.qstashRegion };
+    this.#gauge?.set({ collector: this.#collector, endpoint: this.endpoint, ...region }, available ? 1 : 0);
   }
 }
 

@@ -3,12 +3,15 @@
 // when the `publish` scope is asked for: added
 // latency, the daily-limit 429 (`RateLimit-*` headers, one-shot knob), a per-second burst rate
 // limit answered 429 with `Burst-RateLimit-*` headers (sent on successful answers too), 5xx answers, malformed bodies (200 with text that is not JSON) and
-// truncated bodies (the connection closes halfway through the declared length).
+// truncated bodies (the connection closes halfway through the declared length), storms (every
+// request answered 401, 429 with Retry-After, or 5xx while set) and hangs (no answer while set).
 import type { RequestHandler, Response } from 'express';
 import type { FaultScope } from './knobs.js';
 import type { DeliveryService } from './delivery/service.js';
 
 const INJECTED_STATUSES = [500, 502, 503] as const;
+/** How often a held request (the `hang` knob) looks whether it may go on. */
+const HANG_CHECK_MS = 50;
 const DAY_MS = 86_400_000;
 /** The free plan's daily request limit, what the daily-limit 429 reports. */
 const DAILY_LIMIT = 1000;
@@ -60,6 +63,27 @@ export function faultInjector(service: DeliveryService, scope: FaultScope): Requ
       return;
     }
     if (knobs.latencyMs > 0) await sleep(knobs.latencyMs);
+    if (knobs.hang) {
+      // Held until the knob is turned off or the client gives up (its connection closes).
+      while (service.knobs.hang && !res.destroyed && !res.writableEnded) await sleep(HANG_CHECK_MS);
+      if (res.destroyed) return;
+    }
+    const storm = service.knobs.stormStatus;
+    if (storm !== null) {
+      if (storm === 429) {
+        const second = Math.floor(Date.now() / 1000);
+        res.setHeader('Burst-RateLimit-Limit', String(Math.max(1, knobs.rateLimitPerSecond)));
+        res.setHeader('Burst-RateLimit-Remaining', '0');
+        res.setHeader('Burst-RateLimit-Reset', String(second + Math.max(1, knobs.stormRetryAfterSeconds)));
+        if (knobs.stormRetryAfterSeconds > 0) res.setHeader('Retry-After', String(knobs.stormRetryAfterSeconds));
+        res.status(429).json({ error: 'Exceeded burst rate limit' });
+      } else if (storm === 401 || storm === 403) {
+        res.status(storm).json({ error: storm === 401 ? 'Unauthorized' : 'Forbidden' });
+      } else {
+        res.status(storm).json({ error: 'injected server error' });
+      }
+      return;
+    }
 
     if (service.takeOneShot('dailyLimitNext')) {
       // The daily limit: `RateLimit-*` (not `Burst-`) headers, which is how the SDK tells them apart.

@@ -104,7 +104,19 @@ export interface Knobs {
   flowControlList: boolean;
   /** Management API version: `legacy` serves only GET /v2/qstash/user and /v2/qstash/stats (no users list, no ids), the older record. */
   managementApi: ManagementApiVersion;
+  /**
+   * A storm: every faulted request answered with this status while set (401: the token refused,
+   * 429: the burst limit with `Burst-RateLimit-*` headers, 5xx); null: off.
+   */
+  stormStatus: (typeof STORM_STATUSES)[number] | null;
+  /** `Retry-After` (seconds) of the storm's 429 answers; 0: none. */
+  stormRetryAfterSeconds: number;
+  /** Every faulted request is held without an answer while set (a hung region); turned off, they go on. */
+  hang: boolean;
 }
+
+/** Statuses a storm (`stormStatus`) answers with. */
+export const STORM_STATUSES = [401, 403, 429, 500, 502, 503] as const;
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   timeScale: 1,
@@ -136,6 +148,9 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   absentEndpoints: [],
   flowControlList: false,
   managementApi: 'current',
+  stormStatus: null,
+  stormRetryAfterSeconds: 0,
+  hang: false,
 });
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -181,6 +196,16 @@ const knobsPatchSchema = z
     absentEndpoints: z.array(z.enum(ABSENT_ENDPOINT_GROUPS)),
     flowControlList: z.boolean(),
     managementApi: z.enum(MANAGEMENT_API_VERSIONS),
+    stormStatus: z
+      .number()
+      .int()
+      .refine((status) => (STORM_STATUSES as readonly number[]).includes(status), {
+        message: `one of ${STORM_STATUSES.join(', ')}`,
+      })
+      .transform((status) => status as (typeof STORM_STATUSES)[number])
+      .nullable(),
+    stormRetryAfterSeconds: z.number().int().min(0).max(86_400),
+    hang: z.boolean(),
   })
   .partial()
   .strict();

@@ -4,15 +4,8 @@
 // An invalid or foreign section is ignored (the collector starts from scratch), never set aside:
 // the owner's part of the file is still good.
 import type { z } from 'zod';
-import {
-  keepSections,
-  recordOnDisk,
-  sharedFileOf,
-  STATE_FORMAT,
-  STATE_VERSION,
-  withoutSections,
-  writeShared,
-} from './checkpoint-file.js';
+import { parseEnvelope, STATE_VERSION, TOP_PART, withoutSections } from './envelope.js';
+import { keepSections, partIn, partOf, recordOnDisk, sharedFileOf, sourceOf, writeShared } from './shared-file.js';
 import { readTextSync } from './file-io.js';
 
 export type SectionLoad<T> =
@@ -21,7 +14,9 @@ export type SectionLoad<T> =
 export interface CheckpointSectionOptions<T> {
   path: string;
   upstream: string;
-  /** Top-level key (one of OPTIONAL_SECTIONS). */
+  /** The QStash region whose part of the file holds the section (absent: the file's top level). */
+  region?: string;
+  /** Top-level key of the region's payload (one of OPTIONAL_SECTIONS). */
   name: string;
   schema: z.ZodType<T>;
   now?: () => number;
@@ -30,64 +25,68 @@ export interface CheckpointSectionOptions<T> {
 export class CheckpointSection<T> {
   readonly path: string;
   readonly #options: CheckpointSectionOptions<T>;
+  readonly #region: string;
 
   constructor(options: CheckpointSectionOptions<T>) {
     this.path = options.path;
     this.#options = options;
+    this.#region = options.region ?? TOP_PART;
+    partOf(this.path, this.#region).upstream = options.upstream;
   }
 
   loadSync(): SectionLoad<T> {
-    let json: unknown;
+    const shared = sharedFileOf(this.path);
+    const source = sourceOf(this.path, this.#region);
+    let text: string;
     try {
-      json = JSON.parse(readTextSync(this.path));
+      text = readTextSync(source.file);
     } catch (error) {
       if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT') {
-        sharedFileOf(this.path).onDisk ??= 'absent';
+        if (source.side) {
+          shared.sideFiles.delete(this.#region);
+          return this.loadSync();
+        }
+        shared.onDisk ??= 'absent';
         return { status: 'missing' };
       }
-      return { status: 'ignored', detail: 'unreadable or not JSON' };
+      return { status: 'ignored', detail: 'unreadable' };
     }
-    const envelope = json as {
-      format?: unknown;
-      version?: unknown;
-      upstream?: unknown;
-      savedAt?: unknown;
-      payload?: unknown;
-    };
-    if (typeof envelope !== 'object' || envelope === null || envelope.format !== STATE_FORMAT)
-      return { status: 'ignored', detail: 'not a state file of this exporter' };
-    if (envelope.upstream !== this.#options.upstream)
+    const parsed = parseEnvelope(text);
+    if (!parsed.ok) return { status: 'ignored', detail: parsed.detail };
+    const envelope = parsed.envelope;
+    const found = partIn(envelope, source.side ? TOP_PART : this.#region, this.#options.upstream, this.path);
+    if (found === undefined) {
+      if (!source.side) recordOnDisk(this.path);
+      return { status: 'missing' };
+    }
+    if (found.upstream !== this.#options.upstream)
       return { status: 'ignored', detail: 'written for another QStash URL or token' };
-    const shared = sharedFileOf(this.path);
+    const part = partOf(this.path, this.#region);
     // This file's counts are carried by this process's writes from now on: it may replace it.
-    recordOnDisk(this.path);
+    if (!source.side) recordOnDisk(this.path);
     // The owner's part is the base of this section's writes until the owner writes (only a
     // payload of the current version: an older one is the owner's to upgrade).
-    if (envelope.version === STATE_VERSION && shared.main === null) {
-      const { rest, empty } = withoutSections(envelope.payload);
-      if (!empty && typeof rest === 'object' && rest !== null && !Array.isArray(rest))
-        shared.main = JSON.stringify(rest);
+    if (found.version === STATE_VERSION && part.main === null) {
+      const { rest, empty } = withoutSections(found.payload);
+      if (!empty && typeof rest === 'object' && rest !== null && !Array.isArray(rest)) part.main = JSON.stringify(rest);
     }
-    keepSections(this.path, envelope.payload);
+    if (part.savedAt === 0) part.savedAt = found.savedAt;
+    keepSections(part, found.payload);
     const raw =
-      typeof envelope.payload === 'object' && envelope.payload !== null
-        ? (envelope.payload as Record<string, unknown>)[this.#options.name]
+      typeof found.payload === 'object' && found.payload !== null
+        ? (found.payload as Record<string, unknown>)[this.#options.name]
         : undefined;
     if (raw === undefined) return { status: 'missing' };
-    const parsed = this.#options.schema.safeParse(raw);
-    if (!parsed.success) {
-      shared.sections.delete(this.#options.name);
-      const issue = parsed.error.issues[0];
+    const checked = this.#options.schema.safeParse(raw);
+    if (!checked.success) {
+      part.sections.delete(this.#options.name);
+      const issue = checked.error.issues[0];
       return {
         status: 'ignored',
         detail: `invalid ${this.#options.name} section (${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'unknown problem'})`,
       };
     }
-    return {
-      status: 'loaded',
-      value: parsed.data,
-      savedAt: typeof envelope.savedAt === 'number' ? envelope.savedAt : 0,
-    };
+    return { status: 'loaded', value: checked.data, savedAt: found.savedAt };
   }
 
   /**
@@ -97,10 +96,11 @@ export class CheckpointSection<T> {
    * Rejects with StateFileError.
    */
   async save(value: T): Promise<void> {
-    const shared = sharedFileOf(this.path);
+    const part = partOf(this.path, this.#region);
     // Its text as of now (see CheckpointFile.save): the owner's write may write it later.
-    shared.sections.set(this.#options.name, JSON.stringify(value));
-    if (shared.owned && shared.main === null) return;
-    await writeShared(this.path, this.#options.upstream, this.#options.now ?? Date.now);
+    part.sections.set(this.#options.name, JSON.stringify(value));
+    part.savedAt = (this.#options.now ?? Date.now)();
+    if (part.owned && part.main === null) return;
+    await writeShared(this.path);
   }
 }

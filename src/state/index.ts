@@ -1,12 +1,11 @@
+export { CheckpointFile, type CheckpointFileOptions } from './checkpoint-file.js';
 export {
-  CheckpointFile,
   StateFileError,
   STATE_FORMAT,
   STATE_VERSION,
   upstreamIdentity,
-  writtenFor,
-  type CheckpointFileOptions,
   type LoadResult,
   type SetAsideReason,
-} from './checkpoint-file.js';
+} from './envelope.js';
 export { CheckpointSection, type CheckpointSectionOptions, type SectionLoad } from './checkpoint-section.js';
+export { claimStateFile, legacyRegionFile, type StateRegion } from './state-regions.js';

@@ -47,6 +47,8 @@ export interface LogsCollectorOptions extends WalkCollectorOptions {
   stateFile: string | null;
   /** upstreamIdentity() of the QStash URL and token. */
   upstream: string;
+  /** The QStash region whose part of the state file is this collector's (absent: the file's top level). */
+  stateRegion?: string | undefined;
   /** upstash_exporter_series_dropped_total of the self metrics. */
   dropped?: Counter<'metric'>;
   /** upstash_exporter_label_values_truncated_total of the self metrics. */
@@ -88,6 +90,7 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
         : new CheckpointFile({
             path: options.stateFile,
             upstream: options.upstream,
+            ...(options.stateRegion === undefined ? {} : { region: options.stateRegion }),
             schema: logsStateSchema,
             migrate: migrateLogsState,
             now: this.now,

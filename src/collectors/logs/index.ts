@@ -18,6 +18,7 @@ export function createLogsCollector(config: ExporterConfig, deps: CollectorDeps)
     settings: config.logs,
     stateFile: deps.stateFile === undefined ? config.stateFile : deps.stateFile,
     upstream: upstreamIdentity(region.url, region.token),
+    stateRegion: deps.region?.name,
     dropped: deps.selfMetrics.seriesDropped,
     truncated: deps.selfMetrics.labelValuesTruncated,
     logger: deps.logger.child({ collector: 'logs', ...(deps.region ? { qstash_region: deps.region.name } : {}) }),

@@ -42,6 +42,8 @@ export interface WorkflowsCollectorOptions extends WalkCollectorOptions {
   /** Path of the state file; null disables persistence. */
   stateFile: string | null;
   upstream: string;
+  /** The QStash region whose part of the state file is this collector's (absent: the file's top level). */
+  stateRegion?: string | undefined;
   availability?: EndpointAvailabilityGauge;
 }
 
@@ -113,6 +115,7 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
         : new CheckpointSection({
             path: options.stateFile,
             upstream: options.upstream,
+            ...(options.stateRegion === undefined ? {} : { region: options.stateRegion }),
             name: 'workflows',
             schema: workflowsStateSchema,
             now: this.now,

@@ -17,6 +17,7 @@ export function createWorkflowsCollector(config: ExporterConfig, deps: Collector
     settings: { ingestionDelayMs, overlapMs, maxPagesPerCycle, pageSize },
     stateFile: deps.stateFile === undefined ? config.stateFile : deps.stateFile,
     upstream: upstreamIdentity(region.url, region.token),
+    stateRegion: deps.region?.name,
     logger: deps.logger.child({ collector: 'workflows', ...(deps.region ? { qstash_region: deps.region.name } : {}) }),
     availability: deps.selfMetrics.endpointAvailable,
     ...(deps.now
