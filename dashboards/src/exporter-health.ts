@@ -150,7 +150,7 @@ export function exporterHealthDashboard(): Dashboard {
         title: 'Optional endpoints unavailable',
         description:
           'Optional endpoints a collector reads that answered 404 or 405 (upstash_exporter_endpoint_available 0): their metrics are left out, the rest of the collector goes on.',
-        queries: [{ expr: `count(upstash_exporter_endpoint_available${accountSel()} == 0) or vector(0)` }],
+        queries: [{ expr: `count(upstash_exporter_endpoint_available${sel()} == 0) or vector(0)` }],
         thresholds: ZERO_IS_GOOD,
         span: 4,
         height: 8,
