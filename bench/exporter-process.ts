@@ -2,7 +2,7 @@
 // sustained-rate bench and the soak: start it, learn its URL from its first log line, scrape
 // it, sample its memory and CPU from /proc, and kill it with SIGKILL at any moment.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseExposition, type Family } from '../test/support/exporter-e2e-helpers.js';
@@ -37,9 +37,18 @@ export function cliPath(): string {
   return path;
 }
 
+/** A QStash region the exporter watches, given by the per-region flags (`--qstash-region-token <name>=<token>`). */
+export interface ExporterRegion {
+  name: string;
+  url: string;
+  token: string;
+}
+
 export interface ExporterProcessOptions {
   qstashUrl: string;
   token: string;
+  /** Regions by name instead of qstashUrl and token (which are then not passed). */
+  regions?: readonly ExporterRegion[];
   stateFile: string | null;
   /** Further flags, after the defaults (so they win). */
   args?: readonly string[];
@@ -71,10 +80,7 @@ export class ExporterProcess {
       'run',
       '--listen-address',
       '127.0.0.1:0',
-      '--qstash-url',
-      options.qstashUrl,
-      '--qstash-token',
-      options.token,
+      ...qstashArgs(options),
       '--state-file',
       options.stateFile ?? 'none',
       '--log-format',
@@ -86,6 +92,16 @@ export class ExporterProcess {
     // A clean environment: settings come from the flags alone, not from the caller's variables.
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production' };
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // BENCH_EXPORTER_OUTPUT: every line of every exporter child appended to that file, with its
+    // pid (e.g. with BENCH_EXPORTER_NODE_ARGS=--trace-gc, the GC trace of each child).
+    const outputFile = process.env.BENCH_EXPORTER_OUTPUT;
+    const onLine =
+      outputFile === undefined || outputFile === ''
+        ? options.onLine
+        : (line: string): void => {
+            appendFileSync(outputFile, `${child.pid} ${line}\n`);
+            options.onLine?.(line);
+          };
     const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
     const url = await new Promise<string>((resolveUrl, reject) => {
       const timer = setTimeout(
@@ -100,7 +116,7 @@ export class ExporterProcess {
         while ((newline = buffer.indexOf('\n')) >= 0) {
           const line = buffer.slice(0, newline);
           buffer = buffer.slice(newline + 1);
-          options.onLine?.(line);
+          onLine?.(line);
           lastLines.push(line);
           if (lastLines.length > 5) lastLines.shift();
           const listening = /"url":"(http:\/\/127\.0\.0\.1:\d+\/)"/.exec(line);
@@ -173,6 +189,17 @@ export class ExporterProcess {
       clearTimeout(timer);
     }
   }
+}
+
+/** The flags naming the QStash upstream: one URL and token, or one pair per region. */
+function qstashArgs(options: ExporterProcessOptions): string[] {
+  if (options.regions === undefined) return ['--qstash-url', options.qstashUrl, '--qstash-token', options.token];
+  return options.regions.flatMap((region) => [
+    '--qstash-region-url',
+    `${region.name}=${region.url}`,
+    '--qstash-region-token',
+    `${region.name}=${region.token}`,
+  ]);
 }
 
 /** Sum of a family's samples whose labels match `where`. */

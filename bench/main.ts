@@ -16,7 +16,8 @@
 // upstream), live (the same at a 100 req/s limit with 50 ms, against the exporter's share, and
 // its CPU beside a bare undici client's at its request rate; bench/throughput.ts,
 // bench/bare-client.ts), catchup (an hour's outage at 1,000 events/s: time to zero lag; CPU
-// beside the bare client's), naive
+// beside the bare client's), regions (one exporter watching two regions' live logs against one
+// region's, in one run: CPU and upstream requests; bench/regions.ts), naive
 // (the exporter vs a script that re-reads the whole log every cycle), scrape-flood (/metrics vs
 // /-/healthy at 1,000 connections with wrk, and the polls' lateness meanwhile; bench/http-flood.ts),
 // password-flood (a legitimate scrape while 200 connections send wrong passwords), idle (every
@@ -54,6 +55,7 @@ import { measureLanding, type LandingPoint } from './landing.js';
 import { measureRender, type RenderPoint } from './render.js';
 import { DEFAULT_SUSTAINED, measureSustainedRate } from './sustained.js';
 import { measureCatchUp, measureLiveSustained, type CatchUpResult, type LiveSustainedResult } from './throughput.js';
+import { measureRegions, REGIONS_TARGETS, type RegionsResult } from './regions.js';
 
 const PARTS = [
   'speed',
@@ -65,6 +67,7 @@ const PARTS = [
   'sustained',
   'live',
   'catchup',
+  'regions',
   'naive',
   'scrape-flood',
   'password-flood',
@@ -229,6 +232,8 @@ async function runPart(part: Part, args: Args, log: (line: string) => void): Pro
       return measureLiveSustained({ steps: args.steps, log });
     case 'catchup':
       return measureCatchUp({ ...(args.outageMs === undefined ? {} : { outageSeconds: args.outageMs / 1000 }), log });
+    case 'regions':
+      return measureRegions({ log });
     case 'naive':
       return compareWithNaivePoller(logsOverrides(args));
     case 'scrape-flood':
@@ -274,6 +279,12 @@ const TARGETS = {
   // (docs/performance.md, "Cost per event").
   liveCpuToBareClient: { text: '<= 1.8', met: (ratio: number) => ratio <= 1.8 },
   catchUpCpuToBareClient: { text: '<= 1.8', met: (ratio: number) => ratio <= 1.8 },
+  // Two regions against one in the same run (issue 35): CPU at most 2.1 times, requests 2 times within 5%.
+  regionsCpu: { text: `<= ${REGIONS_TARGETS.cpuRatio}`, met: (ratio: number) => ratio <= REGIONS_TARGETS.cpuRatio },
+  regionsRequests: {
+    text: `<= 2 (+5%)`,
+    met: (ratio: number) => ratio <= REGIONS_TARGETS.requestsRatio,
+  },
 } as const;
 
 /** Printed instead of met/short beside a figure that could not be computed; the run then fails. */
@@ -578,6 +589,36 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
       ),
     );
   }
+  const regions = results.regions as RegionsResult | undefined;
+  if (regions) {
+    const [before, after] = regions.one;
+    const setting = `${fmt(regions.eventsPerSecond)} events/s a region, pages of ${regions.pageSize}`;
+    rows.push({
+      figure: `two regions vs one, exporter CPU ms per second (${setting}; one region before and after)`,
+      exporter: fmt(regions.two.cpuMsPerSecond, 2),
+      baseline: `${fmt(before.cpuMsPerSecond, 2)}, ${fmt(after.cpuMsPerSecond, 2)} one region`,
+      ratio: fmt(regions.cpuRatio, 2),
+      target: TARGETS.regionsCpu.text,
+      met: verdict(TARGETS.regionsCpu, regions.cpuRatio),
+    });
+    rows.push({
+      figure: `two regions vs one, upstream requests per second (${setting})`,
+      exporter: fmt(regions.two.requestsPerSecond, 2),
+      baseline: `${fmt(before.requestsPerSecond, 2)}, ${fmt(after.requestsPerSecond, 2)} one region`,
+      ratio: fmt(regions.requestsRatio, 3),
+      target: TARGETS.regionsRequests.text,
+      met: verdict(TARGETS.regionsRequests, regions.requestsRatio),
+    });
+    const phases = [before, regions.two, after];
+    rows.push({
+      figure: 'two regions vs one: every event counted once per region, no gap (each phase)',
+      exporter: `${fmt(sumBy(regions.two.perRegion, 'counted'))} of ${fmt(sumBy(regions.two.perRegion, 'truth'))}`,
+      baseline: `${phases.filter((p) => p.exact).length} of 3 phases exact`,
+      ratio: '',
+      target: 'exact',
+      met: regions.exact ? 'met' : 'short',
+    });
+  }
   const naive = results.naive as
     | {
         exporter: { requestsPerThousandEvents: number; cpuMsPerThousandEvents: number; reportedShare: number };
@@ -742,6 +783,10 @@ function rowsOf(results: Partial<Record<Part, unknown>>): Row[] {
     });
   }
   return rows;
+}
+
+function sumBy<T>(items: readonly T[], key: { [K in keyof T]: T[K] extends number ? K : never }[keyof T]): number {
+  return items.reduce((sum, item) => sum + (item[key] as number), 0);
 }
 
 function printTable(rows: readonly Row[]): void {

@@ -370,32 +370,65 @@ export function printSoak(result: SoakResult, log: (line: string) => void = (lin
   for (const problem of result.problems) log(`  problem: ${problem}`);
 }
 
-function parseArgs(argv: readonly string[]): Partial<SoakOptions> {
+const USAGE = `usage: npm run soak -- [--minutes <n>] [--seed <n>] [--rate <messages/s>] [--output <file>]
+
+  --minutes <n>         how long the traffic and the chaos run (default ${DEFAULT_SOAK.minutes})
+  --seed <n>            the chaos schedule's seed: the same seed replays it (default ${DEFAULT_SOAK.seed})
+  --rate <messages/s>   messages published per second, each 3 to 10 log entries (default ${DEFAULT_SOAK.messagesPerSecond})
+  --output <file>       append every line the exporter prints, across restarts, to this file
+
+Exit status 0 when every event is counted once and memory is flat, 1 otherwise, 2 on a bad flag.`;
+
+/** A flag the soak cannot take: one line, exit status 2. */
+class UsageError extends Error {}
+
+const NUMBER_FLAGS = { '--minutes': 'minutes', '--seed': 'seed', '--rate': 'messagesPerSecond' } as const;
+
+/** The options of the command line; null when --help asked for the usage. */
+export function parseSoakArgs(argv: readonly string[]): Partial<SoakOptions> | null {
   const options: Partial<SoakOptions> = {};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
+    if (flag === '--help' || flag === '-h') return null;
+    const next = (): string => {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      return value;
+    };
     if (flag === '--output') {
-      options.outputFile = inline ?? argv[++i]!;
+      options.outputFile = next();
       continue;
     }
-    const value = Number(inline ?? argv[++i]);
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} needs a positive number`);
-    if (flag === '--minutes') options.minutes = value;
-    else if (flag === '--seed') options.seed = value;
-    else if (flag === '--rate') options.messagesPerSecond = value;
-    else
-      throw new Error(`unknown flag ${flag}; flags: --minutes <n>, --seed <n>, --rate <messages/s>, --output <file>`);
+    if (!Object.hasOwn(NUMBER_FLAGS, flag))
+      throw new UsageError(
+        `unknown flag ${flag}; flags: --minutes <n>, --seed <n>, --rate <messages/s>, --output <file>, --help`,
+      );
+    const text = next();
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0)
+      throw new UsageError(`${flag} needs a positive number, got ${JSON.stringify(text)}`);
+    options[NUMBER_FLAGS[flag as keyof typeof NUMBER_FLAGS]] = value;
   }
   return options;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
-    const result = await runSoak(parseArgs(process.argv.slice(2)));
-    printSoak(result);
-    process.exitCode = result.ok ? 0 : 1;
+    const options = parseSoakArgs(process.argv.slice(2));
+    if (options === null) {
+      console.log(USAGE);
+    } else {
+      const result = await runSoak(options);
+      printSoak(result);
+      process.exitCode = result.ok ? 0 : 1;
+    }
   } catch (error) {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exitCode = 1;
+    if (error instanceof UsageError) {
+      console.error(`soak: ${error.message}`);
+      process.exitCode = 2;
+    } else {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      process.exitCode = 1;
+    }
   }
 }

@@ -14,7 +14,8 @@ import { OutcomeGroups } from './outcome-groups.js';
 import { ACTIVE, CREATED, RETRY, outcomeOf } from './states.js';
 import type { TrackedState } from './logs-state.js';
 import type { WaitingState } from './waiting-state.js';
-import { MAX_WAIT_TIMES, notBeforeMs, type WaitExtra, type WaitFacts, type WaitingTimes } from './waiting.js';
+import { TrackedColumns } from './tracked-columns.js';
+import { MAX_WAIT_TIMES, notBeforeMs, type WaitFacts, type WaitingTimes } from './waiting.js';
 import { metricOptions } from '../../metrics/families.js';
 import { LOGS_FAMILIES } from './families.js';
 
@@ -28,16 +29,6 @@ export const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30];
 
 /** Finished ids remembered so a late entry of a finished message does not start a new life. */
 const FINISHED_MEMORY = 10_000;
-
-interface Tracked extends WaitFacts {
-  created: number;
-  attempts: number;
-  finalTime: number;
-  outcome: number;
-  readonly queue: string;
-  readonly destination: string;
-}
-
 export interface MessageTrackerOptions {
   registry: Registry;
   capacity: number;
@@ -54,11 +45,18 @@ export class MessageTracker {
   evictions = 0;
   /** Observes the waiting times of finished messages (waiting.ts); absent in pure use. */
   waiting: WaitingTimes | null = null;
-  readonly #messages = new Map<string, Tracked>();
+  /**
+   * Every message known by id: a held message's slot in #columns (0 or more), or a finished
+   * one's place in #finishedOrder as -(place + 1). One map for both, so a new message costs one
+   * lookup, and a finished one moves from held to remembered without leaving the map.
+   */
+  readonly #ids = new Map<string, number>();
+  readonly #columns = new TrackedColumns();
+  /** Messages held (slots in use). */
+  #held = 0;
   /**
    * Messages held whose final entry was counted (finalSeen): they leave at the next slice
-   * completion. A count, not a set of ids: the tracked record says it (three hash-table
-   * operations per message fewer on the hot path).
+   * completion.
    */
   #finalCount = 0;
   /**
@@ -66,14 +64,11 @@ export class MessageTracker {
    * visits the seconds it completes, not every message finished in slices still walked.
    */
   readonly #finalBySecond = new MessagesBySecond();
-  readonly #finished = new Set<string>();
-  /**
-   * #finished in the order added, as a ring whose next slot holds the oldest once full. Not the
-   * Set's own iterator: each delete leaves a hole at the front of its table, and values().next()
-   * walks over every hole each time (thousands per message finished).
-   */
+  /** The finished ids remembered, as a ring whose next place holds the oldest once full. */
   readonly #finishedOrder: string[] = [];
   #finishedNext = 0;
+  /** The facts of one finished message, handed to the waiting times (one object, reused). */
+  readonly #facts: WaitFacts = { created: Number.NaN, firstActive: Number.NaN, waitExtra: null };
   readonly #durationGuard: SeriesGuard<string>;
   readonly #attemptsGuard: SeriesGuard<string>;
   readonly #groups: OutcomeGroups;
@@ -113,11 +108,11 @@ export class MessageTracker {
 
   /** Messages seen and not finished. */
   get inFlight(): number {
-    return this.#messages.size - this.#finalCount;
+    return this.#held - this.#finalCount;
   }
 
   get size(): number {
-    return this.#messages.size;
+    return this.#held;
   }
 
   /**
@@ -132,46 +127,40 @@ export class MessageTracker {
     destination: string,
     entry?: { notBefore?: unknown; nextDeliveryTime?: unknown },
   ): void {
-    let tracked = this.#messages.get(messageId);
-    if (tracked === undefined) {
-      if (this.#finished.has(messageId)) return;
-      if (this.#messages.size >= this.capacity) this.#evictOldest();
-      tracked = {
-        created: Number.NaN,
-        attempts: 0,
-        finalTime: Number.NaN,
-        outcome: -1,
-        queue,
-        destination,
-        firstActive: Number.NaN,
-        waitExtra: null,
-      };
-      this.#messages.set(messageId, tracked);
+    const columns = this.#columns;
+    let slot = this.#ids.get(messageId);
+    if (slot === undefined) {
+      if (this.#held >= this.capacity) this.#evictOldest();
+      slot = columns.add(queue, destination);
+      this.#held += 1;
+      this.#ids.set(messageId, slot);
+    } else if (slot < 0) {
+      return; // a late entry of a finished message
     }
     if (stateIndex === CREATED) {
-      if (!(tracked.created <= time)) tracked.created = time;
+      if (!(columns.created[slot]! <= time)) columns.created[slot] = time;
       const notBefore = entry?.notBefore;
-      if (notBefore !== undefined) extraOf(tracked).notBefore = notBeforeMs(notBefore);
+      if (notBefore !== undefined) columns.extraOf(slot).notBefore = notBeforeMs(notBefore);
     } else if (stateIndex === ACTIVE) {
-      tracked.attempts += 1;
+      columns.attempts[slot]! += 1;
       // Entries come newest first: keep the earliest apart, the others in a list made on demand.
-      const first = tracked.firstActive;
-      if (Number.isNaN(first)) tracked.firstActive = time;
+      const first = columns.firstActive[slot]!;
+      if (Number.isNaN(first)) columns.firstActive[slot] = time;
       else if (time < first) {
-        tracked.firstActive = time;
-        addTime(extraOf(tracked).laterActives, first);
+        columns.firstActive[slot] = time;
+        addTime(columns.extraOf(slot).laterActives, first);
       } else {
-        addTime(extraOf(tracked).laterActives, time);
+        addTime(columns.extraOf(slot).laterActives, time);
       }
     } else if (stateIndex === RETRY) {
       const next = entry?.nextDeliveryTime;
-      if (typeof next === 'number') addTime(extraOf(tracked).nexts, next);
+      if (typeof next === 'number') addTime(columns.extraOf(slot).nexts, next);
     } else {
       const outcome = outcomeOf(stateIndex);
       if (outcome >= 0) {
-        if (!finalSeen(tracked)) this.#finalCount += 1;
-        tracked.outcome = outcome;
-        tracked.finalTime = time;
+        if (!columns.finalSeen(slot)) this.#finalCount += 1;
+        columns.outcome[slot] = outcome;
+        columns.finalTime[slot] = time;
         this.#finalBySecond.add(time, messageId);
       }
     }
@@ -184,73 +173,95 @@ export class MessageTracker {
    */
   finishSlice(upTo = Number.POSITIVE_INFINITY): number {
     let observed = 0;
+    const columns = this.#columns;
     this.#finalBySecond.visitUpTo(upTo, (messageId) => {
-      const tracked = this.#messages.get(messageId);
+      const slot = this.#ids.get(messageId);
       // Listed again by a later final entry, or already gone (finished, evicted).
-      if (tracked === undefined || !finalSeen(tracked) || tracked.finalTime > upTo) return;
+      if (slot === undefined || slot < 0 || !columns.finalSeen(slot) || columns.finalTime[slot]! > upTo) return;
       this.#finalCount -= 1;
-      this.#messages.delete(messageId);
+      if (!Number.isNaN(columns.created[slot]!)) {
+        this.#observeFinished(messageId, slot);
+        observed += 1;
+      }
+      this.#release(slot);
       this.#remember(messageId);
-      if (Number.isNaN(tracked.created)) return;
-      this.#observeFinished(messageId, tracked);
-      observed += 1;
     });
     return observed;
   }
 
-  #observeFinished(messageId: string, tracked: Tracked): void {
-    const group = this.#groups.of(tracked.queue, tracked.destination);
+  #observeFinished(messageId: string, slot: number): void {
+    const columns = this.#columns;
+    const queue = columns.queue[slot]!;
+    const outcome = columns.outcome[slot]!;
+    const created = columns.created[slot]!;
+    const finalTime = columns.finalTime[slot]!;
+    const group = this.#groups.of(queue, columns.destination[slot]!);
     // The message is the bucket's exemplar (OpenMetrics only), timed at its final entry.
-    this.durations.observe(group.durations[tracked.outcome]!, Math.max(0, tracked.finalTime - tracked.created) / 1000, {
+    this.durations.observe(group.durations[outcome]!, Math.max(0, finalTime - created) / 1000, {
       messageId,
-      time: tracked.finalTime,
+      time: finalTime,
     });
-    this.attempts.observe(group.attempts[tracked.outcome]!, tracked.attempts);
-    this.waiting?.observeFinished(tracked.queue, tracked);
+    this.attempts.observe(group.attempts[outcome]!, columns.attempts[slot]!);
+    if (this.waiting !== null) {
+      const facts = this.#facts;
+      facts.created = created;
+      facts.firstActive = columns.firstActive[slot]!;
+      facts.waitExtra = columns.waitExtra[slot]!;
+      this.waiting.observeFinished(queue, facts);
+      facts.waitExtra = null;
+    }
     if (group.folded) this.#foldedPending += 1;
   }
 
   /** Per queue, the CREATED time of the oldest message seen in flight (not finished). */
   oldestInFlightByQueue(): Map<string, number> {
     const oldest = new Map<string, number>();
-    for (const tracked of this.#messages.values()) {
-      if (Number.isNaN(tracked.created) || finalSeen(tracked)) continue;
-      const known = oldest.get(tracked.queue);
-      if (known === undefined || tracked.created < known) oldest.set(tracked.queue, tracked.created);
+    const columns = this.#columns;
+    for (const slot of this.#ids.values()) {
+      if (slot < 0) continue;
+      const created = columns.created[slot]!;
+      if (Number.isNaN(created) || columns.finalSeen(slot)) continue;
+      const queue = columns.queue[slot]!;
+      const known = oldest.get(queue);
+      if (known === undefined || created < known) oldest.set(queue, created);
     }
     return oldest;
   }
 
   export(): { messages: TrackedState[]; finished: string[] } {
     const messages: TrackedState[] = [];
-    for (const [id, t] of this.#messages) {
-      messages.push([id, nullIfNaN(t.created), t.attempts, nullIfNaN(t.finalTime), t.outcome, t.queue, t.destination]);
-    }
-    return { messages, finished: [...this.#finished] };
+    for (const [id, slot] of this.#ids) if (slot >= 0) messages.push(this.#columns.stateOf(id, slot));
+    return { messages, finished: this.#finishedIds() };
   }
 
   restore(state: { messages: readonly TrackedState[]; finished: readonly string[] }): void {
-    this.#messages.clear();
+    this.#ids.clear();
+    this.#columns.clear();
+    this.#held = 0;
     this.#finalCount = 0;
     this.#finalBySecond.clear();
-    this.#finished.clear();
     this.#finishedOrder.length = 0;
     this.#finishedNext = 0;
     for (const id of state.finished) this.#remember(id);
+    const columns = this.#columns;
     for (const [id, created, attempts, finalTime, outcome, queue, destination] of state.messages) {
-      if (this.#messages.size >= this.capacity) break;
-      const prior = this.#messages.get(id);
-      if (prior !== undefined && finalSeen(prior)) this.#finalCount -= 1;
-      this.#messages.set(id, {
-        created: created ?? Number.NaN,
-        attempts,
-        finalTime: finalTime ?? Number.NaN,
-        outcome,
-        queue,
-        destination,
-        firstActive: Number.NaN,
-        waitExtra: null,
-      });
+      if (this.#held >= this.capacity) break;
+      let slot = this.#ids.get(id);
+      if (slot !== undefined && slot >= 0) {
+        if (columns.finalSeen(slot)) this.#finalCount -= 1;
+      } else {
+        slot = columns.add(queue, destination);
+        this.#held += 1;
+        this.#ids.set(id, slot);
+      }
+      columns.created[slot] = created ?? Number.NaN;
+      columns.attempts[slot] = attempts;
+      columns.finalTime[slot] = finalTime ?? Number.NaN;
+      columns.outcome[slot] = outcome;
+      columns.queue[slot] = queue;
+      columns.destination[slot] = destination;
+      columns.firstActive[slot] = Number.NaN;
+      columns.waitExtra[slot] = null;
       if (outcome >= 0 && finalTime !== null) {
         this.#finalCount += 1;
         this.#finalBySecond.add(finalTime, id);
@@ -261,30 +272,18 @@ export class MessageTracker {
   /** The waiting times of the messages held, for the checkpoint's `waiting` section (only messages with any). */
   exportWaiting(): WaitingState['messages'] {
     const out: WaitingState['messages'] = [];
-    for (const [id, t] of this.#messages) {
-      const extra = t.waitExtra;
-      if (Number.isNaN(t.firstActive) && extra === null) continue;
-      out.push([
-        id,
-        extra === null ? null : nullIfNaN(extra.notBefore),
-        nullIfNaN(t.firstActive),
-        extra === null ? [] : [...extra.laterActives],
-        extra === null ? [] : [...extra.nexts],
-      ]);
+    for (const [id, slot] of this.#ids) {
+      const row = slot < 0 ? null : this.#columns.waitingOf(id, slot);
+      if (row !== null) out.push(row);
     }
     return out;
   }
 
   /** After restore(): the waiting times of the messages held. */
   restoreWaiting(messages: WaitingState['messages']): void {
-    for (const [id, notBefore, firstActive, later, nexts] of messages) {
-      const tracked = this.#messages.get(id);
-      if (tracked === undefined) continue;
-      tracked.firstActive = firstActive ?? Number.NaN;
-      tracked.waitExtra =
-        notBefore === null && later.length === 0 && nexts.length === 0
-          ? null
-          : { notBefore: notBefore ?? Number.NaN, laterActives: [...later], nexts: [...nexts] };
+    for (const row of messages) {
+      const slot = this.#ids.get(row[0]);
+      if (slot !== undefined && slot >= 0) this.#columns.restoreWaiting(slot, row);
     }
   }
 
@@ -327,39 +326,62 @@ export class MessageTracker {
     this.#dropped?.inc({ metric }, value);
   }
 
+  /** A held message's slot back to the columns (its id stays in #ids for the caller to change or drop). */
+  #release(slot: number): void {
+    this.#columns.release(slot);
+    this.#held -= 1;
+  }
+
+  /**
+   * Drops the oldest message held (first in the map's order). Finished ids met on the way are
+   * moved to the back, so the next eviction does not walk over them again.
+   */
   #evictOldest(): void {
-    const oldest = this.#messages.keys().next();
-    if (oldest.done) return;
-    const tracked = this.#messages.get(oldest.value);
-    if (tracked !== undefined && finalSeen(tracked)) this.#finalCount -= 1;
-    this.#messages.delete(oldest.value);
-    this.evictions += 1;
+    // With none held, the loop would only move finished ids around.
+    if (this.#held === 0) return;
+    for (const [id, slot] of this.#ids) {
+      if (slot < 0) {
+        this.#ids.delete(id);
+        this.#ids.set(id, slot);
+        continue;
+      }
+      if (this.#columns.finalSeen(slot)) this.#finalCount -= 1;
+      this.#ids.delete(id);
+      this.#release(slot);
+      this.evictions += 1;
+      return;
+    }
   }
 
+  /** Remembers a finished id (its held slot, if any, already released): the oldest remembered is forgotten beyond FINISHED_MEMORY. */
   #remember(messageId: string): void {
-    if (this.#finished.has(messageId)) return;
-    if (this.#finished.size >= FINISHED_MEMORY) this.#finished.delete(this.#finishedOrder[this.#finishedNext]!);
-    this.#finished.add(messageId);
-    this.#finishedOrder[this.#finishedNext] = messageId;
-    this.#finishedNext = (this.#finishedNext + 1) % FINISHED_MEMORY;
+    const known = this.#ids.get(messageId);
+    if (known !== undefined && known < 0 && this.#finishedOrder[-known - 1] === messageId) return;
+    const place = this.#finishedNext;
+    if (this.#finishedOrder.length >= FINISHED_MEMORY) {
+      const oldest = this.#finishedOrder[place]!;
+      if (this.#ids.get(oldest) === -place - 1) this.#ids.delete(oldest);
+    }
+    this.#finishedOrder[place] = messageId;
+    this.#ids.set(messageId, -place - 1);
+    this.#finishedNext = (place + 1) % FINISHED_MEMORY;
   }
-}
 
-/** Whether the message's final entry was counted (set together by observe() and restore()). */
-function finalSeen(tracked: Tracked): boolean {
-  return tracked.outcome >= 0 && !Number.isNaN(tracked.finalTime);
-}
-
-/** A message's rarer waiting facts, made on first need. */
-function extraOf(tracked: Tracked): WaitExtra {
-  return (tracked.waitExtra ??= { notBefore: Number.NaN, laterActives: [], nexts: [] });
+  /** The finished ids remembered, oldest first. */
+  #finishedIds(): string[] {
+    const order = this.#finishedOrder;
+    const out: string[] = [];
+    const full = order.length >= FINISHED_MEMORY;
+    for (let k = 0; k < order.length; k++) {
+      const place = full ? (this.#finishedNext + k) % FINISHED_MEMORY : k;
+      const id = order[place]!;
+      if (this.#ids.get(id) === -place - 1) out.push(id);
+    }
+    return out;
+  }
 }
 
 /** Adds a time to a bounded list. */
 function addTime(times: number[], time: number): void {
   if (times.length < MAX_WAIT_TIMES) times.push(time);
-}
-
-function nullIfNaN(value: number): number | null {
-  return Number.isNaN(value) ? null : value;
 }
