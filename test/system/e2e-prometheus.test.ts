@@ -433,10 +433,14 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
       expect(alert.labels.job).toBe(JOB);
       expect(alert.annotations.summary).toContain(failingDestination);
       expect(alert.annotations.runbook_url).toMatch(/runbooks\.md#upstashdeliveryfailureratiohigh$/);
-      // Only the failing destination crosses 10%: the flaky one fails ~0.01% of messages after retries.
+      // Only the failing destination crosses 10%: the flaky one fails ~0.01% of messages after
+      // retries. The slow one answers near the 2 s delivery timeout on purpose: on a busy machine
+      // some of its answers pass it and fail (seen: 22% at a load average of 26 on 2 cores).
+      const slowDestination = /slow http:\/\/(\S+)/.exec(demo!.stdout())?.[1];
       const others = notifications
         .flatMap((n) => n.alerts)
-        .filter((a) => a.labels.alertname === FAILURE_ALERT && a.labels.destination !== failingDestination);
+        .filter((a) => a.labels.alertname === FAILURE_ALERT)
+        .filter((a) => a.labels.destination !== failingDestination && a.labels.destination !== slowDestination);
       const destinations = /destinations: .*/.exec(demo!.stdout())?.[0] ?? '';
       expect(
         others.map((a) => a.annotations.summary),
@@ -483,7 +487,7 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
         return errors.length > 0 || waiting.length === 0;
       });
       console.info(
-        `e2e-prometheus: ${expressions.length} expressions; data wherever expected with ${await scrapeSummary()}`,
+        `e2e-prometheus: ${expressions.length} expressions, ${waiting.length} still empty, with ${await scrapeSummary()}`,
       );
       expect(errors, 'expressions Prometheus refused').toEqual([]);
       if (excusedEmpty.length > 0) console.info(`e2e-prometheus: empty, and allowed to be: ${excusedEmpty.join(', ')}`);
