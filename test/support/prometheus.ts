@@ -208,18 +208,24 @@ export async function startPrometheusStack(options: PrometheusStackOptions): Pro
     output,
     assertRunning,
     waitForTargetUp: async (timeoutMs = 20_000) => {
+      let seen = 'no answer from /api/v1/targets';
       for (;;) {
         assertRunning();
         try {
           const targets = (await (await fetch(`${prometheusUrl}/api/v1/targets`)).json()) as {
-            data: { activeTargets: { health: string }[] };
+            data: { activeTargets: { health: string; lastError: string; lastScrapeDuration: number }[] };
           };
           if (targets.data.activeTargets.some((target) => target.health === 'up')) return;
+          seen = targets.data.activeTargets
+            .map((t) => `${t.health} (${t.lastScrapeDuration.toFixed(2)} s) ${t.lastError}`)
+            .join('; ');
         } catch {
           // not listening yet
         }
         if (Date.now() - startedAt > timeoutMs)
-          throw new Error(`no target up ${timeoutMs / 1000} s after Prometheus started:\n${prometheus.output()}`);
+          throw new Error(
+            `no target up ${timeoutMs / 1000} s after Prometheus started; targets: ${seen}\n${prometheus.output()}`,
+          );
         await sleep(250);
       }
     },

@@ -1,5 +1,5 @@
 // End to end with a real Prometheus and Alertmanager (Debian packages, on 127.0.0.1 with temporary
-// storage): Prometheus scrapes the demo every second and evaluates the shipped rules every second;
+// storage): Prometheus scrapes the demo every 2 s and evaluates the shipped rules every second;
 // every expression of every dashboard panel and every rule evaluates without error, and returns
 // data where the demo produces it; the delivery failure-ratio alert, driven by the demo's
 // always-failing destination, reaches a webhook receiver through Alertmanager.
@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parser } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import {
@@ -26,10 +27,22 @@ const binaries = requireBinaries('e2e-prometheus', ['prometheus', 'prometheus-al
 /** Job name of the scrape config: the rules' up-based alerts select job="upstash-exporter" exactly. */
 const JOB = 'upstash-exporter';
 const FAILURE_ALERT = 'UpstashDeliveryFailureRatioHigh';
-/** Grafana's intervals, as a dashboard over the last minutes of a 1 s scrape would use them. */
+/** Grafana's intervals, as a dashboard over the last minutes of a 2 s scrape would use them. */
 const INTERVALS = { rateInterval: '1m', interval: '15s', range: '5m' };
-/** Time allowed, from Prometheus' start, for every expression to have data and the alert to arrive. */
-const DATA_DEADLINE_MS = 40_000;
+/**
+ * Successful scrapes of the demo allowed for every expression to have data and for the alert to
+ * arrive (a quiet machine needs about 8). Counted in scrapes, not seconds: on a busy machine the
+ * demo answers some scrapes after Prometheus' 1 s timeout, and what the expressions need (two
+ * samples in a rate window, three schedule runs seen, a histogram observed) comes with the
+ * scrapes that succeed, not with the time.
+ */
+const SCRAPES_FOR_DATA = 30;
+/** How long an exporter-health alert's expression may hold at most in a healthy demo (see the check). */
+const QUIET_WINDOW_S = 30;
+/** The demo's scrape interval, and timeout. */
+const SCRAPE_INTERVAL_S = 2;
+/** Upper bound on the wait above, whatever the scrapes do (the tests' own timeouts are above it). */
+const HARD_DEADLINE_MS = 150_000;
 
 interface AllowedEmpty {
   /** `where` of the expression (see ShippedExpression); several rules may share one. */
@@ -37,6 +50,11 @@ interface AllowedEmpty {
   /** Narrows to the expressions under `where` whose query contains this text. */
   contains?: string;
   reason: string;
+  /**
+   * A query that has data exactly when the reason holds: the expression must have data unless
+   * it does (the expression is waited for like the others, and checked against this at the end).
+   */
+  onlyWhen?: string;
 }
 
 /**
@@ -145,6 +163,16 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
     where: 'upstash-slos.exporter-freshness.alerts / UpstashSloExporterFreshnessBudgetBurn',
     reason: 'the demo reads its logs within seconds',
   },
+  // A run caught unfinished: the demo's failing schedule runs every 3 s, the exporter polls the
+  // schedules every 5 s, and a poll that lands before its first run or while a run is still
+  // IN_PROGRESS exports FAIL 0; the rule's min_over_time then stays 0 for 15 minutes (the rule
+  // reads an unfinished run as one that did not fail). Only allowed empty when that happened.
+  {
+    where: 'upstash-exporter.qstash / UpstashScheduleRunsFailing',
+    reason: 'a schedules poll saw the failing schedule with no finished run (before its first, or in progress)',
+    onlyWhen:
+      'min_over_time(upstash_qstash_schedule_last_run_messages{schedule_id="demo-partner-sync",state="FAIL"}[15m]) == 0',
+  },
   // Panels of rare events.
   {
     where: 'upstash-exporter-health / Series dropped by metric / A',
@@ -173,6 +201,19 @@ const MUST_BE_QUIET = [
   'UpstashProbeFailing',
   'UpstashProbeSlow',
 ];
+
+/** The vector selectors of an expression, as written (`name{matchers}`), each once. */
+function vectorSelectors(expr: string): string[] {
+  const selectors = new Set<string>();
+  parser.parse(expr).iterate({
+    enter(node) {
+      if (node.name !== 'VectorSelector') return;
+      selectors.add(expr.slice(node.from, node.to));
+      return false;
+    },
+  });
+  return [...selectors];
+}
 
 interface Notification {
   status: string;
@@ -234,6 +275,10 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
       rules: { content: rulesForTest() },
       job: JOB,
       target: new URL(demo.exporterUrl).host,
+      // The demo serves the emulator and its traffic from the exporter's process: on a busy
+      // machine a scrape can take over a second, and a scrape past its timeout marks every series
+      // stale until the next succeeds. Two seconds halve how often that happens.
+      scrapeSettings: { scrape_interval: `${SCRAPE_INTERVAL_S}s`, scrape_timeout: `${SCRAPE_INTERVAL_S}s` },
       alertmanagerConfig: {
         route: {
           receiver: 'webhook',
@@ -252,21 +297,108 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
     });
     prometheusUrl = stack.prometheusUrl;
     prometheusStartedAt = stack.startedAt;
-    await stack.waitForTargetUp(20_000);
-  }, 45_000);
+    await stack.waitForTargetUp(60_000);
+  }, 90_000);
 
   afterAll(async () => {
     await Promise.all([stack?.close(), demo?.stop('SIGINT')]);
     if (webhook) await new Promise<void>((resolve) => webhook!.close(() => resolve()));
   });
 
-  async function query(expr: string): Promise<QueryResult> {
+  async function query(expr: string, time?: number): Promise<QueryResult> {
     const response = await fetch(`${prometheusUrl}/api/v1/query`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ query: expr }).toString(),
+      body: new URLSearchParams({ query: expr, ...(time === undefined ? {} : { time: String(time) }) }).toString(),
     });
     return (await response.json()) as QueryResult;
+  }
+
+  /**
+   * The expression at every second from `from` to now (unix s): data at any of them counts. A
+   * scrape that fails (the demo answering after the scrape timeout on a busy machine) marks the
+   * series stale until the next one succeeds, so "now" alone can fall in such a gap.
+   */
+  async function queryRange(expr: string, from: number, to = Date.now() / 1000): Promise<QueryResult> {
+    const response = await fetch(`${prometheusUrl}/api/v1/query_range`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        query: expr,
+        start: String(from),
+        end: String(to),
+        step: '1',
+      }).toString(),
+    });
+    return (await response.json()) as QueryResult;
+  }
+
+  /** The demo's scrapes since Prometheus started: all, those that succeeded, and the time of the last that did (unix s). */
+  async function scrapes(): Promise<{
+    attempts: number;
+    succeeded: number;
+    firstUp: number | null;
+    lastUp: number | null;
+  }> {
+    const since = Math.ceil((Date.now() - prometheusStartedAt) / 1000) + 1;
+    const result = await query(`up{job="${JOB}"}[${since}s]`);
+    const values = ((result.data?.result ?? []) as { values: [number, string][] }[])[0]?.values ?? [];
+    const up = values.filter(([, value]) => value === '1');
+    return {
+      attempts: values.length,
+      succeeded: up.length,
+      firstUp: up[0]?.[0] ?? null,
+      lastUp: up.at(-1)?.[0] ?? null,
+    };
+  }
+
+  /** Waits until `done()`, SCRAPES_FOR_DATA successful scrapes, or HARD_DEADLINE_MS after Prometheus started. */
+  async function waitWhileScrapesLeft(done: () => Promise<boolean>): Promise<void> {
+    while (!(await done())) {
+      if ((await scrapes()).succeeded >= SCRAPES_FOR_DATA) return;
+      if (Date.now() - prometheusStartedAt > HARD_DEADLINE_MS) return;
+      await sleep(500);
+    }
+  }
+
+  async function scrapeSummary(): Promise<string> {
+    const { attempts, succeeded } = await scrapes();
+    return `${succeeded} of ${attempts} scrapes succeeded, ${((Date.now() - prometheusStartedAt) / 1000).toFixed(1)} s after Prometheus started`;
+  }
+
+  /**
+   * What each input of an empty expression held since Prometheus started: per selector, its series
+   * (labels that tell them apart) and their samples, so a failure names the missing or odd input.
+   */
+  async function explainEmpty(expression: ShippedExpression): Promise<string> {
+    const since = Math.ceil((Date.now() - prometheusStartedAt) / 1000);
+    const lines: string[] = [];
+    for (const selector of vectorSelectors(expression.query)) {
+      const result = await query(`${selector}[${since}s]`);
+      const series = (result.data?.result ?? []) as { metric: Record<string, string>; values: [number, string][] }[];
+      lines.push(`    ${selector}: ${result.status === 'success' ? `${series.length} series` : result.error}`);
+      for (const { metric, values } of series.slice(0, 6)) {
+        const { __name__: _name, job: _job, instance: _instance, ...labels } = metric;
+        const samples = values.map(([at, value]) => `${(at - prometheusStartedAt / 1000).toFixed(0)}s=${value}`);
+        lines.push(`      ${JSON.stringify(labels)} ${samples.slice(-25).join(' ')}`);
+      }
+    }
+    return lines.join('\n');
+  }
+
+  /** Each scrape of the demo since Prometheus started: up, and how long it took. */
+  async function scrapeHistory(): Promise<string> {
+    const since = Math.ceil((Date.now() - prometheusStartedAt) / 1000);
+    const lines: string[] = [];
+    for (const series of [`up{job="${JOB}"}`, `scrape_duration_seconds{job="${JOB}"}`]) {
+      const result = await query(`${series}[${since}s]`);
+      const values = ((result.data?.result ?? []) as { values: [number, string][] }[])[0]?.values ?? [];
+      const samples = values.map(
+        ([at, value]) => `${(at - prometheusStartedAt / 1000).toFixed(1)}s=${Number(value).toFixed(2)}`,
+      );
+      lines.push(`    ${series}: ${samples.join(' ')}`);
+    }
+    return lines.join('\n');
   }
 
   it('loads every shipped rule group', async () => {
@@ -282,7 +414,7 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
 
   it(
     'the delivery failure-ratio alert reaches the webhook through Alertmanager',
-    { timeout: DATA_DEADLINE_MS + 5_000 },
+    { timeout: HARD_DEADLINE_MS + 10_000 },
     async () => {
       const arrived = (): boolean =>
         notifications.some((notification) =>
@@ -293,27 +425,38 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
               alert.labels.destination === failingDestination,
           ),
         );
-      while (!arrived() && Date.now() - prometheusStartedAt < DATA_DEADLINE_MS) await sleep(250);
+      await waitWhileScrapesLeft(() => Promise.resolve(arrived()));
       const received = notifications.flatMap((notification) =>
         notification.alerts.map((alert) => `${alert.labels.alertname} ${alert.labels.destination ?? ''}`),
       );
-      expect(arrived(), `webhook received: ${JSON.stringify(received)}`).toBe(true);
-      const alert = notifications.flatMap((n) => n.alerts).find((a) => a.labels.alertname === FAILURE_ALERT)!;
+      expect(arrived(), `webhook received: ${JSON.stringify(received)}; ${await scrapeSummary()}`).toBe(true);
+      // This destination's: another one's may come first (see below).
+      const alert = notifications
+        .flatMap((n) => n.alerts)
+        .find((a) => a.labels.alertname === FAILURE_ALERT && a.labels.destination === failingDestination)!;
       expect(alert.labels.severity).toBe('warning');
       expect(alert.labels.job).toBe(JOB);
       expect(alert.annotations.summary).toContain(failingDestination);
       expect(alert.annotations.runbook_url).toMatch(/runbooks\.md#upstashdeliveryfailureratiohigh$/);
-      // Only the failing destination crosses 10%: the flaky one fails ~0.01% of messages after retries.
+      // Only the failing destination crosses 10%: the flaky one fails ~0.01% of messages after
+      // retries. The slow one answers near the 2 s delivery timeout on purpose: on a busy machine
+      // some of its answers pass it and fail (seen: 22% at a load average of 26 on 2 cores).
+      const slowDestination = /slow http:\/\/(\S+)/.exec(demo!.stdout())?.[1];
       const others = notifications
         .flatMap((n) => n.alerts)
-        .filter((a) => a.labels.alertname === FAILURE_ALERT && a.labels.destination !== failingDestination);
-      expect(others).toEqual([]);
+        .filter((a) => a.labels.alertname === FAILURE_ALERT)
+        .filter((a) => a.labels.destination !== failingDestination && a.labels.destination !== slowDestination);
+      const destinations = /destinations: .*/.exec(demo!.stdout())?.[0] ?? '';
+      expect(
+        others.map((a) => a.annotations.summary),
+        destinations,
+      ).toEqual([]);
     },
   );
 
   it(
     'every dashboard and rule expression evaluates, with data wherever the demo produces it',
-    { timeout: DATA_DEADLINE_MS + 10_000 },
+    { timeout: HARD_DEADLINE_MS + 30_000 },
     async () => {
       const expressions: ShippedExpression[] = allExpressions(INTERVALS);
       expect(expressions.filter((e) => e.origin === 'dashboard').length).toBeGreaterThan(50);
@@ -322,36 +465,75 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
       expect(stale, 'MAY_BE_EMPTY entries that match no shipped expression').toEqual([]);
 
       const errors: string[] = [];
-      let waiting = expressions.filter((e) => allowedEmpty(e) === undefined);
-      for (;;) {
+      // An expression allowed empty in a named case is, once that case shows in Prometheus.
+      const excusedEmpty: string[] = [];
+      const excused = async (expression: ShippedExpression): Promise<boolean> => {
+        const onlyWhen = allowedEmpty(expression)?.onlyWhen;
+        if (onlyWhen === undefined || ((await query(onlyWhen)).data?.result.length ?? 0) === 0) return false;
+        excusedEmpty.push(expression.where);
+        return true;
+      };
+      // Every expression but the allowed-empty ones (and those allowed only in a named case) is
+      // waited for: data at any second since the last pass counts.
+      let waiting = expressions.filter((e) => allowedEmpty(e)?.onlyWhen !== undefined || allowedEmpty(e) === undefined);
+      let from = prometheusStartedAt / 1000;
+      await waitWhileScrapesLeft(async () => {
+        const passStart = Date.now() / 1000;
         const still: ShippedExpression[] = [];
         for (const expression of waiting) {
-          const result = await query(expression.query);
+          const result = await queryRange(expression.query, from);
           if (result.status !== 'success')
             errors.push(`${expression.where}: ${result.error ?? result.status}\n    ${expression.query}`);
-          else if ((result.data?.result.length ?? 0) === 0) still.push(expression);
+          else if ((result.data?.result.length ?? 0) === 0 && !(await excused(expression))) still.push(expression);
         }
         waiting = still;
-        if (errors.length > 0 || waiting.length === 0 || Date.now() - prometheusStartedAt > DATA_DEADLINE_MS) break;
-        await sleep(1_000);
-      }
+        // The next pass looks again from a little before this one started: no second is skipped.
+        from = passStart - 2;
+        return errors.length > 0 || waiting.length === 0;
+      });
       console.info(
-        `e2e-prometheus: ${expressions.length} expressions; all with data ${((Date.now() - prometheusStartedAt) / 1000).toFixed(1)} s after Prometheus started`,
+        `e2e-prometheus: ${expressions.length} expressions, ${waiting.length} still empty, with ${await scrapeSummary()}`,
       );
       expect(errors, 'expressions Prometheus refused').toEqual([]);
+      if (excusedEmpty.length > 0) console.info(`e2e-prometheus: empty, and allowed to be: ${excusedEmpty.join(', ')}`);
+      if (waiting.length > 0) console.error(`e2e-prometheus: the scrapes so far\n${await scrapeHistory()}`);
+      for (const expression of waiting)
+        console.error(`e2e-prometheus: still empty: ${expression.where}\n${await explainEmpty(expression)}`);
       expect(
         waiting.map((e) => `${e.where}: ${e.query}`),
-        `expressions still empty ${DATA_DEADLINE_MS / 1000} s after Prometheus started`,
+        `expressions still empty with ${await scrapeSummary()}`,
       ).toEqual([]);
 
-      // The allowed-empty ones must evaluate too; the exporter-health alerts must be quiet.
+      // The allowed-empty ones must evaluate too.
       for (const expression of expressions.filter((e) => allowedEmpty(e) !== undefined)) {
         const result = await query(expression.query);
         expect(result.status, `${expression.where}: ${result.error ?? ''}`).toBe('success');
-        const alert = expression.where.split(' / ')[1] ?? '';
-        if (MUST_BE_QUIET.includes(alert)) {
-          expect(result.data?.result, `${expression.where} fires in a healthy demo`).toEqual([]);
-        }
+      }
+      // The exporter-health alerts must be quiet: none of their series holds through the
+      // QUIET_WINDOW_S seconds up to the last scrape that succeeded (waited for; all the time
+      // since the first, when the deadline comes sooner), as it would have to for the alert to
+      // fire with a `for` that long. Not at one instant: after a scrape that failed, up is
+      // 0 (UpstashExporterDown's expression) until the next succeeds, and a demo starved of CPU
+      // polls late (UpstashCollectorDataStale, at three poll intervals of 2 s): the machine's load,
+      // which the shipped `for` durations (5 m and more) absorb, not the demo's health.
+      await waitWhileScrapesLeft(async () => {
+        const { firstUp, lastUp } = await scrapes();
+        return firstUp !== null && lastUp !== null && lastUp - firstUp >= QUIET_WINDOW_S;
+      });
+      const { firstUp, lastUp } = await scrapes();
+      expect(lastUp, 'a scrape of the demo succeeded').not.toBeNull();
+      const window = { start: Math.max(lastUp! - QUIET_WINDOW_S, firstUp!), end: lastUp! };
+      const steps = Math.floor(window.end - window.start) + 1;
+      for (const expression of expressions.filter((e) => MUST_BE_QUIET.includes(e.where.split(' / ')[1] ?? ''))) {
+        const result = await queryRange(expression.query, window.start, window.end);
+        expect(result.status, `${expression.where}: ${result.error ?? ''}`).toBe('success');
+        const held = ((result.data?.result ?? []) as { metric: Record<string, string>; values: unknown[] }[]).filter(
+          (series) => series.values.length >= steps,
+        );
+        expect(
+          held.map((series) => series.metric),
+          `${expression.where} holds through the ${steps} s up to the last scrape in a healthy demo`,
+        ).toEqual([]);
       }
     },
   );

@@ -137,6 +137,8 @@ export class LogsCollector extends WalkCollector<'logs', LogsState> {
         slices: report.slicesCompleted,
         late: report.late,
         stopped: report.stopped,
+        chains: report.chains,
+        requestMs: report.requestMs === null ? null : Math.ceil(report.requestMs),
         watermark: new Date(position.watermark).toISOString(),
       },
       'logs walked',

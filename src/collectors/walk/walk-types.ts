@@ -101,6 +101,10 @@ export interface CycleReport {
   /** Why the cycle stopped before the frontier, if it did ('time': the next poll is due). */
   stopped: 'budget' | 'time' | 'stalled' | null;
   gaps: GapReport[];
+  /** Cursor chains the cycle walked at once, at most (slice-plan.ts, chainsWorthWalking). */
+  chains: number;
+  /** The smoothed request time the chains were chosen on, ms (null: no request timed yet). */
+  requestMs: number | null;
 }
 
 export interface WalkerHooks {

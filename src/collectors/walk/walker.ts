@@ -144,12 +144,20 @@ export class LogWalker {
    * Up to `maxParallelSlices` slices are walked at once when the range holds that many.
    */
   async cycle(signal: AbortSignal, deadline: number | null = null): Promise<CycleReport> {
-    const report: CycleReport = { pages: 0, slicesCompleted: 0, late: 0, stopped: null, gaps: [] };
     const upstreamNow = await this.#guardWatermark(signal);
     const startedAt = this.#now();
     this.#clock.begin(startedAt, this.#rateLimit.facts().held, deadline);
     this.#cycleBasis = this.position.watermark;
     const parallel = this.#chainsWorthWalking();
+    const report: CycleReport = {
+      pages: 0,
+      slicesCompleted: 0,
+      late: 0,
+      stopped: null,
+      gaps: [],
+      chains: parallel,
+      requestMs: this.#clock.requestMs,
+    };
     this.#reader.parallel = parallel;
     const frontier = upstreamNow - this.#settings.ingestionDelayMs;
     this.#cycleFrontier = frontier;
