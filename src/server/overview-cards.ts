@@ -235,7 +235,7 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
     const rows = q.largest
       .map(
         (l) =>
-          `<tr><td>${escapeHtml(l.queue)}${l.paused ? ' <span class="warn">(paused)</span>' : ''}</td><td data-figure="queues.backlog" data-queue="${escapeHtml(l.queue)}" data-value="${l.backlog}" data-metric="${m.queueLag}">${formatNumber(l.backlog)}</td></tr>`,
+          `<tr><td>${escapeHtml(l.queue)}${regionNote(l.region, q.regions)}${l.paused ? ' <span class="warn">(paused)</span>' : ''}</td><td data-figure="queues.backlog" data-queue="${escapeHtml(l.queue)}"${regionAttribute(l.region)} data-value="${l.backlog}" data-metric="${m.queueLag}">${formatNumber(l.backlog)}</td></tr>`,
       )
       .join('');
     cards.push(
@@ -291,12 +291,13 @@ export function renderOverview(o: Overview, statuses: readonly CollectorStatus[]
 
   // The probe is an active check, off by default: its card shows only where it is enabled.
   if (o.probe !== null) {
-    const cell = (id: string, value: number, text: string, metric: string, tone?: Figure['tone']): string =>
-      `<td data-figure="${escapeHtml(id)}" data-value="${value}" data-metric="${metric}"${tone === undefined ? '' : ` class="${tone}"`}>${escapeHtml(text)}</td>`;
+    const regions = new Set(o.probe.map((p) => p.region)).size;
     const rows = o.probe.map((p) => {
       const last = p.lastSuccessSeconds;
+      const cell = (id: string, value: number, text: string, metric: string, tone?: Figure['tone']): string =>
+        `<td data-figure="${escapeHtml(id)}"${regionAttribute(p.region)} data-value="${value}" data-metric="${metric}"${tone === undefined ? '' : ` class="${tone}"`}>${escapeHtml(text)}</td>`;
       return (
-        `<tr><th scope="row">${escapeHtml(p.kind)}</th>` +
+        `<tr><th scope="row">${escapeHtml(p.kind)}${regionNote(p.region, regions)}</th>` +
         cell(
           `probe.${p.kind}.success`,
           p.success ? 1 : 0,
@@ -343,4 +344,14 @@ ${o.plots
   .join('\n')}
 </div>
 </section>`;
+}
+
+/** The region beside a row's name, where the rows come from more than one region. */
+function regionNote(region: string | null, regions: number): string {
+  return region === null || regions < 2 ? '' : ` <span class="muted">${escapeHtml(region)}</span>`;
+}
+
+/** The region of a figure, for a reader setting it beside /metrics. */
+function regionAttribute(region: string | null): string {
+  return region === null ? '' : ` data-region="${escapeHtml(region)}"`;
 }

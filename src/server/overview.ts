@@ -142,14 +142,27 @@ export interface Overview {
     region: string | null;
   } | null;
   dlq: { size: number; oldestTimestampSeconds: number | null } | null;
-  queues: { count: number; largest: { queue: string; backlog: number; paused: boolean }[] } | null;
+  /** Each queue row is one region's queue (region null without QStash regions); `regions`: how many hold queues. */
+  queues: {
+    count: number;
+    regions: number;
+    largest: { queue: string; region: string | null; backlog: number; paused: boolean }[];
+  } | null;
   workflows: {
     inProgress: number | null;
     oldestRunAgeSeconds: number | null;
     failedTotal: number | null;
     failed: WindowedCount | null;
   } | null;
-  probe: { kind: string; success: boolean; lastSuccessSeconds: number | null; deliverySeconds: number | null }[] | null;
+  probe:
+    | {
+        kind: string;
+        region: string | null;
+        success: boolean;
+        lastSuccessSeconds: number | null;
+        deliverySeconds: number | null;
+      }[]
+    | null;
   /** Redis databases: how many, how many not active, billed this month (USD, all databases). */
   redis: { databases: number; notActive: number; monthlyBillingUsd: number } | null;
   plots: Plot[];
@@ -276,18 +289,24 @@ export async function readOverview(
       : { size: dlqSize, oldestTimestampSeconds: oldest.length === 0 ? null : Math.min(...oldest) };
 
   const lags = got[m.queueLag];
-  const paused = new Set((got[m.queuePaused] ?? []).filter((s) => s.value === 1).map((s) => String(s.labels.queue)));
+  // A queue is named within its region: "invoices" of one region is not the other's.
+  const regionOf = (s: Sample): string | null =>
+    s.labels.qstash_region === undefined ? null : String(s.labels.qstash_region);
+  const queueKey = (s: Sample): string => `${regionOf(s) ?? ''}\u0000${String(s.labels.queue)}`;
+  const paused = new Set((got[m.queuePaused] ?? []).filter((s) => s.value === 1).map(queueKey));
   const queues =
     lags === null || lags === undefined
       ? null
       : {
           count: lags.length,
+          regions: new Set(lags.map(regionOf)).size,
           largest: lags
             .filter((s) => s.value > 0)
             .map((s) => ({
               queue: String(s.labels.queue),
+              region: regionOf(s),
               backlog: s.value,
-              paused: paused.has(String(s.labels.queue)),
+              paused: paused.has(queueKey(s)),
             }))
             .sort((a, b) => b.backlog - a.backlog || a.queue.localeCompare(b.queue))
             .slice(0, LARGEST_QUEUES),
@@ -308,19 +327,22 @@ export async function readOverview(
   const success = got[m.probeSuccess] ?? null;
   const lastSuccess = got[m.probeLastSuccess] ?? [];
   const duration = got[m.probeDeliveryDuration] ?? [];
-  const byKind = (samples: readonly Sample[], kind: string): number | null =>
-    samples.find((s) => s.labels.kind === kind)?.value ?? null;
+  // One probe per kind and region: each row's figures are its own region's.
   const probe =
     success === null
       ? null
       : success.map((s) => {
           const kind = String(s.labels.kind);
-          const last = byKind(lastSuccess, kind);
+          const region = regionOf(s);
+          const own = (samples: readonly Sample[]): number | null =>
+            samples.find((o) => o.labels.kind === kind && regionOf(o) === region)?.value ?? null;
+          const last = own(lastSuccess);
           return {
             kind,
+            region,
             success: s.value === 1,
             lastSuccessSeconds: last === null || last <= 0 ? null : last,
-            deliverySeconds: byKind(duration, kind),
+            deliverySeconds: own(duration),
           };
         });
 

@@ -54,6 +54,7 @@ interface DomFigure {
   value: string | undefined;
   metric: string | undefined;
   queue: string | undefined;
+  region: string | undefined;
   text: string;
 }
 
@@ -68,6 +69,7 @@ function figuresOf(dom: string): DomFigure[] {
       value: attr('data-value'),
       metric: attr('data-metric'),
       queue: attr('data-queue'),
+      region: attr('data-region'),
       text: match[3]!,
     });
   }
@@ -97,10 +99,10 @@ function total(
 /** What /metrics says each figure should be (undefined: no such series). */
 function expected(all: Map<string, Family>, figure: DomFigure): number | undefined {
   const state = (s: string) => (l: Record<string, string>) => l.state === s;
-  // The daily card and the probe's figures are the first region's (the demo's eu-central-1);
-  // deliveries, DLQ and workflows add the regions up.
-  const firstRegionOnly = /^(daily|probe)\./.test(figure.id);
-  const families = firstRegionOnly ? inRegion(all, 'eu-central-1') : all;
+  // The daily card is the first region's (the demo's eu-central-1); a queue row and a probe row
+  // are the region they name (data-region); deliveries, DLQ and workflows add the regions up.
+  const region = figure.region ?? (/^daily\./.test(figure.id) ? 'eu-central-1' : undefined);
+  const families = region === undefined ? all : inRegion(all, region);
   const kind = /^probe\.(\w+)\./.exec(figure.id)?.[1];
   switch (figure.id) {
     case 'deliveries.delivered':

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { setRegistryLabels } from '../../src/metrics/default-labels.js';
 import { SampleRing } from '../../src/metrics/ring-buffer.js';
 import { startServer, type ExporterView } from '../../src/server/index.js';
 import { LANDING_CSP, renderLanding } from '../../src/server/landing.js';
@@ -156,12 +157,13 @@ describe('readOverview', () => {
     const o = await readOverview(sources, null, 2_000_000);
     expect(o.queues).toEqual({
       count: 7,
+      regions: 1,
       largest: [
-        { queue: 'q2', backlog: 50, paused: true },
-        { queue: 'q4', backlog: 9, paused: false },
-        { queue: 'q1', backlog: 5, paused: false },
-        { queue: 'q7', backlog: 3, paused: false },
-        { queue: 'q6', backlog: 2, paused: false },
+        { queue: 'q2', region: null, backlog: 50, paused: true },
+        { queue: 'q4', region: null, backlog: 9, paused: false },
+        { queue: 'q1', region: null, backlog: 5, paused: false },
+        { queue: 'q7', region: null, backlog: 3, paused: false },
+        { queue: 'q6', region: null, backlog: 2, paused: false },
       ],
     });
     expect(o.dlq).toEqual({ size: 7, oldestTimestampSeconds: 900 });
@@ -173,6 +175,65 @@ describe('readOverview', () => {
     expect(html).not.toContain('Canary probe');
     expect(html).toMatch(/data-figure="queues.backlog" data-queue="q2" data-value="50"/);
     expect(html).toContain('paused');
+  });
+});
+
+describe('the overview with two QStash regions', () => {
+  /** One region's queues and probe, in that region's registries as the exporter labels them. */
+  function region(name: string, queues: Record<string, [backlog: number, paused: boolean]>, lastProbe: number) {
+    const registry = new Registry();
+    setRegistryLabels(registry, { qstash_region: name });
+    const lag = new Gauge({
+      name: 'upstash_qstash_queue_lag',
+      help: 'h',
+      labelNames: ['queue'],
+      registers: [registry],
+    });
+    const paused = new Gauge({
+      name: 'upstash_qstash_queue_paused',
+      help: 'h',
+      labelNames: ['queue'],
+      registers: [registry],
+    });
+    for (const [queue, [backlog, isPaused]] of Object.entries(queues)) {
+      lag.set({ queue }, backlog);
+      paused.set({ queue }, isPaused ? 1 : 0);
+    }
+    const probe = new Registry();
+    setRegistryLabels(probe, { qstash_region: name });
+    const labelNames = ['kind'] as const;
+    new Gauge({ name: 'upstash_probe_success', help: 'h', labelNames, registers: [probe] }).set({ kind: 'message' }, 1);
+    new Gauge({ name: 'upstash_probe_last_success_timestamp_seconds', help: 'h', labelNames, registers: [probe] }).set(
+      { kind: 'message' },
+      lastProbe,
+    );
+    return [{ registry }, { registry: probe }];
+  }
+
+  it('names each queue and probe row by its region, and a queue paused in one region only there', async () => {
+    const sources = [
+      ...region('eu-central-1', { invoices: [12, true], orders: [2, false] }, 1_990),
+      ...region('us-east-1', { invoices: [6, false] }, 1_500),
+    ];
+    const o = await readOverview(sources, null, 2_000_000);
+    expect(o.queues).toEqual({
+      count: 3,
+      regions: 2,
+      largest: [
+        { queue: 'invoices', region: 'eu-central-1', backlog: 12, paused: true },
+        { queue: 'invoices', region: 'us-east-1', backlog: 6, paused: false },
+        { queue: 'orders', region: 'eu-central-1', backlog: 2, paused: false },
+      ],
+    });
+    // Each probe row reads its own region's last success, not the first one found.
+    expect(o.probe?.map((p) => [p.region, p.lastSuccessSeconds])).toEqual([
+      ['eu-central-1', 1_990],
+      ['us-east-1', 1_500],
+    ]);
+    const html = renderLanding({ version: '1', statuses: [], ready: true, now: 2_000_000, overview: o });
+    expect(html).toContain('invoices <span class="muted">us-east-1</span></td>');
+    expect(html).toMatch(/data-queue="invoices" data-region="us-east-1" data-value="6"/);
+    expect(html).toMatch(/data-figure="probe.message.last_success" data-region="us-east-1" data-value="1500"/);
   });
 });
 
@@ -216,7 +277,7 @@ function zeroOverview(): Overview {
       region: null,
     },
     dlq: { size: 0, oldestTimestampSeconds: null },
-    queues: { count: 0, largest: [] },
+    queues: { count: 0, regions: 0, largest: [] },
     workflows: { inProgress: 0, oldestRunAgeSeconds: null, failedTotal: 0, failed: zero },
     probe: null,
     redis: null,
