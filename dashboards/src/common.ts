@@ -527,7 +527,10 @@ export function booleanMapping(yes: string, no: string, yesColor = 'green', noCo
   ];
 }
 
-/** A table column of the share of a plan limit used (0..1), coloured by the quota alerts' thresholds. */
-export function limitUsedColumn(title: string): TableColumn {
-  return { title, unit: 'percentunit', thresholds: QUOTA_THRESHOLDS, colored: true };
+/**
+ * A table column of the share of a plan limit used (0..1), coloured by the quota alerts' thresholds
+ * unless the limit has alerts of its own (`alertThresholds(...)`).
+ */
+export function limitUsedColumn(title: string, thresholds: ThresholdStep[] = QUOTA_THRESHOLDS): TableColumn {
+  return { title, unit: 'percentunit', thresholds, colored: true };
 }

@@ -2,10 +2,12 @@
 // latency, hit ratio, connections and billing (collector redis, deploy/rules/upstash-redis.rules.yml).
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import {
-  QUOTA_THRESHOLDS,
   accountSel,
+  alertThresholds,
+  alertValue,
   labelVariable,
   limitUsedColumn,
+  percent,
   row,
   table,
   timeseries,
@@ -25,24 +27,32 @@ const perDatabase = (expr: string): string => `max by (job, instance, database_i
 
 /**
  * The limits of a database's plan it uses a share of (0..1, the recording rules of
- * deploy/rules/upstash-redis.rules.yml), with the column that shows each in the Databases table.
+ * deploy/rules/upstash-redis.rules.yml), with the column that shows each in the Databases table
+ * and the alert on it, whose constant colours the column and the panel.
  */
 const LIMITS_USED = [
-  { ratio: 'upstash_redis:storage:ratio', column: 'Storage used' },
-  { ratio: 'upstash_redis:connections:ratio', column: 'Connections used' },
-  { ratio: 'upstash_redis:commands_per_second:ratio', column: 'Commands/s used' },
-  { ratio: 'upstash_redis:monthly_billing:budget_ratio', column: 'Budget used' },
+  { ratio: 'upstash_redis:storage:ratio', column: 'Storage used', alert: 'UpstashRedisStorageNearDiskThreshold' },
+  { ratio: 'upstash_redis:connections:ratio', column: 'Connections used', alert: 'UpstashRedisConnectionsNearMax' },
+  {
+    ratio: 'upstash_redis:commands_per_second:ratio',
+    column: 'Commands/s used',
+    alert: 'UpstashRedisCommandsNearMax',
+  },
+  { ratio: 'upstash_redis:monthly_billing:budget_ratio', column: 'Budget used', alert: 'UpstashRedisSpendNearBudget' },
 ] as const;
 
-/** A share of one limit over time, per database, with the quota thresholds drawn. */
-function limitUsedPanel(title: string, description: string, ratio: (typeof LIMITS_USED)[number]['ratio']) {
+type LimitUsed = (typeof LIMITS_USED)[number];
+
+/** A share of one limit over time, per database, coloured from the limit's alert constant. */
+function limitUsedPanel(title: string, description: (alertAbove: string) => string, ratio: LimitUsed['ratio']) {
+  const { alert } = LIMITS_USED.find((limit) => limit.ratio === ratio)!;
   return timeseries({
     title,
-    description,
+    description: description(`${alert} above ${percent(alertValue(alert))}`),
     queries: [{ expr: `${ratio}${DB()}`, legend: '{{database_id}}' }],
     unit: 'percentunit',
     min: 0,
-    thresholds: QUOTA_THRESHOLDS,
+    thresholds: alertThresholds(alert),
     thresholdLines: true,
   });
 }
@@ -68,9 +78,9 @@ export function redisDashboard(): Dashboard {
             expr: `max by (job, instance, database_id, name, plan, state, cloud_region) (upstash_redis_database_info${DB()})`,
             column: null,
           },
-          ...LIMITS_USED.map(({ ratio, column }) => ({
+          ...LIMITS_USED.map(({ ratio, column, alert }) => ({
             expr: perDatabase(`${ratio}${DB()}`),
-            column: limitUsedColumn(column),
+            column: limitUsedColumn(column, alertThresholds(alert)),
           })),
           {
             expr: perDatabase(`upstash_redis_database_monthly_billing_usd${DB()}`),
@@ -85,14 +95,14 @@ export function redisDashboard(): Dashboard {
     .withPanel(
       limitUsedPanel(
         'Storage / disk threshold',
-        'Data stored against the plan disk threshold; the UpstashRedisStorageNearDiskThreshold alert fires above 90%.',
+        (alertAbove) => `Data stored against the plan disk threshold; alert ${alertAbove}.`,
         'upstash_redis:storage:ratio',
       ),
     )
     .withPanel(
       limitUsedPanel(
         'Commands per second / maximum',
-        'Throughput against the plan maximum commands per second (UpstashRedisCommandsNearMax above 90%).',
+        (alertAbove) => `Throughput against the plan maximum commands per second (alert ${alertAbove}).`,
         'upstash_redis:commands_per_second:ratio',
       ),
     )
@@ -174,12 +184,14 @@ export function redisDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Stats age',
-        description: 'Age of the newest complete stats point; UpstashRedisStatsStale fires above 15 minutes.',
+        description: `Age of the newest complete stats point; alert UpstashRedisStatsStale above ${alertValue('UpstashRedisStatsStale') / 60} minutes.`,
         queries: [
           { expr: `time() - upstash_redis_database_stats_point_timestamp_seconds${DB()}`, legend: '{{database_id}}' },
         ],
         unit: 's',
         min: 0,
+        thresholds: alertThresholds('UpstashRedisStatsStale'),
+        thresholdLines: true,
       }),
     )
     .build();

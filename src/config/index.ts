@@ -30,3 +30,4 @@ export {
   type SettingSpec,
 } from './settings.js';
 export { knownFlags } from './sources.js';
+export { probeRegionUrl, probeWorkflowUrl } from './probe-urls.js';

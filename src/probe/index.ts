@@ -3,7 +3,7 @@
 import type { Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { DeliveryClient } from '../api/delivery.js';
-import type { ExporterConfig, QStashRegionConfig } from '../config/index.js';
+import { probeRegionUrl, type ExporterConfig, type QStashRegionConfig } from '../config/index.js';
 
 import { setRegistryLabels } from '../metrics/default-labels.js';
 import type { Logger } from '../logging/index.js';
@@ -46,8 +46,7 @@ export function createProbe(config: ExporterConfig, deps: ProbeDeps): ProbeHandl
   const { probe: settings, qstash } = config;
   const { region } = deps;
   if (settings.receiverUrl === null) throw new Error('createProbe needs probe.receiverUrl');
-  const own = (url: string): string =>
-    deps.routePerRegion === true ? `${url.replace(/\/+$/, '')}/${region.name}` : url;
+  const own = (url: string): string => probeRegionUrl(url, region.name, deps.routePerRegion === true);
   const receiverPath = own(settings.receiverPath);
   const targets: ProbeTarget[] = [{ kind: 'message', url: own(settings.receiverUrl) }];
   if (settings.workflowUrl !== null) targets.push({ kind: 'workflow', url: own(settings.workflowUrl) });

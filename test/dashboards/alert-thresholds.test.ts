@@ -57,6 +57,16 @@ const PAIRS: Pair[] = [
   { dashboard: 'upstash-workflows', panel: 'Run failure ratio (5m)', alert: 'UpstashWorkflowFailureRatioHigh' },
   { dashboard: 'upstash-workflows', panel: 'Oldest run in progress', alert: 'UpstashWorkflowRunsStuck' },
   { dashboard: 'upstash-workflows', panel: 'Queue wait', alert: 'UpstashQueueWaitHigh' },
+  {
+    dashboard: 'upstash-redis',
+    panel: 'Storage / disk threshold',
+    alert: 'UpstashRedisStorageNearDiskThreshold',
+  },
+  { dashboard: 'upstash-redis', panel: 'Commands per second / maximum', alert: 'UpstashRedisCommandsNearMax' },
+  { dashboard: 'upstash-redis', panel: 'Stats age', alert: 'UpstashRedisStatsStale' },
+  { dashboard: 'upstash-redis', panel: 'Databases', alert: 'UpstashRedisStorageNearDiskThreshold' },
+  { dashboard: 'upstash-redis', panel: 'Databases', alert: 'UpstashRedisConnectionsNearMax' },
+  { dashboard: 'upstash-redis', panel: 'Databases', alert: 'UpstashRedisSpendNearBudget' },
 ];
 
 /** Panels (`<dashboard> | <panel> | <alert>`) naming an alert whose values are not on its scale, with the reason. */
@@ -78,11 +88,6 @@ const NOT_ON_THE_ALERT_SCALE: Record<string, string> = {
   'upstash-exporter-health | Log gaps | UpstashLogGapsDetected': 'any gap is the alert: no threshold above 0',
   'upstash-exporter-health | Remediation webhooks | UpstashRemediationWebhookUnauthorized':
     'the alert counts refusals over 10 minutes; the panel draws rates of every result',
-  // dashboards/src/redis.ts belongs to another change of this session (issue 36's Redis house);
-  // its panels still use the quota colours (80%, 95%) while the Redis alerts are at 90%: to pair.
-  'upstash-redis | Storage / disk threshold | UpstashRedisStorageNearDiskThreshold': 'not paired yet (redis.ts)',
-  'upstash-redis | Commands per second / maximum | UpstashRedisCommandsNearMax': 'not paired yet (redis.ts)',
-  'upstash-redis | Stats age | UpstashRedisStatsStale': 'not paired yet (redis.ts)',
 };
 
 const COLORS: Record<string, string> = { warning: 'orange', critical: 'red', info: 'yellow' };

@@ -45,6 +45,8 @@ export interface WorkflowsCollectorOptions extends WalkCollectorOptions {
   /** The QStash region whose part of the state file is this collector's (absent: the file's top level). */
   stateRegion?: string | undefined;
   availability?: EndpointAvailabilityGauge;
+  /** The canary probe's workflow URL as it triggers it (null/absent: no probe): its runs are not counted. */
+  probeWorkflowUrl?: string | null;
 }
 
 /** The walk's source: pages of runs, each run an entry at its creation time. */
@@ -102,7 +104,7 @@ export class WorkflowsCollector extends WalkCollector<'workflows', WorkflowsStat
   constructor(options: WorkflowsCollectorOptions) {
     super('workflows', options);
     this.#client = options.client;
-    this.#counter = new RunCounter(this.registry);
+    this.#counter = new RunCounter(this.registry, options.probeWorkflowUrl ?? null);
     this.#runs = new OptionalEndpoint({
       collector: 'workflows',
       endpoint: 'GET /v2/workflows/events|logs',

@@ -12,7 +12,7 @@ export const WORKFLOW_FAMILIES = {
     type: 'counter',
     labelNames: ['state'],
     meaning:
-      'Workflow runs by state: each run counts once as started and once in the state it ended in (success, failed, canceled; other names bounded).',
+      "Workflow runs by state: each run counts once as started and once in the state it ended in (success, failed, canceled; other names bounded). The canary probe's runs (to its workflow URL, while the probe is on) are left out: the probe reports them in upstash_probe_*.",
     source: `workflowState of the ${RUNS}`,
   },
   steps: {
@@ -20,14 +20,14 @@ export const WORKFLOW_FAMILIES = {
     type: 'counter',
     labelNames: ['state', 'step_type'],
     meaning:
-      'Workflow steps by state and type, each once: in its first final state (success, failed, canceled), or in the state it had when its run ended.',
+      "Workflow steps by state and type, each once: in its first final state (success, failed, canceled), or in the state it had when its run ended. The canary probe's runs are left out, as in upstash_workflow_runs_total.",
     source: `state and stepType of the steps of the ${RUNS}`,
   },
   runDuration: {
     name: 'upstash_workflow_run_duration_seconds',
     type: 'histogram',
     labelNames: ['state'],
-    meaning: "Time from a workflow run's creation to its end, by the state it ended in.",
+    meaning: "Time from a workflow run's creation to its end, by the state it ended in (not the canary probe's runs).",
     source: `workflowRunCreatedAt to workflowRunCompletedAt of the ${RUNS}`,
   },
   stepDuration: {
@@ -42,7 +42,7 @@ export const WORKFLOW_FAMILIES = {
     name: 'upstash_workflow_runs_in_progress',
     type: 'gauge',
     labelNames: [],
-    meaning: 'Workflow runs seen started and not yet ended (followed until they end)',
+    meaning: "Workflow runs seen started and not yet ended (followed until they end; not the canary probe's)",
     source: WALK,
   },
   oldestRunAge: {

@@ -1,5 +1,5 @@
 // Factory of the workflows collector for the collector list (src/collectors/index.ts).
-import type { ExporterConfig } from '../../config/index.js';
+import { probeWorkflowUrl, type ExporterConfig } from '../../config/index.js';
 import { upstreamIdentity } from '../../state/index.js';
 import { qstashRegionOf, type Collector, type CollectorDeps } from '../collector.js';
 import { WorkflowsCollector } from './collector.js';
@@ -20,6 +20,7 @@ export function createWorkflowsCollector(config: ExporterConfig, deps: Collector
     stateRegion: deps.region?.name,
     logger: deps.logger.child({ collector: 'workflows', ...(deps.region ? { qstash_region: deps.region.name } : {}) }),
     availability: deps.selfMetrics.endpointAvailable,
+    probeWorkflowUrl: probeWorkflowUrl(config, region.name),
     ...(deps.now
       ? { now: deps.now }
       : schedule

@@ -86,7 +86,15 @@ export class RunCounter implements WalkCounter {
   lastEventTime = 0;
   evictions = 0;
 
-  constructor(registry: Registry) {
+  /**
+   * @param probeWorkflowUrl the canary probe's workflow URL (null: no probe): its runs are walked
+   *   but neither counted nor followed, so the probe's failures stay out of the users' workflow SLI
+   *   (the probe reports itself in `upstash_probe_*`).
+   */
+  constructor(
+    registry: Registry,
+    readonly probeWorkflowUrl: string | null = null,
+  ) {
     const F = WORKFLOW_FAMILIES;
     this.runs = new CounterFamily({ ...metricOptions(F.runs), registry });
     this.steps = new CounterFamily({ ...metricOptions(F.steps), registry });
@@ -130,6 +138,10 @@ export class RunCounter implements WalkCounter {
   /** Counts what is new in a run: its start (first sight), steps, its end. */
   apply(run: WorkflowRun, firstSight: boolean): void {
     const key = runKey(run);
+    if (this.probeWorkflowUrl !== null && run.workflowUrl === this.probeWorkflowUrl) {
+      this.following.delete(key); // followed before the probe was configured
+      return;
+    }
     let followed = this.following.get(key);
     if (!firstSight && followed === undefined) return;
     if (firstSight) this.#count(this.runs.series({ state: this.#states.of(stateLabel(RUN_STARTED)) }));
