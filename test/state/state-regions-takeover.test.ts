@@ -10,8 +10,10 @@
 //   workflows checkpoints into the one file side by side lose none of each other's; a region taken
 //   out of the configuration keeps its part byte for byte, is said once in the log, and resumes
 //   where it was when it is watched again.
-// Main's build is `/work/main/dist/cli.js`, or MAIN_EXPORTER_CLI; without it the first two are
-// skipped, saying so. This build's is dist/cli.js (`npm run build`).
+// The previous build is f40a6c0's (the last single-file-per-region layout; with one region it
+// writes the file as the single-region main did), built from this checkout's history by
+// test/support/previous-build.ts, or MAIN_EXPORTER_CLI. Without the history (a shallow clone)
+// the first two are skipped, saying why. This build's is dist/cli.js (`npm run build`).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,8 +34,11 @@ import {
 import { spawnExporter } from '../support/exporter-child.js';
 import { captureLogger, parseExposition, type Family } from '../support/exporter-e2e-helpers.js';
 import { differences, EVENTS, truthEventSeries } from '../support/logs-helpers.js';
+import { previousBuild } from '../support/previous-build.js';
 
-const MAIN_CLI = process.env.MAIN_EXPORTER_CLI ?? '/work/main/dist/cli.js';
+const PREVIOUS_COMMIT = 'f40a6c0da0b8ee98d9f80265398f645a6480953d';
+const previous = previousBuild(PREVIOUS_COMMIT);
+const MAIN_CLI = previous.cli ?? '';
 const dir = mkdtempSync(join(tmpdir(), 'upstash-exporter-takeover-'));
 const children: ChildProcessWithoutNullStreams[] = [];
 let multi: MultiRegionEmulator | undefined;
@@ -170,95 +175,102 @@ async function logsPolled(url: string, region: string): Promise<string[]> {
     : [`no successful ${region} poll`];
 }
 
-describe.skipIf(!existsSync(MAIN_CLI))(`the state files of main's build (${MAIN_CLI})`, () => {
-  it("a single-region file is taken over by its region: nothing counted twice or lost; the other region's part joins it in the one file", async () => {
-    multi = await startRegions(['eu-central-1', 'us-east-1']);
-    destination = await startDestination();
-    const eu = multi.regions['eu-central-1']!;
-    const us = multi.regions['us-east-1']!;
-    const stateFile = join(dir, 'single.json');
-    const common = ['--listen-address', '127.0.0.1:0', '--state-file', stateFile, '--poll-interval', 'logs=1s'];
-    const walk = ['--logs-ingestion-delay', '100ms', ...ONLY_LOGS];
+describe.skipIf(previous.cli === null)(
+  `the state files of the previous build (${previous.cli === null ? `skipped: ${previous.reason}` : PREVIOUS_COMMIT.slice(0, 7)})`,
+  () => {
+    beforeAll(() => {
+      if (previous.cli === null)
+        throw new Error(`no previous build to take a state file over from: ${previous.reason}`);
+    });
+    it("a single-region file is taken over by its region: nothing counted twice or lost; the other region's part joins it in the one file", async () => {
+      multi = await startRegions(['eu-central-1', 'us-east-1']);
+      destination = await startDestination();
+      const eu = multi.regions['eu-central-1']!;
+      const us = multi.regions['us-east-1']!;
+      const stateFile = join(dir, 'single.json');
+      const common = ['--listen-address', '127.0.0.1:0', '--state-file', stateFile, '--poll-interval', 'logs=1s'];
+      const walk = ['--logs-ingestion-delay', '100ms', ...ONLY_LOGS];
 
-    // Today's exporter, watching the EU region with QSTASH_TOKEN and QSTASH_URL.
-    const old = await spawnExporter([MAIN_CLI, ...common, ...walk], eu.token, children, { QSTASH_URL: eu.url });
-    await publish(eu, 5);
-    const before = await settled(eu, 5);
-    await until('main counted the EU traffic', async () =>
-      differences(eventSeries(await scrapeAt(old.url), null), truthEventSeries(before)),
-    );
-    await stop(old.process);
-    const written = readState(stateFile);
-    expect(written.upstream).toBe(upstreamIdentity(eu.url, eu.token));
-    expect(written.region).toBeUndefined();
+      // Today's exporter, watching the EU region with QSTASH_TOKEN and QSTASH_URL.
+      const old = await spawnExporter([MAIN_CLI, ...common, ...walk], eu.token, children, { QSTASH_URL: eu.url });
+      await publish(eu, 5);
+      const before = await settled(eu, 5);
+      await until('main counted the EU traffic', async () =>
+        differences(eventSeries(await scrapeAt(old.url), null), truthEventSeries(before)),
+      );
+      await stop(old.process);
+      const written = readState(stateFile);
+      expect(written.upstream).toBe(upstreamIdentity(eu.url, eu.token));
+      expect(written.region).toBeUndefined();
 
-    // More EU traffic while no exporter runs.
-    await publish(eu, 3);
-    const euTruth = await settled(eu, 8);
+      // More EU traffic while no exporter runs.
+      await publish(eu, 3);
+      const euTruth = await settled(eu, 8);
 
-    // This exporter, with the app's migration-mode environment: EU continues from main's file.
-    const config = loadConfig([...common, ...walk], multi.migrationEnvironment('us-east-1'));
-    exporter = await startExporter(config, captureLogger('info').logger);
-    // A region watched for the first time counts from its first poll on (as a fresh state file does).
-    await until('the US walk started', () => logsPolled(exporter!.url, 'us-east-1'));
-    await publish(us, 2);
-    const usTruth = await settled(us, 2);
-    await exactly(exporter.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
-    await exporter.close();
-    exporter = undefined;
-    // One file: EU's part where main's file had it, US's part beside it, each for its own upstream.
-    const file = readState(stateFile);
-    expect(file.region).toBe('eu-central-1');
-    expect(file.upstream).toBe(upstreamIdentity(eu.url, eu.token));
-    expect(file.regions?.['us-east-1']?.upstream).toBe(upstreamIdentity(us.url, us.token));
-    expect(file.regions?.['us-east-1']?.payload.watermark).toBeTypeOf('number');
-    expect(existsSync(join(dir, 'single.us-east-1.json'))).toBe(false);
-  }, 90_000);
+      // This exporter, with the app's migration-mode environment: EU continues from main's file.
+      const config = loadConfig([...common, ...walk], multi.migrationEnvironment('us-east-1'));
+      exporter = await startExporter(config, captureLogger('info').logger);
+      // A region watched for the first time counts from its first poll on (as a fresh state file does).
+      await until('the US walk started', () => logsPolled(exporter!.url, 'us-east-1'));
+      await publish(us, 2);
+      const usTruth = await settled(us, 2);
+      await exactly(exporter.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
+      await exporter.close();
+      exporter = undefined;
+      // One file: EU's part where main's file had it, US's part beside it, each for its own upstream.
+      const file = readState(stateFile);
+      expect(file.region).toBe('eu-central-1');
+      expect(file.upstream).toBe(upstreamIdentity(eu.url, eu.token));
+      expect(file.regions?.['us-east-1']?.upstream).toBe(upstreamIdentity(us.url, us.token));
+      expect(file.regions?.['us-east-1']?.payload.watermark).toBeTypeOf('number');
+      expect(existsSync(join(dir, 'single.us-east-1.json'))).toBe(false);
+    }, 90_000);
 
-  it("the previous build's file beside the state file (`<name>.<region>.json`) is read once, its region continues from it, and the one file carries it from then on", async () => {
-    multi = await startRegions(['eu-central-1', 'us-east-1']);
-    destination = await startDestination();
-    const eu = multi.regions['eu-central-1']!;
-    const us = multi.regions['us-east-1']!;
-    const stateFile = join(dir, 'previous.json');
-    const sideFile = join(dir, 'previous.us-east-1.json');
-    const args = [
-      ...['--listen-address', '127.0.0.1:0', '--state-file', stateFile, '--poll-interval', 'logs=1s'],
-      ...['--logs-ingestion-delay', '100ms', ...ONLY_LOGS],
-    ];
-    const env = environmentOf([eu, us]);
+    it("the previous build's file beside the state file (`<name>.<region>.json`) is read once, its region continues from it, and the one file carries it from then on", async () => {
+      multi = await startRegions(['eu-central-1', 'us-east-1']);
+      destination = await startDestination();
+      const eu = multi.regions['eu-central-1']!;
+      const us = multi.regions['us-east-1']!;
+      const stateFile = join(dir, 'previous.json');
+      const sideFile = join(dir, 'previous.us-east-1.json');
+      const args = [
+        ...['--listen-address', '127.0.0.1:0', '--state-file', stateFile, '--poll-interval', 'logs=1s'],
+        ...['--logs-ingestion-delay', '100ms', ...ONLY_LOGS],
+      ];
+      const env = environmentOf([eu, us]);
 
-    // Main's build watching both regions: EU in the state file, US in its own file beside it.
-    const old = await spawnWith(MAIN_CLI, args, env);
-    await publish(eu, 4);
-    await publish(us, 3);
-    await exactly(old.url, { 'eu-central-1': await settled(eu, 4), 'us-east-1': await settled(us, 3) });
-    await stop(old.process);
-    expect(readState(sideFile).upstream).toBe(upstreamIdentity(us.url, us.token));
+      // Main's build watching both regions: EU in the state file, US in its own file beside it.
+      const old = await spawnWith(MAIN_CLI, args, env);
+      await publish(eu, 4);
+      await publish(us, 3);
+      await exactly(old.url, { 'eu-central-1': await settled(eu, 4), 'us-east-1': await settled(us, 3) });
+      await stop(old.process);
+      expect(readState(sideFile).upstream).toBe(upstreamIdentity(us.url, us.token));
 
-    // More traffic in both while no exporter runs; this build takes both files over.
-    await publish(eu, 2);
-    await publish(us, 5);
-    const euTruth = await settled(eu, 6);
-    const usTruth = await settled(us, 8);
-    const current = await spawnWith(CLI, args, env);
-    await exactly(current.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
-    await until('the side file carried by the one file and removed', () =>
-      existsSync(sideFile) ? ['the side file is still there'] : [],
-    );
-    const file = readState(stateFile);
-    expect(file.region).toBe('eu-central-1');
-    expect(file.regions?.['us-east-1']?.upstream).toBe(upstreamIdentity(us.url, us.token));
-    await stop(current.process);
+      // More traffic in both while no exporter runs; this build takes both files over.
+      await publish(eu, 2);
+      await publish(us, 5);
+      const euTruth = await settled(eu, 6);
+      const usTruth = await settled(us, 8);
+      const current = await spawnWith(CLI, args, env);
+      await exactly(current.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
+      await until('the side file carried by the one file and removed', () =>
+        existsSync(sideFile) ? ['the side file is still there'] : [],
+      );
+      const file = readState(stateFile);
+      expect(file.region).toBe('eu-central-1');
+      expect(file.regions?.['us-east-1']?.upstream).toBe(upstreamIdentity(us.url, us.token));
+      await stop(current.process);
 
-    // Restarted: US continues from the one file (its side file is gone): nothing twice, nothing lost.
-    await publish(us, 1);
-    const usLater = await settled(us, 9);
-    const again = await spawnWith(CLI, args, env);
-    await exactly(again.url, { 'eu-central-1': euTruth, 'us-east-1': usLater });
-    await stop(again.process);
-  }, 120_000);
-});
+      // Restarted: US continues from the one file (its side file is gone): nothing twice, nothing lost.
+      await publish(us, 1);
+      const usLater = await settled(us, 9);
+      const again = await spawnWith(CLI, args, env);
+      await exactly(again.url, { 'eu-central-1': euTruth, 'us-east-1': usLater });
+      await stop(again.process);
+    }, 120_000);
+  },
+);
 
 describe('the one state file of two regions, restarted for real (dist/cli.js)', () => {
   it("two regions' logs and workflows parts written side by side lose nothing of each other; a region taken out keeps its part untouched, is said once, and resumes where it was", async () => {
