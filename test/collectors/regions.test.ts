@@ -136,12 +136,17 @@ async function outage(what: string, faults: readonly Partial<Knobs>[], durationM
     sampleOf(before, 'upstash_exporter_collector_errors_total', { collector: 'logs', qstash_region: EU }) ?? 0;
   const started = Date.now();
   us.setKnobs({ faultScope: QSTASH_SCOPES, ...faults[0] });
+  // Each collector sees the fault at its own next poll: wait for every one checked below.
   await until(
-    `${what}: us-east-1's logs polls fail`,
-    async () =>
-      sampleOf(await scrape(), 'upstash_exporter_collector_success', { collector: 'logs', qstash_region: US }) === 0
-        ? []
-        : ['logs (us-east-1) still succeeding'],
+    `${what}: us-east-1's polls fail`,
+    async () => {
+      const now = await scrape();
+      return ['logs', 'schedules', 'queues']
+        .filter(
+          (collector) => sampleOf(now, 'upstash_exporter_collector_success', { collector, qstash_region: US }) !== 0,
+        )
+        .map((collector) => `${collector} (us-east-1) still succeeding`);
+    },
     30_000,
   );
   // Ready stays ready after a later failure (docs/http.md): it names no region as failing, least of all the healthy one.
