@@ -4,7 +4,7 @@
 // `onRequest`. /metrics keeps the first one rendered until `generation` moves; the process
 // defaults, read from the system at each scrape, are rendered every time.
 
-import { collectDefaultMetrics, Counter, Gauge, Histogram, type LabelValues, type Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ApiName } from '../api/errors.js';
 import type { RequestReport } from '../api/http.js';
 import type { CollectorName } from '../config/collector-catalogue.js';
@@ -63,21 +63,6 @@ export function buildRevision(env: NodeJS.ProcessEnv = process.env): string {
   return revision !== undefined && revision !== '' ? revision : 'unknown';
 }
 
-/** The latest rate-limit headers one client (region and api) saw, handed to the gauges at collect time. */
-interface RequestClient {
-  readonly labels: LabelValues<'api' | 'qstash_region'>;
-  rateLimitRemaining: number | undefined;
-  rateLimitLimit: number | undefined;
-}
-
-/** One request counter series and the requests counted since the last collect. */
-interface RequestSeries {
-  readonly counterLabels: LabelValues<'api' | 'endpoint' | 'code' | 'qstash_region'>;
-  readonly durationLabels: LabelValues<'api' | 'endpoint' | 'qstash_region'>;
-  readonly client: RequestClient;
-  requests: number;
-}
-
 export class SelfMetrics {
   readonly registry: Registry = createRegistry();
   /** prom-client's process_* and nodejs_* defaults (empty with `processMetrics: false`). */
@@ -120,11 +105,6 @@ export class SelfMetrics {
    * checkpoint (a created time there would read as a reset).
    */
   readonly createdOf: (family: string) => number | undefined;
-  /** Request counts not yet handed to apiRequests, by region, api, endpoint and code. */
-  readonly #requestSeriesByKey = new Map<string, RequestSeries>();
-  /** The latest rate-limit headers of each client (region and api), set at collect time. */
-  readonly #requestClients = new Map<string, RequestClient>();
-  readonly #durationLabels = new Map<string, LabelValues<'api' | 'endpoint' | 'qstash_region'>>();
   /** collector and region of each instance pre-set (addCollector). */
   readonly #collectors = new Set<string>();
   #generation = 0;
@@ -145,42 +125,14 @@ export class SelfMetrics {
     this.collectorMissedRuns = counter(F.collectorMissedRuns);
     this.collectorPollOverdue = gauge(F.collectorPollOverdue);
     this.endpointAvailable = gauge(F.endpointAvailable);
-    const requestSeries = this.#requestSeriesByKey;
-    this.apiRequests = new Counter({
-      ...metricOptions(F.apiRequests),
-      registers,
-      collect() {
-        for (const series of requestSeries.values()) {
-          if (series.requests === 0) continue;
-          this.inc(series.counterLabels, series.requests);
-          series.requests = 0;
-        }
-      },
-    });
+    this.apiRequests = counter(F.apiRequests);
     this.apiRequestDuration = new Histogram({
       ...metricOptions(F.apiRequestDuration),
       buckets: API_DURATION_BUCKETS,
       registers,
     });
-    const clients = this.#requestClients;
-    this.rateLimitRemaining = new Gauge({
-      ...metricOptions(F.rateLimitRemaining),
-      registers,
-      collect() {
-        for (const client of clients.values()) {
-          if (client.rateLimitRemaining !== undefined) this.set(client.labels, client.rateLimitRemaining);
-        }
-      },
-    });
-    this.rateLimit = new Gauge({
-      ...metricOptions(F.rateLimit),
-      registers,
-      collect() {
-        for (const client of clients.values()) {
-          if (client.rateLimitLimit !== undefined) this.set(client.labels, client.rateLimitLimit);
-        }
-      },
-    });
+    this.rateLimitRemaining = gauge(F.rateLimitRemaining);
+    this.rateLimit = gauge(F.rateLimit);
     const clocks = this.#upstreamClocks;
     this.clockOffset = new Gauge({
       ...metricOptions(F.clockOffset),
@@ -311,42 +263,15 @@ export class SelfMetrics {
   readonly onRequest = (report: RequestReport): void => this.#countRequest(report, null);
 
   #countRequest(report: RequestReport, region: string | null): void {
-    const series = this.#requestSeries(report, region);
-    series.requests += 1;
-    // prom-client hashes the label set on every call: the count is handed over at collect time.
-    this.apiRequestDuration.observe(series.durationLabels, report.durationSeconds);
-    if (report.rateLimitRemaining !== undefined && Number.isFinite(report.rateLimitRemaining)) {
-      series.client.rateLimitRemaining = report.rateLimitRemaining;
-    }
-    if (report.rateLimitLimit !== undefined && Number.isFinite(report.rateLimitLimit)) {
-      series.client.rateLimitLimit = report.rateLimitLimit;
-    }
-  }
-
-  /** The request series of (region, api, endpoint, code), made once with their label objects. */
-  #requestSeries(report: RequestReport, region: string | null): RequestSeries {
-    const key = `${region ?? ''}\u0000${report.api}\u0000${report.endpoint}\u0000${report.code}`;
-    const known = this.#requestSeriesByKey.get(key);
-    if (known !== undefined) return known;
     // The management API's requests (and a client without region) carry no qstash_region.
     const api = region === null ? { api: report.api } : { api: report.api, qstash_region: region };
-    const clientKey = `${region ?? ''}\u0000${report.api}`;
-    const client: RequestClient = this.#requestClients.get(clientKey) ?? {
-      labels: api,
-      rateLimitRemaining: undefined,
-      rateLimitLimit: undefined,
-    };
-    this.#requestClients.set(clientKey, client);
-    const durationKey = `${region ?? ''}\u0000${report.api}\u0000${report.endpoint}`;
-    const durationLabels = this.#durationLabels.get(durationKey) ?? { ...api, endpoint: report.endpoint };
-    this.#durationLabels.set(durationKey, durationLabels);
-    const series: RequestSeries = {
-      counterLabels: { ...api, endpoint: report.endpoint, code: report.code },
-      durationLabels,
-      client,
-      requests: 0,
-    };
-    this.#requestSeriesByKey.set(key, series);
-    return series;
+    this.apiRequests.inc({ ...api, endpoint: report.endpoint, code: report.code });
+    this.apiRequestDuration.observe({ ...api, endpoint: report.endpoint }, report.durationSeconds);
+    if (report.rateLimitRemaining !== undefined && Number.isFinite(report.rateLimitRemaining)) {
+      this.rateLimitRemaining.set(api, report.rateLimitRemaining);
+    }
+    if (report.rateLimitLimit !== undefined && Number.isFinite(report.rateLimitLimit)) {
+      this.rateLimit.set(api, report.rateLimitLimit);
+    }
   }
 }
