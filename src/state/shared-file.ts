@@ -196,15 +196,18 @@ function writable(part: RegionPart): boolean {
  * The envelope's JSON text in parts, as JSON.stringify would write it, and the regions it holds.
  * The top level holds the part of the region that had it when the file was read while that
  * region is watched (a file of one region is the file of builds before regions, plus `region`),
- * else the first watched region's; every other region's part is under `regions`, each with its
+ * else the first watched region's (in the configuration's order; another's until that one has
+ * written); every other region's part is under `regions`, each with its
  * own version, upstream and savedAt.
  */
 function envelopeParts(shared: SharedFile): { texts: string[]; regions: string[] } {
   const parts = [...shared.parts].filter(([, part]) => writable(part));
   const active = parts.filter(([, part]) => part.kept === undefined);
-  const home = active.find(([name]) => name === shared.home) ?? active[0] ?? parts[0];
+  // Not pinned by the first write: a fresh file's first write may come from any region, and the
+  // file settles on the first watched region at the top once that one has written.
+  const firstWatched = [...shared.parts].find(([, part]) => part.owned)?.[0];
+  const home = active.find(([name]) => name === (shared.home ?? firstWatched)) ?? active[0] ?? parts[0];
   if (home === undefined) throw new StateFileError('nothing to write');
-  shared.home = home[0];
   const texts = [
     `{"format":${JSON.stringify(STATE_FORMAT)},"version":${home[1].kept?.version ?? STATE_VERSION},`,
     home[0] === TOP_PART ? '' : `"region":${JSON.stringify(home[0])},`,

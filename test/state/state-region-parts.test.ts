@@ -85,6 +85,22 @@ describe("the regions' parts of one state file", () => {
     expect(partOf(file, US.name)).toEqual({ upstream: US.upstream, payload: { n: 39, workflows: { m: 40 } } });
   });
 
+  it("a fresh file's top level settles on the first configured region, whichever region wrote first", async () => {
+    const path = join(dir, 'fresh.json');
+    claimStateFile(path, [EU, US]);
+    const eu = owner(path, EU);
+    const us = owner(path, US);
+    for (const store of [eu, us]) expect(store.loadSync().status).toBe('missing');
+    await us.save({ n: 1 });
+    expect(read(path).region).toBe(US.name);
+    await eu.save({ n: 2 });
+    const file = read(path);
+    expect(file.region).toBe(EU.name);
+    expect(partOf(file, US.name)).toEqual({ upstream: US.upstream, payload: { n: 1 } });
+    await us.save({ n: 3 });
+    expect(read(path).region).toBe(EU.name);
+  });
+
   it('a part written for another token is set aside by a copy of the file; the other region loads and keeps its part', async () => {
     const path = join(dir, 'foreign.json');
     writeFileSync(

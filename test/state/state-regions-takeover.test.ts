@@ -8,8 +8,8 @@
 //   region continues from it, and it is gone once the one file carries it.
 // - This build as a child process, restarted for real: two regions writing their logs and
 //   workflows checkpoints into the one file side by side lose none of each other's; a region taken
-//   out of the configuration keeps its part byte for byte, is said once in the log, and resumes
-//   where it was when it is watched again.
+//   out of the configuration keeps its part as it was (version, upstream, savedAt, payload), is
+//   said once in the log, and resumes where it was when it is watched again.
 // The previous build is f40a6c0's (the last single-file-per-region layout; with one region it
 // writes the file as the single-region main did), built from this checkout's history by
 // test/support/previous-build.ts, or MAIN_EXPORTER_CLI. Without the history (a shallow clone)
@@ -59,7 +59,9 @@ const ONLY_LOGS = ['--disable-collector', 'schedules,queues,url_groups,dlq,flow_
 
 interface StateFileJson {
   region?: string;
+  version: number;
   upstream: string;
+  savedAt: number;
   payload: Record<string, unknown>;
   regions?: Record<string, { version: number; upstream: string; savedAt: number; payload: Record<string, unknown> }>;
 }
@@ -68,13 +70,19 @@ function readState(path: string): StateFileJson {
   return JSON.parse(readFileSync(path, 'utf8')) as StateFileJson;
 }
 
-/** A region's part of the file as written: its upstream and payload, wherever it is. */
+/**
+ * A region's part of the file as written: its version, upstream, savedAt and payload, wherever it
+ * is (the top level or under `regions`: which region's part is at the top may change when the
+ * watched regions do, the part itself must not).
+ */
 function partOf(
   file: StateFileJson,
   region: string,
-): { upstream: string; payload: Record<string, unknown> } | undefined {
-  if (file.region === region) return { upstream: file.upstream, payload: file.payload };
-  return file.regions?.[region];
+): { version: number; upstream: string; savedAt: number; payload: Record<string, unknown> } | undefined {
+  const part = file.region === region ? file : file.regions?.[region];
+  if (part === undefined) return undefined;
+  const { version, upstream, savedAt, payload } = part;
+  return { version, upstream, savedAt, payload };
 }
 
 function eventSeries(families: Map<string, Family>, region: string | null): Map<string, number> {
@@ -301,6 +309,8 @@ describe('the one state file of two regions, restarted for real (dist/cli.js)', 
       expect(part?.payload.workflows, `${region}'s workflows section`).toBeDefined();
     }
     expect(existsSync(join(dir, 'both.us-east-1.json'))).toBe(false);
+    // The first watched region's part is at the top, whichever region wrote first.
+    expect(written.region).toBe('eu-central-1');
 
     // Traffic in both while no exporter runs; restarted with EU only.
     await publish(eu, 2);
@@ -319,7 +329,7 @@ describe('the one state file of two regions, restarted for real (dist/cli.js)', 
     expect(said, JSON.stringify(said)).toHaveLength(1);
     expect(said[0]!.qstash_region).toBe('us-east-1');
     expect([30, 'info']).toContain(said[0]!.level);
-    // EU keeps writing; US's part stays byte for byte as it was.
+    // EU keeps writing; US's part stays as it was.
     const euWatermark = partOf(written, 'eu-central-1')!.payload.watermark as number;
     await until('EU checkpointed again', () =>
       (partOf(readState(stateFile), 'eu-central-1')!.payload.watermark as number) > euWatermark ? [] : ['not yet'],
