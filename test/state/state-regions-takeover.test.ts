@@ -33,7 +33,7 @@ import {
 } from '../support/emulator-helpers.js';
 import { spawnExporter } from '../support/exporter-child.js';
 import { captureLogger, parseExposition, type Family } from '../support/exporter-e2e-helpers.js';
-import { differences, EVENTS, truthEventSeries } from '../support/logs-helpers.js';
+import { differences, exportedEventSeries, truthEventSeries } from '../support/logs-helpers.js';
 import { previousBuild } from '../support/previous-build.js';
 
 const PREVIOUS_COMMIT = 'f40a6c0da0b8ee98d9f80265398f645a6480953d';
@@ -85,17 +85,6 @@ function partOf(
   return { version, upstream, savedAt, payload };
 }
 
-function eventSeries(families: Map<string, Family>, region: string | null): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const sample of families.get(EVENTS)?.samples ?? []) {
-    if (sample.value === 0 || (region !== null && sample.labels.qstash_region !== region)) continue;
-    const l = sample.labels;
-    const key = [l.state, l.queue, l.url_group, l.endpoint, l.destination].map((v) => v ?? '').join(' | ');
-    out.set(key, (out.get(key) ?? 0) + sample.value);
-  }
-  return out;
-}
-
 async function until(what: string, check: () => Promise<string[]> | string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let problems: string[] = [];
@@ -137,7 +126,7 @@ async function exactly(url: string, truths: Record<string, GroundTruth>): Promis
   await until(`counted exactly: ${Object.keys(truths).join(', ')}`, async () => {
     const families = await scrapeAt(url);
     return Object.entries(truths).flatMap(([region, truth]) =>
-      differences(eventSeries(families, region), truthEventSeries(truth)).map((d) => `${region} ${d}`),
+      differences(exportedEventSeries(families, region), truthEventSeries(truth)).map((d) => `${region} ${d}`),
     );
   });
 }
@@ -200,7 +189,7 @@ describe.skipIf(previous.cli === null)(
       await publish(eu, 5);
       const before = await settled(eu, 5);
       await until('main counted the EU traffic', async () =>
-        differences(eventSeries(await scrapeAt(old.url), null), truthEventSeries(before)),
+        differences(exportedEventSeries(await scrapeAt(old.url)), truthEventSeries(before)),
       );
       await stop(old.process);
       const written = readState(stateFile);

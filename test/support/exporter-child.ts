@@ -12,16 +12,17 @@ export interface ExporterChild {
 
 /**
  * `args` start with the CLI path; `children` collects the process for the test's clean-up; `env`
- * adds to the child's environment (e.g. LD_PRELOAD of libfaketime).
+ * adds to the child's environment (e.g. LD_PRELOAD of libfaketime, or the regions' variables of
+ * the SDKs' migration mode with `qstashToken` null).
  */
 export async function spawnExporter(
   args: readonly string[],
-  qstashToken: string,
+  qstashToken: string | null,
   children: ChildProcessWithoutNullStreams[],
   env: Record<string, string> = {},
 ): Promise<ExporterChild> {
   const child = spawn(process.execPath, [...args], {
-    env: { PATH: process.env.PATH ?? '', QSTASH_TOKEN: qstashToken, ...env },
+    env: { PATH: process.env.PATH ?? '', ...(qstashToken === null ? {} : { QSTASH_TOKEN: qstashToken }), ...env },
   });
   children.push(child);
   let stderr = '';

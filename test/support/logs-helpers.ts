@@ -340,11 +340,14 @@ function seriesKey(state: string, queue: string, urlGroup: string, endpoint: str
   return [state, queue, urlGroup, endpoint, destination].join(' | ');
 }
 
-/** Non-zero event series of an exposition, by state | queue | url_group | endpoint | destination. */
-export function exportedEventSeries(families: Map<string, Family>): Map<string, number> {
+/**
+ * Non-zero event series of an exposition (of one QStash region when named), by
+ * state | queue | url_group | endpoint | destination.
+ */
+export function exportedEventSeries(families: Map<string, Family>, qstashRegion?: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const sample of families.get(EVENTS)?.samples ?? []) {
-    if (sample.value === 0) continue;
+    if (sample.value === 0 || (qstashRegion !== undefined && sample.labels.qstash_region !== qstashRegion)) continue;
     const l = sample.labels;
     const key = seriesKey(l.state ?? '', l.queue ?? '', l.url_group ?? '', l.endpoint ?? '', l.destination ?? '');
     out.set(key, (out.get(key) ?? 0) + sample.value);

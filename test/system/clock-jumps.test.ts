@@ -5,7 +5,7 @@
 // exporter starts ten minutes ahead. Counts are compared with the emulator's ground truth.
 import { type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,19 +22,10 @@ import {
 } from '../support/logs-helpers.js';
 import { parseExposition, regionValueOf, sleep, type Family } from '../support/exporter-e2e-helpers.js';
 import { spawnExporter, type ExporterChild } from '../support/exporter-child.js';
-import { requireBinaries } from '../support/prometheus.js';
+import { faketimeEnvironment, requireFaketime, setOffset } from '../support/faketime.js';
 
 const CLI = resolve('dist/cli.js');
-/** libfaketime of Debian's faketime package, next to the binary's multiarch directory. */
-const LIBFAKETIME = [
-  '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
-  '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
-  '/usr/lib/faketime/libfaketime.so.1',
-].find((path) => existsSync(path));
-const faketime = requireBinaries(
-  'clock-jumps.test.ts',
-  LIBFAKETIME === undefined ? ['faketime', 'libfaketime.so.1'] : ['faketime'],
-);
+const faketime = requireFaketime('clock-jumps.test.ts');
 
 let world: World | undefined;
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -85,21 +76,7 @@ async function startChild(world: World, stateFile: string, offsetFile: string): 
     '--log-level',
     'info',
   ];
-  return spawnExporter(args, world.emu.credentials.token, children, {
-    LD_PRELOAD: LIBFAKETIME!,
-    FAKETIME_TIMESTAMP_FILE: offsetFile,
-    FAKETIME_NO_CACHE: '1',
-    FAKETIME_DONT_FAKE_MONOTONIC: '1',
-  });
-}
-
-/**
- * Sets the offset libfaketime reads: written beside and renamed over, so no clock read sees a
- * half-written file (an empty one reads as no offset: two jumps instead of one).
- */
-async function setOffset(offsetFile: string, offset: string): Promise<void> {
-  await writeFile(`${offsetFile}.new`, `${offset}\n`);
-  await rename(`${offsetFile}.new`, offsetFile);
+  return spawnExporter(args, world.emu.credentials.token, children, faketimeEnvironment(offsetFile));
 }
 
 async function scrape(child: ExporterChild): Promise<ReturnType<typeof parseExposition>> {
