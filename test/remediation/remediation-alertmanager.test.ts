@@ -1,9 +1,12 @@
 // Remediation end to end with a real Prometheus and Alertmanager (Debian packages, on 127.0.0.1
 // with temporary storage): a schedule created with the official SDK on the emulator fails on
-// every run (its destination always answers 500); the exporter's schedules collector reports it;
-// Prometheus, with the shipped rules file (only the `for` of UpstashScheduleRunsFailing cut from
-// 5m to 2s: the test cannot wait minutes; its expression is as shipped), fires
-// UpstashScheduleRunsFailing; Alertmanager calls the exporter's webhook with the bearer token; the
+// every run (its destination answers 500, after 1.5 s: each run of the 3 s schedule is IN_PROGRESS
+// for half of it, as a failing message being retried is on the real service, and the exporter,
+// polling every second, sees every run both in progress and failed); the exporter's schedules
+// collector reports it; Prometheus, with the shipped rules file (only the `for` of
+// UpstashScheduleRunsFailing cut from 5m to 2s: the test cannot wait minutes; its expression is as
+// shipped), fires UpstashScheduleRunsFailing (a rule that wanted FAIL in every sample of 15
+// minutes never would); Alertmanager calls the exporter's webhook with the bearer token; the
 // schedule ends paused, once: a person resumes it, it keeps failing, the alert fires again, and
 // the webhook leaves it running. A schedule with one transient failure and a healthy one are never
 // paused. Then an alert routed to a receiver with the wrong bearer token gets 401 (Alertmanager
@@ -37,8 +40,9 @@ const TOKEN = 'remediation-e2e-qstash-token-2c8e';
 const BEARER = 'remediation-e2e-bearer-7d41-0123456789';
 /**
  * A bound, not a wait: the test goes on as soon as the schedule is paused. From Prometheus' start
- * its first scrape alone takes about 6 s (discovery batches its first update); on a busy CI
- * machine the alert fired at 38 s and the webhook's pause landed just past a 40 s bound.
+ * its first scrape alone takes about 6 s (discovery batches its first update), then three runs of
+ * the failing schedule (up to 9 s) and the 2 s `for`: a quiet machine paused it at 14 s; a busy CI
+ * machine once took 38 s, so the bound leaves room.
  */
 const PAUSE_DEADLINE_MS = 90_000;
 
@@ -67,19 +71,20 @@ describe.skipIf(binaries.skip)(`remediation through a real Prometheus and Alertm
 
   beforeAll(async () => {
     binaries.ensure();
-    failingDestination = await startDestination(() => ({ status: 500, body: 'always failing' }));
+    // Slower than a poll interval both in progress and failed: every run shows both ways.
+    failingDestination = await startDestination(() => ({ status: 500, body: 'always failing', delayMs: 1_500 }));
     healthyDestination = await startDestination(() => ({ status: 200, body: 'ok' }));
     // One failed run, then healthy again.
     transientDestination = await startDestination((_request, index) =>
       index === 0 ? { status: 500, body: 'one blip' } : { status: 200, body: 'ok' },
     );
-    // Scale 60: a `* * * * *` schedule runs every real second.
+    // Scale 60: a `* * * * *` schedule runs every real second, `*/3 * * * *` every 3 s.
     emulator = await createEmulator({ token: TOKEN, knobs: { timeScale: 60 } });
     sdk = new Client({ baseUrl: emulator.url, token: TOKEN, retry: false });
     await sdk.schedules.create({
       scheduleId: 'scd-failing',
       destination: `${failingDestination.url}/nightly`,
-      cron: '* * * * *',
+      cron: '*/3 * * * *',
       retries: 0,
     });
     await sdk.schedules.create({

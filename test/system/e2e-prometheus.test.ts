@@ -50,11 +50,6 @@ interface AllowedEmpty {
   /** Narrows to the expressions under `where` whose query contains this text. */
   contains?: string;
   reason: string;
-  /**
-   * A query that has data exactly when the reason holds: the expression must have data unless
-   * it does (the expression is waited for like the others, and checked against this at the end).
-   */
-  onlyWhen?: string;
 }
 
 /**
@@ -162,16 +157,6 @@ const MAY_BE_EMPTY: AllowedEmpty[] = [
   {
     where: 'upstash-slos.exporter-freshness.alerts / UpstashSloExporterFreshnessBudgetBurn',
     reason: 'the demo reads its logs within seconds',
-  },
-  // A run caught unfinished: the demo's failing schedule runs every 3 s, the exporter polls the
-  // schedules every 5 s, and a poll that lands before its first run or while a run is still
-  // IN_PROGRESS exports FAIL 0; the rule's min_over_time then stays 0 for 15 minutes (the rule
-  // reads an unfinished run as one that did not fail). Only allowed empty when that happened.
-  {
-    where: 'upstash-exporter.qstash / UpstashScheduleRunsFailing',
-    reason: 'a schedules poll saw the failing schedule with no finished run (before its first, or in progress)',
-    onlyWhen:
-      'min_over_time(upstash_qstash_schedule_last_run_messages{schedule_id="demo-partner-sync",state="FAIL"}[15m]) == 0',
   },
   // Panels of rare events.
   {
@@ -465,17 +450,9 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
       expect(stale, 'MAY_BE_EMPTY entries that match no shipped expression').toEqual([]);
 
       const errors: string[] = [];
-      // An expression allowed empty in a named case is, once that case shows in Prometheus.
-      const excusedEmpty: string[] = [];
-      const excused = async (expression: ShippedExpression): Promise<boolean> => {
-        const onlyWhen = allowedEmpty(expression)?.onlyWhen;
-        if (onlyWhen === undefined || ((await query(onlyWhen)).data?.result.length ?? 0) === 0) return false;
-        excusedEmpty.push(expression.where);
-        return true;
-      };
-      // Every expression but the allowed-empty ones (and those allowed only in a named case) is
-      // waited for: data at any second since the last pass counts.
-      let waiting = expressions.filter((e) => allowedEmpty(e)?.onlyWhen !== undefined || allowedEmpty(e) === undefined);
+      // Every expression but the allowed-empty ones is waited for: data at any second since the
+      // last pass counts.
+      let waiting = expressions.filter((e) => allowedEmpty(e) === undefined);
       let from = prometheusStartedAt / 1000;
       await waitWhileScrapesLeft(async () => {
         const passStart = Date.now() / 1000;
@@ -484,7 +461,7 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
           const result = await queryRange(expression.query, from);
           if (result.status !== 'success')
             errors.push(`${expression.where}: ${result.error ?? result.status}\n    ${expression.query}`);
-          else if ((result.data?.result.length ?? 0) === 0 && !(await excused(expression))) still.push(expression);
+          else if ((result.data?.result.length ?? 0) === 0) still.push(expression);
         }
         waiting = still;
         // The next pass looks again from a little before this one started: no second is skipped.
@@ -495,7 +472,6 @@ describe.skipIf(binaries.skip)(`real Prometheus and Alertmanager against the dem
         `e2e-prometheus: ${expressions.length} expressions, ${waiting.length} still empty, with ${await scrapeSummary()}`,
       );
       expect(errors, 'expressions Prometheus refused').toEqual([]);
-      if (excusedEmpty.length > 0) console.info(`e2e-prometheus: empty, and allowed to be: ${excusedEmpty.join(', ')}`);
       if (waiting.length > 0) console.error(`e2e-prometheus: the scrapes so far\n${await scrapeHistory()}`);
       for (const expression of waiting)
         console.error(`e2e-prometheus: still empty: ${expression.where}\n${await explainEmpty(expression)}`);
