@@ -173,6 +173,20 @@ describe.skipIf(binaries.skip)(`jsonnet renders the mixin${binaries.needs}`, () 
       (rule) => rule.record === 'slo:sli_error:ratio_rate5m' && rule.labels?.sloth_slo === 'delivery-success',
     );
     expect(sli[0]!.expr).toContain('queue!="canary"');
+    // And out of the per-route alerts on delivery failures, backlog and wait, and the
+    // per-destination ratios they read.
+    for (const name of [
+      'UpstashDeliveryFailureRatioHigh',
+      'UpstashMessagesFailed',
+      'UpstashQueueBacklogGrowing',
+      'UpstashQueueWaitHigh',
+    ])
+      expect(alert(name).expr, name).toContain('queue!="canary"');
+    for (const ratio of ['delivery_failure_ratio', 'delivery_error_ratio'])
+      for (const window of ['rate5m', 'rate1h'])
+        expect(rules.find((rule) => rule.record === `upstash_qstash_destination:${ratio}:${window}`)!.expr).toContain(
+          'queue!="canary"',
+        );
     expect(JSON.stringify(rules)).not.toContain('upstash-exporter-probe');
 
     // Objectives: short decimals in the expressions (99 / 100 is 0.98999999999999999 as a double),
