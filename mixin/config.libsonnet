@@ -9,7 +9,8 @@
     jobSelector: 'job="upstash-exporter"',
     // Where the runbooks are (docs/runbooks.md and docs/slos.md under it).
     runbookUrlBase: 'https://github.com/upstash-exporter/upstash-exporter/blob/main/docs/',
-    // The canary probe's queue (--probe-queue), left out of the delivery SLIs.
+    // The canary probe's queue (--probe-queue), left out of the delivery SLIs and of the alerts on
+    // delivery failures, queue backlog and queue wait (docs/alerts.md, "The probe queue").
     probeQueue: 'upstash-exporter-probe',
     // The intervals, in seconds, the exporter polls the schedules and runs the probe at
     // (--poll-interval schedules=..., --probe-interval): the alerts that wait for them follow.

@@ -214,9 +214,23 @@ export function alertThresholds(...alerts: string[]): ThresholdStep[] {
     if (threshold.comparison !== '>' && threshold.comparison !== '>=')
       throw new Error(`alert ${name} fires ${threshold.comparison} ${threshold.value}: not an upper threshold`);
     const severity = shippedAlert(name).labels?.severity ?? 'warning';
-    return { value: threshold.value, color: SEVERITY_COLORS[severity] ?? 'orange' };
+    const step = { value: threshold.value, color: SEVERITY_COLORS[severity] ?? 'orange' };
+    ALERT_OF_STEP.set(step, name);
+    return step;
   });
   return [{ value: null, color: 'green' }, ...steps.sort((a, b) => a.value - b.value)];
+}
+
+/**
+ * The alert each step made by alertThresholds() stands for, by the step object itself: the
+ * builders keep the objects, so the built dashboards can say which step is which alert's
+ * (alertThresholdSteps in index.ts; the mixin follows _config.alertThresholds with it).
+ */
+const ALERT_OF_STEP = new WeakMap<object, string>();
+
+/** The alert whose threshold this step of a built dashboard is, if alertThresholds() made it. */
+export function alertOfStep(step: object): string | undefined {
+  return ALERT_OF_STEP.get(step);
 }
 
 /** The comparison constant of an alert, for a panel's description ("above 10%"). */

@@ -4,10 +4,11 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { ALERT_THRESHOLD_STEPS_FILE, alertThresholdSteps, buildDashboards } from '../../dashboards/src/index.js';
 import { MIXIN_GENERATED_DIR, renderMixinFiles } from '../../deploy/kubernetes/generator/mixin.js';
 import { PROMETHEUS_RULE_FILE, RULES_FILES } from '../../deploy/kubernetes/generator/prometheus-rule.js';
 import { ROOT } from '../support/demo-helpers.js';
@@ -35,12 +36,44 @@ describe('mixin/generated', () => {
     for (const { name, text } of renderMixinFiles())
       expect(readFileSync(join(MIXIN_GENERATED_DIR, name), 'utf8'), name).toBe(text);
     expect(readdirSync(MIXIN_GENERATED_DIR).sort()).toEqual(
-      renderMixinFiles()
-        .map((file) => file.name)
-        .sort(),
+      [...renderMixinFiles().map((file) => file.name), basename(ALERT_THRESHOLD_STEPS_FILE)].sort(),
     );
   });
+
+  it("says which panel step is which alert's threshold, at the shipped threshold (regenerate: npm run dashboards)", () => {
+    const committed = JSON.parse(readFileSync(ALERT_THRESHOLD_STEPS_FILE, 'utf8')) as StepsByAlert;
+    expect(committed).toEqual(alertThresholdSteps(buildDashboards()));
+    // The panels of the alerts _config.alertThresholds lists by default, among others.
+    expect(Object.keys(committed)).toEqual(
+      expect.arrayContaining([
+        'UpstashDeliveryFailureRatioHigh',
+        'UpstashQueueWaitHigh',
+        'UpstashLogLagHigh',
+        'UpstashQuotaUsageHigh',
+        'UpstashQuotaUsageCritical',
+      ]),
+    );
+    // Each step holds the threshold the rules state (the mixin moves both together).
+    const ruleThresholds = JSON.parse(
+      readFileSync(join(MIXIN_GENERATED_DIR, 'alert-thresholds.json'), 'utf8'),
+    ) as Record<string, { value: number }>;
+    for (const [alert, steps] of Object.entries(committed))
+      for (const step of steps) {
+        const dashboard = JSON.parse(readFileSync(join(ROOT, 'dashboards', step.file), 'utf8')) as unknown;
+        expect(valueAt(dashboard, step.path), `${alert} ${step.file} ${step.path.join('.')}`).toEqual({
+          value: ruleThresholds[alert]?.value,
+          color: expect.any(String),
+        });
+      }
+  });
 });
+
+type StepsByAlert = Record<string, { file: string; path: (string | number)[] }[]>;
+
+/** The element at a path of keys and array indexes. */
+function valueAt(value: unknown, path: (string | number)[]): unknown {
+  return path.reduce<unknown>((inner, key) => (inner as Record<string | number, unknown>)[key], value);
+}
 
 const binaries = requireBinaries('mixin: jsonnet, promtool', ['jsonnet', 'promtool']);
 
@@ -86,6 +119,35 @@ describe.skipIf(binaries.skip)(`jsonnet renders the mixin${binaries.needs}`, () 
     for (const file of files)
       expect(dashboards[file], file).toEqual(JSON.parse(readFileSync(join(ROOT, 'dashboards', file), 'utf8')));
     expect(files).toContain('upstash-slos.json');
+  });
+
+  it("grafanaDashboards follow _config.alertThresholds: an alert's panel steps move with it, nothing else does", async () => {
+    const overrides = { UpstashQuotaUsageHigh: 0.7, UpstashDeliveryFailureRatioHigh: 0.25, UpstashQueueWaitHigh: 90 };
+    const dashboards = await render<Record<string, unknown>>(
+      `((import "mixin.libsonnet") + { _config+:: { alertThresholds+: ${JSON.stringify(overrides)} } }).grafanaDashboards`,
+    );
+    // The shipped dashboards with exactly the mapped steps of the overridden alerts moved.
+    const steps = JSON.parse(readFileSync(ALERT_THRESHOLD_STEPS_FILE, 'utf8')) as StepsByAlert;
+    const expected: Record<string, unknown> = {};
+    for (const file of Object.keys(dashboards))
+      expected[file] = JSON.parse(readFileSync(join(ROOT, 'dashboards', file), 'utf8')) as unknown;
+    let moved = 0;
+    for (const [alert, value] of Object.entries(overrides))
+      for (const step of steps[alert]!) {
+        const shipped = valueAt(expected[step.file], step.path) as { value: number };
+        expect(shipped.value, `${alert} ${step.file}`).not.toBe(value);
+        shipped.value = value;
+        moved++;
+      }
+    expect(moved).toBeGreaterThanOrEqual(3);
+    expect(dashboards).toEqual(expected);
+    // For instance the overview's quota gauge: orange from 70%, red still from 95%.
+    const quota = steps.UpstashQuotaUsageHigh!.find((step) => step.file === 'upstash-overview.json')!;
+    expect(valueAt(dashboards['upstash-overview.json'], quota.path.slice(0, -1))).toEqual([
+      { value: null, color: 'green' },
+      { value: 0.7, color: 'orange' },
+      { value: 0.95, color: 'red' },
+    ]);
   });
 
   it('_config sets the job selector, runbook base, SLO objectives and burn rates', async () => {
@@ -173,6 +235,20 @@ describe.skipIf(binaries.skip)(`jsonnet renders the mixin${binaries.needs}`, () 
       (rule) => rule.record === 'slo:sli_error:ratio_rate5m' && rule.labels?.sloth_slo === 'delivery-success',
     );
     expect(sli[0]!.expr).toContain('queue!="canary"');
+    // And out of the per-route alerts on delivery failures, backlog and wait, and the
+    // per-destination ratios they read.
+    for (const name of [
+      'UpstashDeliveryFailureRatioHigh',
+      'UpstashMessagesFailed',
+      'UpstashQueueBacklogGrowing',
+      'UpstashQueueWaitHigh',
+    ])
+      expect(alert(name).expr, name).toContain('queue!="canary"');
+    for (const ratio of ['delivery_failure_ratio', 'delivery_error_ratio'])
+      for (const window of ['rate5m', 'rate1h'])
+        expect(rules.find((rule) => rule.record === `upstash_qstash_destination:${ratio}:${window}`)!.expr).toContain(
+          'queue!="canary"',
+        );
     expect(JSON.stringify(rules)).not.toContain('upstash-exporter-probe');
 
     // Objectives: short decimals in the expressions (99 / 100 is 0.98999999999999999 as a double),

@@ -2,7 +2,8 @@
 // imports natively (Debian's jsonnet 0.18 has no working std.parseYaml): mixin/generated/ holds
 // the rules files converted to JSON and every dashboard, so the mixin stays self-contained when
 // jsonnet-bundler vendors the mixin/ folder alone. Written by `npm run deploy:generate`; a test
-// fails while they differ from the shipped files.
+// fails while they differ from the shipped files. (Its one other file,
+// dashboard-alert-thresholds.json, is written by `npm run dashboards`, which knows the panels.)
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
