@@ -120,7 +120,7 @@ export function overviewDashboard(): Dashboard {
     .withPanel(
       timeseries({
         title: 'Failure ratio by destination (5m)',
-        description: `Share of the messages to each destination that finished FAILED rather than DELIVERED. UpstashDeliveryFailureRatioHigh fires above ${percent(failureRatio)} with a minimum of finished messages in 5 minutes.`,
+        description: `Share of the messages to each destination that finished FAILED rather than DELIVERED, the canary probe's queue left out (its own alerts say it). UpstashDeliveryFailureRatioHigh fires above ${percent(failureRatio)} with a minimum of finished messages in 5 minutes.`,
         queries: [
           { expr: `upstash_qstash_destination:delivery_failure_ratio:rate5m${sel()}`, legend: '{{destination}}' },
         ],
