@@ -1,6 +1,7 @@
 // The shipped Prometheus rules files, read by the dashboards at generation: a panel's thresholds
 // are the comparison constants of the alerts it shows (alertThreshold), so the two cannot drift.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parser } from '@prometheus-io/lezer-promql';
 import { parse } from 'yaml';
@@ -12,8 +13,16 @@ export const RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-expo
 export const SLO_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-slos.rules.yml', import.meta.url));
 /** The rules of the Redis databases (collector redis). */
 export const REDIS_RULES_FILE = fileURLToPath(new URL('../../deploy/rules/upstash-redis.rules.yml', import.meta.url));
-/** Every rules file shipped in deploy/rules, in the order Prometheus is given them. */
-export const SHIPPED_RULE_FILES = [RULES_FILE, SLO_RULES_FILE, REDIS_RULES_FILE] as const;
+/**
+ * Every rules file shipped in deploy/rules (each `*.rules.yml` there: a product's rules file is
+ * found by being there), the exporter's own first, then by name, as the PrometheusRule holds them.
+ */
+export const SHIPPED_RULE_FILES: readonly string[] = (() => {
+  const dir = dirname(RULES_FILE);
+  const names = readdirSync(dir).filter((name) => name.endsWith('.rules.yml'));
+  const own = basename(RULES_FILE);
+  return [own, ...names.filter((name) => name !== own).sort()].map((name) => join(dir, name));
+})();
 
 const RuleSchema = z.object({
   record: z.string().optional(),

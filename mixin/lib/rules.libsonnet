@@ -12,11 +12,8 @@ local shipped = {
   thresholds: import '../generated/alert-thresholds.json',
 };
 
-local files = [
-  import '../generated/upstash-exporter.rules.json',
-  import '../generated/upstash-slos.rules.json',
-  import '../generated/upstash-redis.rules.json',
-];
+// [{ file, groups }] of every deploy/rules/*.rules.yml, in the PrometheusRule's order.
+local files = import '../generated/rules.json';
 
 local hasAlert(group) = std.length([rule for rule in group.rules if std.objectHas(rule, 'alert')]) > 0;
 

@@ -14,10 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import {
   allExpressions,
-  REDIS_RULES_FILE,
   RULES_FILE,
+  SHIPPED_RULE_FILES,
   shippedRuleGroups,
-  SLO_RULES_FILE,
   type ShippedExpression,
 } from '../../dashboards/src/expressions.js';
 import { sleep, startDemoProcess, type DemoProcess } from '../support/demo-helpers.js';
@@ -212,16 +211,14 @@ interface QueryResult {
 }
 
 /**
- * The shipped rules files (the SLO groups appended) with one change: UpstashDeliveryFailureRatioHigh
+ * Every shipped rules file's groups (deploy/rules/*.rules.yml) with one change: UpstashDeliveryFailureRatioHigh
  * waits `for: 1s` instead of its production 10m, so the alert can fire within the test. Its
  * expression, window (5m) and minimum volume are the shipped ones: the demo's failing destination
  * meets them in seconds.
  */
 function rulesForTest(): string {
-  const rules = YAML.parse(readFileSync(RULES_FILE, 'utf8')) as {
-    groups: { rules: { alert?: string; for?: string }[] }[];
-  };
-  for (const file of [SLO_RULES_FILE, REDIS_RULES_FILE])
+  const rules: { groups: { rules: { alert?: string; for?: string }[] }[] } = { groups: [] };
+  for (const file of SHIPPED_RULE_FILES)
     rules.groups.push(...(YAML.parse(readFileSync(file, 'utf8')) as typeof rules).groups);
   const alert = rules.groups.flatMap((group) => group.rules).find((rule) => rule.alert === FAILURE_ALERT);
   if (alert === undefined) throw new Error(`${RULES_FILE} has no alert ${FAILURE_ALERT}`);

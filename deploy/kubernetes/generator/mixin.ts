@@ -73,16 +73,17 @@ export function alertThresholds(files: readonly string[] = RULES_FILES): Record<
 }
 
 /**
- * mixin/generated/<rules file>.json for each rules file, alert-thresholds.json (the shipped
+ * mixin/generated/rules.json (every rules file's groups, in order), alert-thresholds.json (the shipped
  * threshold of each alert, which the mixin's _config.alertThresholds replaces) and
  * dashboards.json ({ "<uid>.json": dashboard }).
  */
 export function renderMixinFiles(): GeneratedFile[] {
-  const rules = RULES_FILES.map((file) => ({
-    name: `${basename(file, '.yml')}.json`,
-    text: json(parse(readFileSync(file, 'utf8'))),
-  }));
-  rules.push({ name: 'alert-thresholds.json', text: json(alertThresholds()) });
+  // One file for every rules file, in order: the mixin imports it whatever rules files there are.
+  const files = RULES_FILES.map((file) => ({ file: basename(file), ...(parse(readFileSync(file, 'utf8')) as object) }));
+  const rules = [
+    { name: 'rules.json', text: json(files) },
+    { name: 'alert-thresholds.json', text: json(alertThresholds()) },
+  ];
   const dashboards: Record<string, unknown> = {};
   for (const name of readdirSync(DASHBOARDS_DIR)
     .filter((file) => file.endsWith('.json'))

@@ -1,6 +1,8 @@
 // deploy/kubernetes/prometheus-rule.yaml is generated from the rules files, so the Prometheus
 // Operator gets exactly the rules that `promtool test rules` checks. Regenerate after changing
 // the rules: `npm run deploy:generate`; a test fails while the committed file differs.
+import { readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Document, parseDocument, YAMLSeq } from 'yaml';
 
@@ -13,13 +15,23 @@ export const RULES_FILE = fileURLToPath(new URL('deploy/rules/upstash-exporter.r
 export const SLO_RULES_FILE = fileURLToPath(new URL('deploy/rules/upstash-slos.rules.yml', ROOT));
 /** The rules of the Redis databases (collector redis). */
 export const REDIS_RULES_FILE = fileURLToPath(new URL('deploy/rules/upstash-redis.rules.yml', ROOT));
-/** The rules files whose groups the manifest holds, in order. */
-export const RULES_FILES = [RULES_FILE, SLO_RULES_FILE, REDIS_RULES_FILE] as const;
+/**
+ * The rules files whose groups the manifest holds, in order: every `*.rules.yml` of deploy/rules
+ * (a product's rules file is found by being there; its promtool tests are `*.rules.test.yml`),
+ * the exporter's own first, then by name.
+ */
+export const RULES_FILES: readonly string[] = shippedRuleFiles(fileURLToPath(new URL('deploy/rules/', ROOT)));
+
+function shippedRuleFiles(dir: string): string[] {
+  const names = readdirSync(dir).filter((name) => name.endsWith('.rules.yml'));
+  const own = basename(RULES_FILE);
+  return [own, ...names.filter((name) => name !== own).sort()].map((name) => join(dir, name));
+}
 /** Where the generated manifest is committed. */
 export const PROMETHEUS_RULE_FILE = fileURLToPath(new URL('deploy/kubernetes/prometheus-rule.yaml', ROOT));
 
 const HEADER = [
-  ' Generated from deploy/rules/upstash-exporter.rules.yml, upstash-slos.rules.yml and upstash-redis.rules.yml by `npm run deploy:generate`: do not edit.',
+  ' Generated from deploy/rules/*.rules.yml by `npm run deploy:generate`: do not edit.',
   ' For the Prometheus Operator. Your Prometheus resource may select rules by label',
   ' (kube-prometheus-stack: `release: <release name>`): add that label, e.g. with a kustomize patch.',
 ].join('\n');
