@@ -257,6 +257,22 @@ describe.skipIf(binaries.skip)(`the shipped Alertmanager configuration${binaries
     expect(names(sent, 'tickets')).toEqual([]);
   });
 
+  it("a failing probe fills its region's DLQ: that region's DLQ growth is no second notice, another region's still is", async () => {
+    const url = await startAlertmanager();
+    const eu = { qstash_region: 'eu-central-1' };
+    const us = { qstash_region: 'us-east-1' };
+    const sent = await notify(url, [
+      firing('UpstashProbeFailing', { ...us, kind: 'message' }),
+      firing('UpstashDlqGrowing', us),
+      firing('UpstashDlqGrowing', eu),
+    ]);
+    expect(names(sent, 'pager')).toEqual(['UpstashProbeFailing/critical']);
+    const tickets = sent.filter((n) => n.receiver === 'tickets').flatMap((n) => n.alerts);
+    expect(tickets.map((a) => `${a.labels.alertname} ${a.labels.qstash_region}`)).toEqual([
+      'UpstashDlqGrowing eu-central-1',
+    ]);
+  });
+
   it("one region's hard daily limit does not inhibit the other region's soft limit", async () => {
     const url = await startAlertmanager();
     const sent = await notify(url, [
