@@ -46,17 +46,14 @@ export async function startExporter(config: ExporterConfig, logger: Logger): Pro
     else apiLogger.debug(fields, 'upstream request failed');
   };
   // Each region its own clients: its own connections, rate-limit budget and request metrics.
-  const hooks = (region: string | null) => {
-    const countRequest = selfMetrics.onRequestIn(region);
-    return {
-      onRequest: (report: RequestReport): void => {
-        countRequest(report);
-        logRequest(report);
-      },
-      logger: region === null ? apiLogger : apiLogger.child({ qstash_region: region }),
-      signal: clientsShutdown.signal,
-    };
-  };
+  const hooks = (region: string | null) => ({
+    onRequest: (report: RequestReport): void => {
+      selfMetrics.onRequestIn(region)(report);
+      logRequest(report);
+    },
+    logger: region === null ? apiLogger : apiLogger.child({ qstash_region: region }),
+    signal: clientsShutdown.signal,
+  });
   // The management API's requests carry no qstash_region: it is the account's API. Each region
   // reads its QStash user through a client of its own (chosen by its token); the first region's
   // is also the account's client (search, vector, Redis), so one region means one client (one

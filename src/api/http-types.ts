@@ -141,9 +141,3 @@ export interface ApiRequest {
   idempotent?: boolean;
   signal?: AbortSignal;
 }
-
-/** The options given, without their undefined values: spread over the defaults, they keep the defaults. */
-export function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<T> {
-  if (!values) return {};
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -1,9 +1,10 @@
 // The request core shared by both API clients: one undici pool per upstream origin (direct or
-// through a proxy: dispatcher.ts), auth, connect/headers/body timeouts, bounded retries with
-// full-jitter backoff, rate-limit waits announced by the service (after a 429, and, when asked,
-// before a request when the last answer said the window's budget is spent: rate-budget.ts), a
-// size-capped JSON body read (or, when the request asks, a streamed one that drops named string
-// values), and a report hook after every attempt (api_requests_total / duration / rate limits).
+// through a proxy: dispatcher.ts), auth,
+// connect/headers/body timeouts, bounded retries with full-jitter backoff, rate-limit waits
+// announced by the service (after a 429, and, when asked, before a request when the last
+// answer said the window's budget is spent: rate-budget.ts), a size-capped JSON body read (or,
+// when the request asks, a streamed one that drops named string values), and a report hook
+// after every attempt (the exporter's api_requests_total / duration / rate_limit_remaining).
 //
 // Modules: http-types.ts (request and option types, defaults), response-body.ts (the capped
 // body read), json-skim.ts (the streamed read), failures.ts (classifying a failed attempt:
@@ -15,7 +16,7 @@ import type { ApiErrorDetails, ApiName } from './errors.js';
 import { createScrubber } from '../logging/scrub.js';
 import { budgetNow, isDailyLimit, numericHeader, RateBudget, resetTime } from './rate-budget.js';
 import { excerpt as excerptOf, notJsonText, statusFailure, transportFailure, type AttemptFailure } from './failures.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS, definedOnly } from './http-types.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from './http-types.js';
 import type { ApiRequest, HttpClientOptions, RequestReport, RetryOptions, TimeoutOptions } from './http-types.js';
 import { readSkimmed, skimWhole } from './json-skim.js';
 import { readBody } from './response-body.js';
@@ -157,11 +158,10 @@ export class HttpClient {
     });
 
     for (let attempt = 0; ; attempt++) {
-      const attemptDetails = details({ attempts: attempt });
-      if (signal?.aborted) throw new ApiAbortedError('request aborted', attemptDetails);
+      if (signal?.aborted) throw new ApiAbortedError('request aborted', details({ attempts: attempt }));
       const sleepGated = (ms: number) => this.wait(ms, signal, true, 'request aborted while rate limited', details());
-      await this.callGate.pass(attemptDetails, sleepGated);
-      await this.pace(request, signal, attemptDetails);
+      await this.callGate.pass(details({ attempts: attempt }), sleepGated);
+      await this.pace(request, signal, details({ attempts: attempt }));
       const outcome = await this.attempt(request, signal, idempotent, attempt + 1);
       if (outcome.ok) return outcome.value;
 
@@ -260,17 +260,15 @@ export class HttpClient {
     /** Burst-RateLimit-Limit of the answer, once it is in. */
     const announced: { limit?: number } = {};
     const report = (code: string, rateLimitRemaining?: number): void => {
-      const made: RequestReport = {
+      this.report({
         api: this.api,
         endpoint: request.endpoint,
         method: request.method,
         code,
         durationSeconds: (performance.now() - started) / 1000,
-      };
-      // Set field by field: spreads of the optional fields made two objects more per request.
-      if (rateLimitRemaining !== undefined) made.rateLimitRemaining = rateLimitRemaining;
-      if (announced.limit !== undefined) made.rateLimitLimit = announced.limit;
-      this.report(made);
+        ...(rateLimitRemaining === undefined ? {} : { rateLimitRemaining }),
+        ...(announced.limit === undefined ? {} : { rateLimitLimit: announced.limit }),
+      });
     };
 
     let response: Dispatcher.ResponseData;
@@ -278,8 +276,7 @@ export class HttpClient {
       response = await this.pool.request({
         method: request.method,
         path: this.fullPath(request),
-        // undici only reads the headers object: the fixed one serves as is.
-        headers: request.headers === undefined ? this.fixedHeaders : { ...request.headers, ...this.fixedHeaders },
+        headers: { ...request.headers, ...this.fixedHeaders },
         body: request.body ?? null,
         signal: signal ?? null,
       });
@@ -368,7 +365,6 @@ export class HttpClient {
       failure: statusFailure(status, response.headers, excerpt, details, idempotent, this.upstreamClock.now()),
     };
   }
-
   /**
    * The window's reset announced by an answer, on the budget's clock: an absolute reset is a
    * time on the upstream's clock, so it is taken relative to the upstream's now.
@@ -394,4 +390,9 @@ export class HttpClient {
       this.options.logger?.warn({ err: error, endpoint: report.endpoint }, 'onRequest hook threw');
     }
   }
+}
+
+function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<T> {
+  if (!values) return {};
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -20,7 +20,7 @@ import {
   RBRACE,
   RBRACKET,
 } from './json-bytes.js';
-import { BodyDeadlineError, BodyLimitError, forEachChunk } from './response-body.js';
+import { BodyDeadlineError, BodyLimitError } from './response-body.js';
 
 const NULL_TEXT = Buffer.from('null');
 const QUOTE_TEXT = Buffer.from('"');
@@ -325,7 +325,7 @@ export async function readSkimmed(
     body.destroy(new BodyDeadlineError('body deadline'));
   }, deadlineMs);
   try {
-    await forEachChunk(body, (chunk) => {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       if (skimmer === null && held + chunk.length <= wholeBytes) {
         if (first === null && joined === null) {
           first = chunk;
@@ -338,32 +338,35 @@ export async function readSkimmed(
           chunk.copy(joined, held);
         }
         held += chunk.length;
-        return;
+        continue;
       }
-      if (skimmer === null) {
-        skimmer = new JsonSkimmer(limits);
-        if (joined !== null) {
-          skimmer.write(joined.subarray(0, held));
-          joinBuffers.push(joined);
-          joined = null;
-        } else if (first !== null) {
-          skimmer.write(first);
+      try {
+        if (skimmer === null) {
+          skimmer = new JsonSkimmer(limits);
+          if (joined !== null) {
+            skimmer.write(joined.subarray(0, held));
+            joinBuffers.push(joined);
+            joined = null;
+          } else if (first !== null) {
+            skimmer.write(first);
+          }
+          first = null;
         }
-        first = null;
+        skimmer.write(chunk);
+      } catch (error) {
+        body.destroy();
+        throw error;
       }
-      skimmer.write(chunk);
-    });
+    }
   } catch (error) {
     if (joined !== null) joinBuffers.push(joined);
     throw error;
   } finally {
     clearTimeout(deadline);
   }
-  // Assigned in the chunk callback, which TypeScript's narrowing does not follow.
-  const skimmed = skimmer as JsonSkimmer | null;
-  if (skimmed !== null) return { text: skimmed.end() };
-  const buffer = joined as Buffer | null;
-  if (buffer === null) return { bytes: first ?? Buffer.alloc(0), release: () => undefined };
+  if (skimmer !== null) return { text: skimmer.end() };
+  if (joined === null) return { bytes: first ?? Buffer.alloc(0), release: () => undefined };
+  const buffer = joined;
   return { bytes: buffer.subarray(0, held), release: () => void joinBuffers.push(buffer) };
 }
 
