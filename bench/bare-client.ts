@@ -5,7 +5,7 @@
 // cursor the log returns, and JSON.parse each page; nothing else (no schema, no counting, no
 // metrics, no logging). Started with fork like the log server (bench/live-log.ts); the parent
 // samples its CPU around the measured window, after a warm-up, while the client is paused.
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { NODE_FLAGS } from '../src/node-flags.js';
@@ -47,7 +47,7 @@ interface Counts {
   seconds: number;
 }
 
-type ParentMessage = { type: 'measure' };
+type ParentMessage = { type: 'measure' } | { type: 'exit' };
 type ChildMessage = { type: 'warm' } | { type: 'done'; counts: Counts };
 
 async function walk(pool: Pool, options: BareClientOptions, seconds: number, maxPages: number | null): Promise<Counts> {
@@ -117,7 +117,11 @@ async function runChild(options: BareClientOptions): Promise<void> {
   await measure;
   const counts = await walk(pool, options, options.seconds, options.maxPages);
   send({ type: 'done', counts });
-  // The parent samples the CPU now and kills this process.
+  // The parent samples the CPU now, then asks this process to exit: an exit of its own writes
+  // the profile that BENCH_BARE_CLIENT_NODE_ARGS="--cpu-prof ..." asked for (a kill would not).
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'exit') process.exit(0);
+  });
 }
 
 /** Runs the bare client in a child process; its CPU over the measured window, from /proc. */
@@ -155,6 +159,7 @@ export async function measureBareClient(options: BareClientOptions): Promise<Bar
     const done = await next('done');
     const cpuMs = (sampleProcess(child.pid!)?.cpuMs ?? Number.NaN) - cpuStart;
     if (done.type !== 'done') throw new Error('unexpected message from the bare client');
+    await exitOnRequest(child);
     const { pages, entries, rateLimited, seconds } = done.counts;
     return {
       requestsPerSecond: round((pages + rateLimited) / seconds, 1),
@@ -168,6 +173,13 @@ export async function measureBareClient(options: BareClientOptions): Promise<Bar
   } finally {
     child.kill('SIGKILL');
   }
+}
+
+/** Asks the child to exit on its own (so a profile it was started with is written); killed after 10 s. */
+async function exitOnRequest(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.send({ type: 'exit' } satisfies ParentMessage);
+  await Promise.race([exited, sleep(10_000)]);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'run') {
