@@ -48,8 +48,7 @@ describe('the workflows collector and the canary probe', () => {
 
   /**
    * Runs to the probe's URL (one ending well, one failing) first, then the application's (two
-   * ending well, one failing); returns once the service has ended every run and a poll started
-   * after that (the walk goes by creation time: the probe's runs are behind it by then).
+   * ending well, one failing); returns once the service has ended every run.
    */
   async function runWorkflows(probeUrl: string, app: string): Promise<void> {
     const { url } = destination!;
@@ -76,7 +75,24 @@ describe('the workflows collector and the canary probe', () => {
         ? []
         : [`run states: ${states.join(', ')}`];
     }, 20_000);
+  }
+
+  type Counts = Awaited<ReturnType<typeof counted>>;
+
+  /**
+   * Waits until the counts are `expected` (a condition: a poll that starts within the ingestion
+   * delay of the last run does not reach it yet), then one more whole poll, after which they
+   * must still be (the walk goes by creation time: the probe's runs, created first, are behind
+   * it by then; a probe run counted late would show here).
+   */
+  async function expectCounts(expected: Counts): Promise<void> {
+    await eventually(async () => {
+      const now = await counted();
+      const same = (Object.keys(expected) as (keyof Counts)[]).every((key) => now[key] === expected[key]);
+      return same ? [] : [`counted ${JSON.stringify(now)}`];
+    }, 20_000);
     await waitForPollAfter(stack!, 'workflows', Date.now(), 20_000);
+    expect(await counted()).toEqual(expected);
   }
 
   async function counted(): Promise<{ started: number; success: number; failed: number; steps: number }> {
@@ -112,7 +128,7 @@ describe('the workflows collector and the canary probe', () => {
     expect(destination.requests.some((request) => request.url.startsWith(PROBE_PATH))).toBe(true);
     // The application's runs only: three started, two ended well, one failed at its second step
     // (2 steps each).
-    expect(await counted()).toEqual({ started: 3, success: 2, failed: 1, steps: 6 });
+    await expectCounts({ started: 3, success: 2, failed: 1, steps: 6 });
   }, 60_000);
 
   it('without the probe configured, a run to that URL is an ordinary run and counts', async () => {
@@ -120,6 +136,6 @@ describe('the workflows collector and the canary probe', () => {
     stack = await startStack({ args: ['--logs-ingestion-delay', '200ms', '--logs-overlap', '500ms'] });
     await runWorkflows(`${destination.url}${PROBE_PATH}`, 'app');
     // The probe URL's two runs (one step each) count with the application's.
-    expect(await counted()).toEqual({ started: 5, success: 3, failed: 2, steps: 8 });
+    await expectCounts({ started: 5, success: 3, failed: 2, steps: 8 });
   }, 60_000);
 });
