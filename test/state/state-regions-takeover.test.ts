@@ -26,6 +26,7 @@ import { upstreamIdentity } from '../../src/state/index.js';
 import { CLI } from '../support/demo-helpers.js';
 import {
   startDestination,
+  settledRegion,
   startRegions,
   type Destination,
   type MultiRegionEmulator,
@@ -107,16 +108,6 @@ async function publish(region: RegionCredentials, count: number): Promise<void> 
   }
 }
 
-/** The region's ground truth once `created` messages were all delivered (or failed). */
-async function settled(region: RegionCredentials, created: number): Promise<GroundTruth> {
-  for (;;) {
-    const truth = region.handle.groundTruth();
-    const b = truth.byState;
-    if (b.CREATED === created && b.DELIVERED + b.FAILED + b.CANCELLED === created) return truth;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 async function scrapeAt(url: string): Promise<Map<string, Family>> {
   return parseExposition(await (await fetch(new URL('/metrics', url))).text());
 }
@@ -187,7 +178,7 @@ describe.skipIf(previous.cli === null)(
       // Today's exporter, watching the EU region with QSTASH_TOKEN and QSTASH_URL.
       const old = await spawnExporter([MAIN_CLI, ...common, ...walk], eu.token, children, { QSTASH_URL: eu.url });
       await publish(eu, 5);
-      const before = await settled(eu, 5);
+      const before = await settledRegion(eu, 5);
       await until('main counted the EU traffic', async () =>
         differences(exportedEventSeries(await scrapeAt(old.url)), truthEventSeries(before)),
       );
@@ -198,7 +189,7 @@ describe.skipIf(previous.cli === null)(
 
       // More EU traffic while no exporter runs.
       await publish(eu, 3);
-      const euTruth = await settled(eu, 8);
+      const euTruth = await settledRegion(eu, 8);
 
       // This exporter, with the app's migration-mode environment: EU continues from main's file.
       const config = loadConfig([...common, ...walk], multi.migrationEnvironment('us-east-1'));
@@ -206,7 +197,7 @@ describe.skipIf(previous.cli === null)(
       // A region watched for the first time counts from its first poll on (as a fresh state file does).
       await until('the US walk started', () => logsPolled(exporter!.url, 'us-east-1'));
       await publish(us, 2);
-      const usTruth = await settled(us, 2);
+      const usTruth = await settledRegion(us, 2);
       await exactly(exporter.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
       await exporter.close();
       exporter = undefined;
@@ -236,15 +227,15 @@ describe.skipIf(previous.cli === null)(
       const old = await spawnWith(MAIN_CLI, args, env);
       await publish(eu, 4);
       await publish(us, 3);
-      await exactly(old.url, { 'eu-central-1': await settled(eu, 4), 'us-east-1': await settled(us, 3) });
+      await exactly(old.url, { 'eu-central-1': await settledRegion(eu, 4), 'us-east-1': await settledRegion(us, 3) });
       await stop(old.process);
       expect(readState(sideFile).upstream).toBe(upstreamIdentity(us.url, us.token));
 
       // More traffic in both while no exporter runs; this build takes both files over.
       await publish(eu, 2);
       await publish(us, 5);
-      const euTruth = await settled(eu, 6);
-      const usTruth = await settled(us, 8);
+      const euTruth = await settledRegion(eu, 6);
+      const usTruth = await settledRegion(us, 8);
       const current = await spawnWith(CLI, args, env);
       await exactly(current.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
       await until('the side file carried by the one file and removed', () =>
@@ -257,7 +248,7 @@ describe.skipIf(previous.cli === null)(
 
       // Restarted: US continues from the one file (its side file is gone): nothing twice, nothing lost.
       await publish(us, 1);
-      const usLater = await settled(us, 9);
+      const usLater = await settledRegion(us, 9);
       const again = await spawnWith(CLI, args, env);
       await exactly(again.url, { 'eu-central-1': euTruth, 'us-east-1': usLater });
       await stop(again.process);
@@ -285,7 +276,7 @@ describe('the one state file of two regions, restarted for real (dist/cli.js)', 
     ]);
     await publish(eu, 4);
     await publish(us, 3);
-    await exactly(both.url, { 'eu-central-1': await settled(eu, 4), 'us-east-1': await settled(us, 3) });
+    await exactly(both.url, { 'eu-central-1': await settledRegion(eu, 4), 'us-east-1': await settledRegion(us, 3) });
     await stop(both.process);
     const written = readState(stateFile);
     for (const [region, credentials] of [
@@ -304,7 +295,7 @@ describe('the one state file of two regions, restarted for real (dist/cli.js)', 
     // Traffic in both while no exporter runs; restarted with EU only.
     await publish(eu, 2);
     await publish(us, 2);
-    const euTruth = await settled(eu, 6);
+    const euTruth = await settledRegion(eu, 6);
     const usPart = JSON.stringify(partOf(written, 'us-east-1'));
     const euOnly = await spawnWith(CLI, args, environmentOf([eu]));
     await exactly(euOnly.url, { 'eu-central-1': euTruth });
@@ -328,7 +319,7 @@ describe('the one state file of two regions, restarted for real (dist/cli.js)', 
 
     // Both again: US resumes where it was (the traffic of while it was not watched counted once).
     await publish(us, 1);
-    const usTruth = await settled(us, 6);
+    const usTruth = await settledRegion(us, 6);
     const again = await spawnWith(CLI, args, environmentOf([eu, us]));
     await exactly(again.url, { 'eu-central-1': euTruth, 'us-east-1': usTruth });
     expect(again.stderr()).not.toContain('not configured');

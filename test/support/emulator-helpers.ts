@@ -9,6 +9,7 @@ import {
   regionEnvPrefix,
   type EmulatorHandle,
   type EmulatorOptions,
+  type GroundTruth,
   type RegionHandle,
   type SigningKeyPair,
 } from '../../src/emulator/index.js';
@@ -207,4 +208,23 @@ export async function allLogs(
 export async function statesOf(emulator: RegionEndpoint, messageId: string): Promise<string[]> {
   const entries = await allLogs(emulator, { messageId });
   return entries.map((entry) => String(entry.state)).reverse();
+}
+
+/**
+ * The region's ground truth once the `created` messages published to it have all ended
+ * (delivered, failed or cancelled); throws after `timeoutMs` naming the states reached.
+ */
+export async function settledRegion(
+  region: RegionCredentials,
+  created: number,
+  timeoutMs = 20_000,
+): Promise<GroundTruth> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const truth = region.handle.groundTruth();
+    const b = truth.byState;
+    if (b.CREATED === created && b.DELIVERED + b.FAILED + b.CANCELLED === created) return truth;
+    if (Date.now() > deadline) throw new Error(`${region.name}: ${JSON.stringify(b)} of ${created} created`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }

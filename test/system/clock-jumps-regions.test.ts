@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GroundTruth } from '../../src/emulator/index.js';
 import {
+  settledRegion,
   startDestination,
   startRegions,
   type Destination,
@@ -77,19 +78,6 @@ async function trafficWithJump(offsetFile: string, offset: string, seconds: numb
   }
 }
 
-/** The region's ground truth once every message published to it was delivered. */
-async function settled(region: RegionCredentials): Promise<GroundTruth> {
-  const created = published.get(region.name) ?? 0;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const truth = region.handle.groundTruth();
-    const b = truth.byState;
-    if (b.CREATED === created && b.DELIVERED + b.FAILED + b.CANCELLED === created) return truth;
-    if (Date.now() > deadline) throw new Error(`${region.name}: ${JSON.stringify(b)} of ${created} created`);
-    await sleep(25);
-  }
-}
-
 async function scrape(child: ExporterChild): Promise<Map<string, Family>> {
   return parseExposition(await (await fetch(`${child.url}/metrics`)).text());
 }
@@ -105,7 +93,8 @@ function ofRegion(families: Map<string, Family>, name: string, region: string, l
  */
 async function bothExact(child: ExporterChild): Promise<Map<string, Family>> {
   const truths = new Map<string, GroundTruth>();
-  for (const region of Object.values(multi!.regions)) truths.set(region.name, await settled(region));
+  for (const region of Object.values(multi!.regions))
+    truths.set(region.name, await settledRegion(region, published.get(region.name) ?? 0));
   const problems = (families: Map<string, Family>): string[] =>
     [...truths].flatMap(([region, truth]) =>
       differences(exportedEventSeries(families, region), truthEventSeries(truth)).map((d) => `${region}: ${d}`),
