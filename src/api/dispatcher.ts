@@ -35,28 +35,33 @@ export function createDispatcher(base: URL, options: DispatcherOptions): Dispatc
     headersTimeout: timeouts.headersTimeoutMs,
     bodyTimeout: timeouts.bodyTimeoutMs,
   };
-  let dispatcher: Dispatcher;
   const host = base.host;
-  if (route.proxy === null) {
-    dispatcher = new Pool(base.origin, { ...poolOptions, connect: tlsOptions });
-    options.logger?.debug({ api: options.api, host, reason: route.reason }, 'upstream reached directly');
-  } else {
-    dispatcher = new ProxyAgent({
-      uri: route.proxy.href,
-      ...poolOptions,
-      requestTls: tlsOptions,
-      proxyTls: tlsOptions,
-      // The proxy's own pool (its CONNECTs): the same header deadline as the upstream's.
-      clientFactory: (origin, opts) => new Pool(origin, { ...opts, headersTimeout: timeouts.headersTimeoutMs }),
-    });
-    const via = redactProxyUrl(route.proxy);
-    (options.logger?.info ?? options.logger?.debug)?.call(
-      options.logger,
-      { api: options.api, host, proxy: via, source: route.source },
-      `${options.api} API reached through proxy ${via} (${route.source})`,
-    );
-  }
   const watch = new ConnectionWatch(options, host, route);
+  if (route.proxy === null) {
+    const pool = new Pool(base.origin, { ...poolOptions, connect: tlsOptions });
+    options.logger?.debug({ api: options.api, host, reason: route.reason }, 'upstream reached directly');
+    // Watched through the pool's connection events, not by wrapping each request's handler: the
+    // wrapped handlers (undici's compose) kept the body's socket chunks alive longer, which took
+    // the memory bench's array buffers from 16-20 to 28-33 MiB at their peak (docs/performance.md).
+    pool.on('connectionError', (_origin, _targets, error) => watch.failed(error));
+    pool.on('connect', () => watch.answered());
+    return pool;
+  }
+  const dispatcher = new ProxyAgent({
+    uri: route.proxy.href,
+    ...poolOptions,
+    requestTls: tlsOptions,
+    proxyTls: tlsOptions,
+    // The proxy's own pool (its CONNECTs): the same header deadline as the upstream's.
+    clientFactory: (origin, opts) => new Pool(origin, { ...opts, headersTimeout: timeouts.headersTimeoutMs }),
+  });
+  const via = redactProxyUrl(route.proxy);
+  (options.logger?.info ?? options.logger?.debug)?.call(
+    options.logger,
+    { api: options.api, host, proxy: via, source: route.source },
+    `${options.api} API reached through proxy ${via} (${route.source})`,
+  );
+  // Through a proxy each request's handler is wrapped: a refused CONNECT reaches only the request.
   return dispatcher.compose((dispatch) => (opts, handler) => {
     return dispatch({ ...opts, origin: opts.origin ?? base.origin }, watch.handler(handler));
   });
@@ -124,16 +129,17 @@ class ConnectionWatch {
       onRequestUpgrade: (controller, status, headers, socket) =>
         handler.onRequestUpgrade?.(controller, status, headers, socket),
       onResponseStart: (controller, status, headers, message) => {
-        this.#answered();
+        this.answered();
         handler.onResponseStart?.(controller, status, headers, message);
       },
       onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
       onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
-      onResponseError: (controller, error) => handler.onResponseError?.(controller, this.#failed(error)),
+      onResponseError: (controller, error) => handler.onResponseError?.(controller, this.failed(error)),
     };
   }
 
-  #answered(): void {
+  /** A connection or an answer came: a problem reported before has ended. */
+  answered(): void {
     if (this.#reported === null) return;
     this.#reported = null;
     const { logger, api } = this.#options;
@@ -145,7 +151,7 @@ class ConnectionWatch {
   }
 
   /** Reports the cause of a failed connection once; a proxy's refusal becomes a ProxyRefusedError. */
-  #failed(error: Error): Error {
+  failed(error: Error): Error {
     const problem = this.#problem(error);
     if (problem === null) return error;
     if (problem.key !== this.#reported) {
