@@ -41,8 +41,8 @@ export function createDispatcher(base: URL, options: DispatcherOptions): Dispatc
     const pool = new Pool(base.origin, { ...poolOptions, connect: tlsOptions });
     options.logger?.debug({ api: options.api, host, reason: route.reason }, 'upstream reached directly');
     // Watched through the pool's connection events, not by wrapping each request's handler: the
-    // wrapped handlers (undici's compose) kept the body's socket chunks alive longer, which took
-    // the memory bench's array buffers from 16-20 to 28-33 MiB at their peak (docs/performance.md).
+    // wrapped handlers (undici's compose) kept the body's socket chunks alive longer
+    // (docs/performance.md, Memory, "Socket chunks").
     pool.on('connectionError', (_origin, _targets, error) => watch.failed(error));
     pool.on('connect', () => watch.answered());
     return pool;

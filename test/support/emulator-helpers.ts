@@ -219,12 +219,12 @@ export async function settledRegion(
   created: number,
   timeoutMs = 20_000,
 ): Promise<GroundTruth> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const truth = region.handle.groundTruth();
-    const b = truth.byState;
-    if (b.CREATED === created && b.DELIVERED + b.FAILED + b.CANCELLED === created) return truth;
-    if (Date.now() > deadline) throw new Error(`${region.name}: ${JSON.stringify(b)} of ${created} created`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  const ended = (b: GroundTruth['byState']): boolean =>
+    b.CREATED === created && b.DELIVERED + b.FAILED + b.CANCELLED === created;
+  await waitFor(
+    () => ended(region.handle.groundTruth().byState),
+    timeoutMs,
+    () => `${region.name}: ${JSON.stringify(region.handle.groundTruth().byState)} of ${created} created`,
+  );
+  return region.handle.groundTruth();
 }
